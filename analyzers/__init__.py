@@ -1,0 +1,1 @@
+"""The rooflens engine: trace -> perf report -> category analyses -> findings. No MCP here."""

@@ -1,0 +1,156 @@
+"""Turn per-batch Python value lists into typed numpy columns, tolerating odd values.
+
+Producers write what they like: ids as strings, integers beyond int64, floats where ints are
+expected. The fast path is one numpy conversion; only when it fails does a per-value pass
+sanitise the batch, and every value it had to drop is counted so trace health can say so.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+MISSING = -1
+
+
+@dataclass(slots=True)
+class BadValues:
+    """Counts of values that could not be stored as their column's type, per column."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def add(self, column: str, n: int) -> None:
+        if n:
+            self.counts[column] = self.counts.get(column, 0) + n
+
+
+def _to_int(v: Any) -> int | None:
+    if type(v) is int:
+        return v if INT64_MIN <= v <= INT64_MAX else None
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    if isinstance(v, str):
+        try:
+            return _to_int(int(v, 0))
+        except ValueError:
+            return None
+    return None
+
+
+def int_column(values: Sequence[Any], column: str, bad: BadValues) -> np.ndarray:
+    """int64 column; None becomes MISSING (-1), unusable values too (and are counted)."""
+    try:
+        return np.array(values, dtype=np.int64)
+    except (TypeError, ValueError, OverflowError):
+        pass
+    try:  # explicit nulls ("Python parent id": null) are common and harmless
+        return np.array([MISSING if v is None else v for v in values], dtype=np.int64)
+    except (TypeError, ValueError, OverflowError):
+        out = np.empty(len(values), dtype=np.int64)
+        n_bad = 0
+        for i, v in enumerate(values):
+            iv = None if v is None else _to_int(v)
+            if iv is None and v is not None:
+                n_bad += 1
+            out[i] = MISSING if iv is None else iv
+        bad.add(column, n_bad)
+        return out
+
+
+def float_column(values: Sequence[Any], column: str, bad: BadValues) -> np.ndarray:
+    """float64 column; None and unusable values become NaN (the latter counted)."""
+    try:
+        return np.array(values, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        out = np.full(len(values), np.nan)
+        n_bad = 0
+        for i, v in enumerate(values):
+            if v is None:
+                continue
+            try:
+                out[i] = float(v)
+            except (TypeError, ValueError, OverflowError):
+                n_bad += 1
+        bad.add(column, n_bad)
+        return out
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value).decode("utf-8", "replace")
+    return json.dumps(value, separators=(",", ":"), sort_keys=True, default=str)
+
+
+class Interner:
+    """Global string table for one categorical column, fed batch by batch.
+
+    Each batch is factorised in C (pandas), and only its unique values touch Python, so the
+    cost per event is a hash lookup, not an object kept alive.
+    """
+
+    __slots__ = ("table",)
+
+    def __init__(self) -> None:
+        self.table: dict[str, int] = {}
+
+    def codes(self, values: Sequence[Any]) -> np.ndarray:
+        arr = np.empty(len(values), dtype=object)
+        arr[:] = values
+        try:
+            local, uniques = pd.factorize(arr, use_na_sentinel=True)
+        except TypeError:  # an unhashable value (a list where text was expected)
+            arr[:] = [v if v is None or isinstance(v, str) else _as_text(v) for v in values]
+            local, uniques = pd.factorize(arr, use_na_sentinel=True)
+        table = self.table
+        remap = np.fromiter(
+            (table.setdefault(_as_text(u), len(table)) for u in uniques),
+            dtype=np.int32,
+            count=len(uniques),
+        )
+        return np.append(remap, np.int32(MISSING))[local]
+
+    def categorical(self, codes: np.ndarray) -> pd.Categorical:
+        categories = pd.Index(list(self.table), dtype=object)
+        return pd.Categorical.from_codes(codes, categories=categories)
+
+
+class IdInterner:
+    """pid/tid column: integers stay as they are; text ids ("Spans") get negative codes."""
+
+    __slots__ = ("labels",)
+
+    def __init__(self) -> None:
+        self.labels: dict[str, int] = {}
+
+    def column(self, values: Sequence[Any]) -> np.ndarray:
+        try:
+            return np.array([MISSING if v is None else v for v in values], dtype=np.int64)
+        except (TypeError, ValueError, OverflowError):
+            return np.array([self._code(v) for v in values], dtype=np.int64)
+
+    def _code(self, v: Any) -> int:
+        if v is None:
+            return MISSING
+        iv = _to_int(v)
+        if iv is not None:
+            return iv
+        text = _as_text(v)
+        return self.labels.setdefault(text, -2 - len(self.labels))
+
+
+def name_matches(names: pd.Series, predicate: Callable[[str], bool]) -> np.ndarray:
+    """Boolean per row of a categorical text column, evaluating `predicate` per category."""
+    values = names.array
+    if not isinstance(values, pd.Categorical):
+        values = pd.Categorical(values)
+    hits = np.array([predicate(str(c)) for c in values.categories] + [False], dtype=bool)
+    return hits[values.codes]

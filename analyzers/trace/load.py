@@ -1,0 +1,305 @@
+"""Read a Kineto trace (.json / .json.gz) straight into one columnar events table.
+
+The top level is decoded once with every event left as a zero-copy `msgspec.Raw` slice; the
+events are then decoded in batches into typed structs, turned into numpy columns and dropped.
+So the only per-event Python objects alive at any time are one batch's, and the free-form
+`metadata` object is skipped without being parsed.
+"""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from dataclasses import dataclass, field
+from collections.abc import Sequence
+from itertools import repeat
+from operator import is_not
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import msgspec
+import numpy as np
+import pandas as pd
+
+from rooflens.analyzers.trace.columns import (
+    MISSING,
+    BadValues,
+    IdInterner,
+    Interner,
+    float_column,
+    int_column,
+)
+from rooflens.analyzers.trace.errors import TraceError
+from rooflens.analyzers.trace.schema import (
+    ARG_SPECS,
+    EMPTY_ARGS,
+    DeviceProperties,
+    DistributedInfo,
+    Event,
+    TraceHeader,
+    normalise_category,
+)
+
+BATCH_EVENTS = 50_000
+SUFFIXES = (".json", ".json.gz")
+_GZIP_MAGIC = b"\x1f\x8b"
+_FLAG_KEYS = ("record_shapes", "with_stack", "with_modules", "with_flops", "profile_memory")
+_VERSION_KEYS = (
+    "cuda_runtime_version",
+    "cuda_driver_version",
+    "cupti_version",
+    "hip_runtime_version",
+    "hip_driver_version",
+    "roctracer_version",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class TraceMeta:
+    """The top-level facts of a trace that later stages and trace health use."""
+
+    devices: tuple[DeviceProperties, ...]
+    distributed: DistributedInfo | None
+    flags: MappingProxyType[str, bool | None]
+    versions: MappingProxyType[str, str]
+    schema_version: str | None
+    base_time_ns: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Trace:
+    """A decoded trace: one row per `traceEvents` entry, `uid` = its position in the file."""
+
+    path: Path
+    events: pd.DataFrame
+    meta: TraceMeta
+    id_labels: MappingProxyType[int, str]
+    bad_values: MappingProxyType[str, int]
+    repaired_utf8_batches: int
+    json_bytes: int
+
+    def label(self, ident: int) -> str:
+        """Text of a pid/tid that the trace wrote as a string ("Spans"), else the number."""
+        return self.id_labels.get(ident, str(ident))
+
+
+def load_trace(path: str | Path) -> Trace:
+    """Decode a trace file. Raises TraceError with a plain message for any unusable input."""
+    path = Path(path)
+    raw = read_trace_bytes(path)
+    header = _decode_header(path, raw)
+    assert header.traceEvents is not None
+    decoder = _EventDecoder(path)
+    raws = header.traceEvents
+    for start in range(0, len(raws), BATCH_EVENTS):
+        decoder.add_batch(raws[start : start + BATCH_EVENTS])
+    events = decoder.table()
+    return Trace(
+        path=path,
+        events=events,
+        meta=_meta(header),
+        id_labels=MappingProxyType({v: k for k, v in decoder.ids.labels.items()}),
+        bad_values=MappingProxyType(dict(decoder.bad.counts)),
+        repaired_utf8_batches=decoder.repaired_batches,
+        json_bytes=len(raw),
+    )
+
+
+def read_trace_bytes(path: Path) -> bytes:
+    """The JSON text of a trace file, gunzipped when needed."""
+    name = path.name.lower()
+    if not name.endswith(SUFFIXES):
+        raise TraceError(
+            path,
+            f"unsupported file type '{''.join(path.suffixes) or path.name}'",
+            "rooflens reads PyTorch profiler traces saved as .json or .json.gz",
+        )
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise TraceError(path, "file not found", "check the path") from None
+    except IsADirectoryError:
+        raise TraceError(path, "is a folder, not a trace file") from None
+    except PermissionError:
+        raise TraceError(path, "permission denied while reading the file") from None
+    if data.startswith(_GZIP_MAGIC):
+        return _gunzip(path, data)
+    if name.endswith(".gz"):
+        raise TraceError(
+            path,
+            "is named .json.gz but is not gzip-compressed",
+            "rename it to .json if it holds plain JSON",
+        )
+    return data
+
+
+def _gunzip(path: Path, data: bytes) -> bytes:
+    try:
+        return gzip.decompress(data)
+    except EOFError:
+        raise TraceError(
+            path,
+            "the gzip stream is truncated (the file ends before the compressed data does)",
+            "the copy is incomplete; copy or download the trace again",
+        ) from None
+    except (gzip.BadGzipFile, zlib.error) as exc:
+        raise TraceError(path, f"corrupt gzip data ({exc})", "re-export the trace") from None
+
+
+def _decode_header(path: Path, raw: bytes) -> TraceHeader:
+    try:
+        top = msgspec.json.decode(raw, type=TraceHeader | list[msgspec.Raw])
+    except msgspec.ValidationError as exc:
+        raise TraceError(
+            path,
+            f"is JSON but not a Chrome trace ({exc})",
+            "expected an object with a 'traceEvents' list, as torch.profiler writes",
+        ) from None
+    except msgspec.DecodeError as exc:
+        hint = "the file looks cut short; re-export it" if "truncated" in str(exc) else ""
+        raise TraceError(path, f"invalid JSON ({exc})", hint) from None
+    if isinstance(top, list):  # Chrome's "JSON array" form: the events alone
+        return TraceHeader(traceEvents=top)
+    if top.traceEvents is None:
+        raise TraceError(
+            path,
+            "is JSON but not a Chrome trace: it has no 'traceEvents' list",
+            "pass the file written by torch.profiler (export_chrome_trace or on_trace_ready)",
+        )
+    return top
+
+
+def _meta(header: TraceHeader) -> TraceMeta:
+    flags = {k: _as_flag(getattr(header, k)) for k in _FLAG_KEYS}
+    versions = {k: str(v) for k in _VERSION_KEYS if (v := getattr(header, k)) is not None}
+    base = header.baseTimeNanoseconds
+    return TraceMeta(
+        devices=tuple(header.deviceProperties),
+        distributed=header.distributedInfo,
+        flags=MappingProxyType(flags),
+        versions=MappingProxyType(versions),
+        schema_version=None if header.schemaVersion is None else str(header.schemaVersion),
+        base_time_ns=base if isinstance(base, int) else None,
+    )
+
+
+def _as_flag(value: Any) -> bool | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value.strip().lower() in {"1", "true", "yes"}
+    return bool(value)
+
+
+_astuple = msgspec.structs.astuple
+_N_EVENT_FIELDS = len(Event.__struct_fields__)
+
+
+@dataclass
+class _EventDecoder:
+    """Accumulates column chunks batch by batch; `table()` assembles the final frame."""
+
+    path: Path
+    bad: BadValues = field(default_factory=BadValues)
+    ids: IdInterner = field(default_factory=IdInterner)
+    text: dict[str, Interner] = field(default_factory=dict)
+    chunks: dict[str, list[np.ndarray]] = field(default_factory=dict)
+    repaired_batches: int = 0
+    _decoder: msgspec.json.Decoder = field(
+        default_factory=lambda: msgspec.json.Decoder(list[Event])
+    )
+
+    def add_batch(self, raws: list[msgspec.Raw]) -> None:
+        events = self._decode(b"[" + b",".join(raws) + b"]")
+        # Transpose structs into per-field tuples in C: no Python loop per event and field.
+        fields = list(zip(*map(_astuple, events), strict=True)) or [()] * _N_EVENT_FIELDS
+        del events
+        ph, cat, name, pid, tid, ts, dur, flow_id, args = fields
+        self._put_text("ph", ph)
+        self._put_text("cat", cat)
+        self._put_text("name", name)
+        self._put("pid", self.ids.column(pid))
+        self._put("tid", self.ids.column(tid))
+        self._put("ts", float_column(ts, "ts", self.bad))
+        self._put("dur", float_column(dur, "dur", self.bad))
+        self._put("flow_id", int_column(flow_id, "id", self.bad))
+        if None in args:  # an explicit "args": null
+            args = tuple(EMPTY_ARGS if a is None else a for a in args)
+        arg_values = list(zip(*map(_astuple, args), strict=True)) or [()] * len(ARG_SPECS)
+        for spec, values in zip(ARG_SPECS, arg_values, strict=True):
+            if spec.kind == "int":
+                self._put(spec.column, int_column(values, spec.key, self.bad))
+            elif spec.kind == "float":
+                self._put(spec.column, float_column(values, spec.key, self.bad))
+            elif spec.kind == "json":
+                self._put_sparse_text(spec.column, values, np.fromiter(map(len, values), np.int64))
+            else:
+                present = np.fromiter(map(is_not, values, repeat(None)), bool, len(values))
+                self._put_sparse_text(spec.column, values, present)
+
+    def _decode(self, buf: bytes) -> list[Event]:
+        try:
+            return self._decoder.decode(buf)
+        except msgspec.ValidationError as exc:
+            raise TraceError(
+                self.path,
+                f"is JSON but not a Chrome trace: an event is malformed ({exc})",
+                "each entry of 'traceEvents' must be an object",
+            ) from None
+        except msgspec.DecodeError as exc:
+            if "UTF-8" not in str(exc):
+                raise TraceError(self.path, f"invalid JSON ({exc})") from None
+        # Kernel names cut mid-character by some profilers: keep the event, mark the bytes.
+        self.repaired_batches += 1
+        return self._decoder.decode(buf.decode("utf-8", "replace").encode("utf-8"))
+
+    def _put(self, column: str, values: np.ndarray) -> None:
+        self.chunks.setdefault(column, []).append(values)
+
+    def _put_text(self, column: str, values: Sequence[Any]) -> None:
+        interner = self.text.setdefault(column, Interner())
+        self._put(column, interner.codes(values))
+
+    def _put_sparse_text(self, column: str, values: Sequence[Any], present: np.ndarray) -> None:
+        """Intern only the events that carry the value; the rest get the missing code."""
+        interner = self.text.setdefault(column, Interner())
+        codes = np.full(len(values), MISSING, dtype=np.int32)
+        where = np.flatnonzero(present)
+        if len(where):
+            subset = [values[i] for i in where]
+            if isinstance(subset[0], msgspec.Raw):
+                subset = [bytes(v) for v in subset]
+            codes[where] = interner.codes(subset)
+        self._put(column, codes)
+
+    def table(self) -> pd.DataFrame:
+        columns: dict[str, Any] = {}
+        for column, parts in self.chunks.items():
+            values = np.concatenate(parts) if parts else np.empty(0)
+            if column == "cat":
+                columns[column] = _normalise_categories(self.text[column].categorical(values))
+            elif column in self.text:
+                columns[column] = self.text[column].categorical(values)
+            else:
+                columns[column] = values
+        if not columns:
+            return _empty_table()
+        frame = pd.DataFrame(columns)
+        frame.index.name = "uid"
+        return frame
+
+
+def _normalise_categories(cat: pd.Categorical) -> pd.Categorical:
+    """Merge old and new spellings ("Kernel", "kernel") into the modern category names."""
+    names = [normalise_category(str(c)) for c in cat.categories]
+    unique = list(dict.fromkeys(names))
+    position = {n: i for i, n in enumerate(unique)}
+    remap = np.array([position[n] for n in names] + [-1], dtype=np.int32)
+    return pd.Categorical.from_codes(remap[cat.codes], categories=pd.Index(unique, dtype=object))
+
+
+def _empty_table() -> pd.DataFrame:
+    decoder = _EventDecoder(Path("-"))
+    decoder.add_batch([])
+    return decoder.table()

@@ -1,0 +1,106 @@
+"""The linked trace every later stage reads: events, launches, host tree, autograd, stacks.
+
+`build_model` runs the stages in order (the sqlglot RULES idea, in five lines) and each
+derived fact is one integer column indexed by uid.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+
+from rooflens.analyzers.trace.autograd import AutogradLinks, link_autograd
+from rooflens.analyzers.trace.columns import MISSING, name_matches
+from rooflens.analyzers.trace.link import Links, link_launches
+from rooflens.analyzers.trace.load import Trace
+from rooflens.analyzers.trace.schema import GPU_CATEGORIES
+from rooflens.analyzers.trace.timeline import GpuTimeline, gpu_timeline
+from rooflens.analyzers.trace.tree import (
+    BleedPolicy,
+    HostTree,
+    ancestors,
+    build_host_tree,
+    nearest_ancestor,
+)
+
+MODULE_PREFIX = "nn.Module:"
+
+
+@dataclass(frozen=True)
+class TraceModel:
+    """A decoded trace with its links; `launcher[uid]` is a GPU event's nearest cpu_op."""
+
+    trace: Trace
+    links: Links
+    tree: HostTree
+    autograd: AutogradLinks
+    launcher: np.ndarray
+    module: np.ndarray  # innermost enclosing `nn.Module:` python frame, or -1
+
+    @property
+    def events(self) -> pd.DataFrame:
+        return self.trace.events
+
+    @cached_property
+    def gpu(self) -> pd.DataFrame:
+        """GPU events with their device, launch and launcher (one row per kernel/copy/set)."""
+        ev = self.events
+        mask = ev["cat"].isin(GPU_CATEGORIES).to_numpy()
+        gpu = ev.loc[mask, ["cat", "name", "pid", "tid", "ts", "dur", "stream", "device"]]
+        uids = np.flatnonzero(mask)
+        device = gpu["device"].to_numpy()
+        launch = self.links.launch[uids]
+        return gpu.assign(
+            cat=gpu["cat"].astype(str),
+            device=np.where(device == MISSING, gpu["pid"].to_numpy(), device),
+            launch=launch,
+            linked=launch != MISSING,
+            launcher=self.launcher[uids],
+        )
+
+    def gpu_timeline(self, *, include_unlinked: bool = False) -> GpuTimeline:
+        return gpu_timeline(self.gpu, include_unlinked=include_unlinked)
+
+    def call_stack(self, uid: int) -> list[str]:
+        """Names of the enclosing host events, outermost first (python frames included)."""
+        names = self.events["name"]
+        return [str(names.iat[a]) for a in reversed(ancestors(self.tree.parent, uid))]
+
+    def module_stack(self, uid: int) -> list[str]:
+        """Enclosing `nn.Module` classes, outermost first, `_<n>` instance suffix removed."""
+        frames = [n for n in self.call_stack(uid) if n.startswith(MODULE_PREFIX)]
+        return [_module_class(n) for n in frames]
+
+
+def _module_class(frame_name: str) -> str:
+    """`nn.Module: Qwen2_5Attention_0` -> `Qwen2_5Attention` (only the trailing counter)."""
+    head, sep, tail = frame_name[len(MODULE_PREFIX) :].strip().rpartition("_")
+    return head if sep and tail.isdigit() else frame_name[len(MODULE_PREFIX) :].strip()
+
+
+def build_model(trace: Trace, *, bleed: BleedPolicy = "drop") -> TraceModel:
+    """Link launches, nest the host tree, pair autograd nodes, find launchers and modules."""
+    events = trace.events
+    links = link_launches(events)
+    tree = build_host_tree(events, links.launch, bleed=bleed)
+    autograd = link_autograd(events)
+    is_cpu_op = (events["cat"] == "cpu_op").to_numpy()
+    is_module = (events["cat"] == "python_function").to_numpy() & name_matches(
+        events["name"], lambda n: n.startswith(MODULE_PREFIX)
+    )
+    everyone = np.arange(len(events))
+    gpu_uids = np.flatnonzero(events["cat"].isin(GPU_CATEGORIES).to_numpy())
+    launcher = np.full(len(events), MISSING, dtype=np.int64)
+    launcher[gpu_uids] = nearest_ancestor(tree.parent, is_cpu_op, gpu_uids)
+    module = nearest_ancestor(tree.parent, is_module, everyone)
+    return TraceModel(
+        trace=trace,
+        links=links,
+        tree=tree,
+        autograd=autograd,
+        launcher=launcher,
+        module=module,
+    )

@@ -1,0 +1,182 @@
+"""What the loader keeps of a Kineto trace: the event fields, the `args` table, the metadata.
+
+The arg table is the one place that says which `args` survive decoding and as what column
+type. Anything not listed is skipped by the decoder without being turned into Python objects,
+and the free-form top-level `metadata` object (it can hold environment variables and access
+tokens) is never decoded at all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import msgspec
+
+ArgKind = Literal["int", "float", "str", "json"]
+
+
+@dataclass(frozen=True, slots=True)
+class ArgSpec:
+    """One kept `args` entry: its column name, its spelling in the trace and its type."""
+
+    column: str
+    key: str
+    kind: ArgKind
+
+
+# int: int64 column, -1 when absent or not an integer that fits.  float: float64, NaN when
+# absent.  str: categorical text.  json: the value's JSON text, categorical (shapes, grids, ...)
+# so equal signatures share one string and later stages decode each unique value once.
+ARG_SPECS: tuple[ArgSpec, ...] = (
+    ArgSpec("correlation", "correlation", "int"),
+    ArgSpec("external_id", "External id", "int"),
+    ArgSpec("seq", "Sequence number", "int"),
+    ArgSpec("fwd_thread", "Fwd thread id", "int"),
+    ArgSpec("stream", "stream", "int"),
+    ArgSpec("device", "device", "int"),
+    ArgSpec("bytes", "bytes", "int"),
+    ArgSpec("python_id", "Python id", "int"),
+    ArgSpec("python_parent_id", "Python parent id", "int"),
+    ArgSpec("cbid", "cbid", "int"),
+    ArgSpec("bandwidth_gbs", "memory bandwidth (GB/s)", "float"),
+    ArgSpec("input_dims", "Input Dims", "json"),
+    ArgSpec("input_type", "Input type", "json"),
+    ArgSpec("input_strides", "Input Strides", "json"),
+    ArgSpec("concrete_inputs", "Concrete Inputs", "json"),
+    ArgSpec("grid", "grid", "json"),
+    ArgSpec("block", "block", "json"),
+    ArgSpec("launch_kernel", "kernel", "str"),
+    # collective metadata (NCCL/RCCL kernels and c10d record_param_comms ops)
+    ArgSpec("collective_name", "Collective name", "str"),
+    ArgSpec("pg_name", "Process Group Name", "str"),
+    ArgSpec("pg_desc", "Process Group Description", "str"),
+    ArgSpec("pg_ranks", "Process Group Ranks", "json"),
+    ArgSpec("group_size", "Group size", "int"),
+    ArgSpec("coll_dtype", "dtype", "str"),
+    ArgSpec("in_msg_nelems", "In msg nelems", "int"),
+    ArgSpec("out_msg_nelems", "Out msg nelems", "int"),
+    ArgSpec("in_split_size", "In split size", "json"),
+    ArgSpec("out_split_size", "Out split size", "json"),
+    # Inductor / Triton launches recorded as cpu_op
+    ArgSpec("kernel_name", "kernel_name", "str"),
+    ArgSpec("kernel_file", "kernel_file", "str"),
+    ArgSpec("num_warps", "num_warps", "int"),
+)
+
+
+_KIND_DEFAULT: dict[str, Any] = {"int": -1, "float": float("nan"), "str": None}
+
+
+def _arg_field(spec: ArgSpec) -> tuple[str, Any, Any]:
+    # Raw keeps a zero-copy slice of the JSON text. Scalars are typed Any so that one odd
+    # value (a string correlation id, a float stream) never fails the load; the defaults are
+    # the column's missing value so that the common case converts to numpy in one C call.
+    if spec.kind == "json":
+        return (spec.column, msgspec.Raw, msgspec.field(name=spec.key, default=msgspec.Raw()))
+    return (spec.column, Any, msgspec.field(name=spec.key, default=_KIND_DEFAULT[spec.kind]))
+
+
+Args = msgspec.defstruct("Args", [_arg_field(s) for s in ARG_SPECS], frozen=True, gc=False)
+EMPTY_ARGS = Args()
+
+
+class Event(msgspec.Struct, gc=False):
+    """One Chrome-trace event as decoded; lives only for the length of one batch."""
+
+    ph: Any = None
+    cat: Any = None
+    name: Any = None
+    pid: Any = None
+    tid: Any = None
+    ts: Any = float("nan")
+    dur: Any = float("nan")
+    id: Any = -1
+    args: Args | None = EMPTY_ARGS  # type: ignore[valid-type]
+
+
+class DeviceProperties(msgspec.Struct, frozen=True, kw_only=True):
+    """The GPU facts Kineto writes under `deviceProperties` (one entry per visible GPU)."""
+
+    id: int | None = None
+    name: str = ""
+    totalGlobalMem: int | None = None
+    computeMajor: int | None = None
+    computeMinor: int | None = None
+    numSms: int | None = None
+    warpSize: int | None = None
+    gcnArchName: str | None = None
+
+
+class ProcessGroup(msgspec.Struct, frozen=True, kw_only=True):
+    pg_name: str | None = None
+    pg_desc: str | None = None
+    backend_config: str | None = None
+    pg_size: int | None = None
+    ranks: list[int] = []
+
+
+class DistributedInfo(msgspec.Struct, frozen=True, kw_only=True):
+    backend: str | None = None
+    rank: int | None = None
+    world_size: int | None = None
+    pg_count: int | None = None
+    pg_config: list[ProcessGroup] = []
+    nccl_version: str | None = None
+
+
+class TraceHeader(msgspec.Struct, kw_only=True):
+    """Top-level keys of a Kineto trace. `metadata` is deliberately absent: never decoded."""
+
+    traceEvents: list[msgspec.Raw] | None = None
+    schemaVersion: Any = None
+    deviceProperties: list[DeviceProperties] = []
+    distributedInfo: DistributedInfo | None = None
+    record_shapes: Any = None
+    with_stack: Any = None
+    with_modules: Any = None
+    with_flops: Any = None
+    profile_memory: Any = None
+    cuda_runtime_version: Any = None
+    cuda_driver_version: Any = None
+    cupti_version: Any = None
+    hip_runtime_version: Any = None
+    hip_driver_version: Any = None
+    roctracer_version: Any = None
+    displayTimeUnit: Any = None
+    baseTimeNanoseconds: Any = None
+
+
+# Older Kineto (before PyTorch 1.11 / 2022) spelled categories differently; both map here.
+CATEGORY_ALIASES: dict[str, str] = {
+    "operator": "cpu_op",
+    "cpu_op": "cpu_op",
+    "kernel": "kernel",
+    "runtime": "cuda_runtime",
+    "cuda_runtime": "cuda_runtime",
+    "driver": "cuda_driver",
+    "cuda_driver": "cuda_driver",
+    "memcpy": "gpu_memcpy",
+    "gpu_memcpy": "gpu_memcpy",
+    "memset": "gpu_memset",
+    "gpu_memset": "gpu_memset",
+    "python_function": "python_function",
+    "python function": "python_function",
+    "user_annotation": "user_annotation",
+    "user annotation": "user_annotation",
+    "gpu_user_annotation": "gpu_user_annotation",
+    "gpu user annotation": "gpu_user_annotation",
+    "ac2g": "ac2g",
+    "fwdbwd": "fwdbwd",
+    "cpu_instant_event": "cpu_instant_event",
+}
+
+GPU_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
+LAUNCH_CATEGORIES = frozenset({"cuda_runtime", "cuda_driver"})
+HOST_TREE_CATEGORIES = frozenset({"cpu_op", "cuda_runtime", "cuda_driver", "python_function"})
+GRAPH_LAUNCH_NAMES = frozenset({"cudaGraphLaunch", "hipGraphLaunch"})
+
+
+def normalise_category(cat: str) -> str:
+    """Map any Kineto spelling of a category to the modern one (unknown ones pass through)."""
+    return CATEGORY_ALIASES.get(cat.strip().lower(), cat)

@@ -1,0 +1,1 @@
+"""The orchestrator and analyst prompts (Markdown files) and their loader."""

@@ -1,0 +1,1 @@
+"""The MCP face of rooflens and its command line."""
