@@ -8,8 +8,8 @@ sanitise the batch, and every value it had to drop is counted so trace health ca
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import gzip
 import zlib
-from dataclasses import dataclass, field
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from itertools import repeat
 from operator import is_not
 from pathlib import Path
