@@ -1,0 +1,263 @@
+"""Trace health: what the trace recorded, what it lacks, and what each gap costs the analysis.
+
+Every limitation becomes a `HealthWarning` in plain language: which part of the analysis it
+weakens and how to profile again to avoid it. Nothing here echoes free-form trace metadata.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel
+
+from rooflens.analyzers.trace.columns import name_matches
+from rooflens.analyzers.trace.device import GpuIdentity, identify_gpu
+from rooflens.analyzers.trace.model import MODULE_PREFIX, TraceModel
+from rooflens.analyzers.trace.schema import GRAPH_LAUNCH_NAMES, LAUNCH_CATEGORIES
+from rooflens.analyzers.trace.timeline import COMMUNICATION
+
+PROFILER_STEP = re.compile(r"ProfilerStep#(\d+)")
+
+Severity = Literal["error", "warning", "info"]
+
+
+class HealthWarning(BaseModel):
+    """One limitation of the trace: what it weakens and how to profile again."""
+
+    code: str
+    severity: Severity
+    message: str
+
+
+class Linking(BaseModel):
+    key: str
+    by_flow_events: bool
+    gpu_events: int
+    linked: int
+    unlinked: int
+    unlinked_gpu_time_ms: float
+
+
+class Distributed(BaseModel):
+    backend: str | None
+    rank: int | None
+    world_size: int | None
+    collective_kernels: int
+    collective_names: list[str]
+
+
+class TraceHealth(BaseModel):
+    """Facts about one trace file that decide how far its analysis can be trusted."""
+
+    file: str
+    json_mb: float
+    events: int
+    events_by_category: dict[str, int]
+    gpu: GpuIdentity
+    devices_with_gpu_events: list[int]
+    shapes_recorded: bool
+    python_stacks_recorded: bool
+    module_names_recorded: bool
+    execution: Literal["eager", "graph replay", "mixed", "no GPU work"]
+    graph_launches: int
+    distributed: Distributed
+    merged_ranks: bool
+    host_processes_launching: int
+    linking: Linking
+    host_events_bled: int
+    host_events_dropped: int
+    profiler_steps: list[int]
+    malformed_values: dict[str, int]
+    repaired_text_batches: int
+    warnings: list[HealthWarning]
+
+
+def assess(model: TraceModel) -> TraceHealth:
+    """Collect the health facts of a linked trace and the warnings they imply."""
+    ev = model.events
+    trace = model.trace
+    cat = ev["cat"]
+    counts = {str(k): int(v) for k, v in cat.value_counts().items() if v}
+    gpu = model.gpu
+    devices = sorted(int(d) for d in np.unique(gpu["device"].to_numpy()))
+    cpu_ops = (cat == "cpu_op").to_numpy()
+    python = (cat == "python_function").to_numpy()
+    launches = cat.isin(LAUNCH_CATEGORIES).to_numpy()
+    graph = launches & name_matches(ev["name"], lambda n: n in GRAPH_LAUNCH_NAMES)
+    comm_names = gpu.loc[gpu["name"].astype(str).str.contains(COMMUNICATION), "name"]
+    unlinked = gpu[~gpu["linked"].to_numpy()]
+    dist = trace.meta.distributed
+    steps = sorted(
+        {
+            int(m.group(1))
+            for n in ev.loc[(cat == "user_annotation").to_numpy(), "name"].astype(str).unique()
+            if (m := PROFILER_STEP.fullmatch(n))
+        }
+    )
+    n_graph = int(graph.sum())
+    n_launch = int(launches.sum())
+    health = TraceHealth(
+        file=trace.path.name,
+        json_mb=round(trace.json_bytes / 1e6, 3),
+        events=len(ev),
+        events_by_category=dict(sorted(counts.items())),
+        gpu=identify_gpu(trace.meta.devices, trace.meta.versions, devices),
+        devices_with_gpu_events=devices,
+        shapes_recorded=bool(
+            cpu_ops.any() and (ev["input_dims"].notna().to_numpy() & cpu_ops).any()
+        ),
+        python_stacks_recorded=bool(python.any()),
+        module_names_recorded=bool(
+            (python & name_matches(ev["name"], lambda n: n.startswith(MODULE_PREFIX))).any()
+        ),
+        execution=_execution(len(gpu), n_graph, n_launch),
+        graph_launches=n_graph,
+        distributed=Distributed(
+            backend=dist.backend if dist else None,
+            rank=dist.rank if dist else None,
+            world_size=dist.world_size if dist else None,
+            collective_kernels=len(comm_names),
+            collective_names=sorted(comm_names.astype(str).unique().tolist())[:10],
+        ),
+        merged_ranks=model.links.colliding_ids > 0,
+        host_processes_launching=int(ev.loc[launches, "pid"].nunique()),
+        linking=Linking(
+            key=model.links.key,
+            by_flow_events=model.links.by_flow,
+            gpu_events=len(gpu),
+            linked=int(gpu["linked"].sum()),
+            unlinked=len(unlinked),
+            unlinked_gpu_time_ms=round(float(np.nansum(unlinked["dur"].to_numpy())) / 1e3, 6),
+        ),
+        host_events_bled=len(model.tree.bled),
+        host_events_dropped=len(model.tree.dropped),
+        profiler_steps=steps,
+        malformed_values=dict(trace.bad_values),
+        repaired_text_batches=trace.repaired_utf8_batches,
+        warnings=[],
+    )
+    health.warnings = warnings_for(health, has_cpu_ops=bool(cpu_ops.any()))
+    return health
+
+
+def _execution(n_gpu: int, n_graph: int, n_launch: int) -> str:
+    if n_gpu == 0:
+        return "no GPU work"
+    if n_graph == 0:
+        return "eager"
+    return "graph replay" if n_graph == n_launch else "mixed"
+
+
+def warnings_for(h: TraceHealth, *, has_cpu_ops: bool) -> list[HealthWarning]:
+    """Plain-language limitations, most severe first."""
+    out: list[HealthWarning] = []
+
+    def add(code: str, severity: Severity, message: str) -> None:
+        out.append(HealthWarning(code=code, severity=severity, message=message))
+
+    if h.linking.gpu_events == 0:
+        add(
+            "no_gpu_events",
+            "error",
+            "The trace holds no GPU kernels, copies or memsets, so there is no GPU time to "
+            "analyse. Profile with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA] "
+            "(CUDA also covers ROCm).",
+        )
+    elif h.linking.linked == 0:
+        add(
+            "no_linked_gpu_events",
+            "error",
+            "No GPU event could be tied to a host launch, so the timeline (which counts linked "
+            "events only) is empty and no kernel can be attributed to an operator. Profile the "
+            "CPU side too, or use --include-unlinked to measure the GPU events alone.",
+        )
+    if not has_cpu_ops and h.linking.gpu_events:
+        add(
+            "gpu_only",
+            "warning",
+            "The trace has no PyTorch operator (cpu_op) events: the GPU timeline works, but "
+            "kernels cannot be attributed to operators, so per-op tables, roofline and "
+            "category analyses will be empty. Profile with ProfilerActivity.CPU enabled.",
+        )
+    elif has_cpu_ops and not h.shapes_recorded:
+        add(
+            "no_shapes",
+            "warning",
+            "Operator input shapes were not recorded, so FLOPs and bytes cannot be computed "
+            "and no roofline efficiency is available. Profile with record_shapes=True.",
+        )
+    if h.linking.unlinked:
+        share = h.linking.unlinked / h.linking.gpu_events * 100
+        add(
+            "unlinked_gpu_events",
+            "warning",
+            f"{h.linking.unlinked} GPU events ({share:.1f} %, {h.linking.unlinked_gpu_time_ms:.3f}"
+            " ms of kernel time) have no host launch in the trace, usually because they were "
+            "launched before the profiling window opened. They are left out of the timeline, "
+            "as TraceLens does. Use a profiler schedule with a warm-up step "
+            "(schedule(wait=1, warmup=1, active=N)) so windows start on a clean boundary.",
+        )
+    if h.merged_ranks:
+        add(
+            "merged_ranks",
+            "error",
+            "Launch correlation ids repeat across host processes: this file looks like several "
+            "ranks merged into one. Links between launches and kernels become ambiguous and "
+            "times are pooled across ranks. Analyse one trace file per rank.",
+        )
+    if len(h.devices_with_gpu_events) > 1:
+        add(
+            "several_devices",
+            "warning",
+            f"GPU events come from {len(h.devices_with_gpu_events)} devices; the pooled "
+            "timeline treats them as one GPU (as TraceLens does). Read the per-device "
+            "timelines for each GPU's own utilisation.",
+        )
+    if h.execution in ("graph replay", "mixed"):
+        add(
+            "graph_replay",
+            "info",
+            "Kernels replayed from CUDA/HIP graphs have no operator or shapes of their own; "
+            "they are attributed to the graph launch. A trace of the graph-capture step "
+            "gives shapes for those kernels.",
+        )
+    if h.python_stacks_recorded is False and has_cpu_ops:
+        add(
+            "no_python_stacks",
+            "info",
+            "Python call stacks were not recorded, so operators cannot be traced back to "
+            "source lines. Profile with with_stack=True.",
+        )
+    if not h.module_names_recorded and has_cpu_ops:
+        add(
+            "no_module_names",
+            "info",
+            "nn.Module names were not recorded, so time cannot be grouped by model layer. "
+            "Profile with with_modules=True (needs with_stack=True).",
+        )
+    if h.host_events_dropped:
+        add(
+            "host_events_dropped",
+            "info",
+            f"{h.host_events_dropped} host events ended more than 1 µs after the event they "
+            "started in and were left out of the call tree (TraceLens's rule); kernels they "
+            "launched count in the timeline but lose their operator.",
+        )
+    if h.malformed_values or h.repaired_text_batches:
+        add(
+            "malformed_values",
+            "info",
+            "Some values could not be read as their expected type (integers beyond 64 bits, "
+            "text where numbers belong, or invalid UTF-8) and were treated as missing: "
+            f"{h.malformed_values or {}}.",
+        )
+    if not h.profiler_steps and has_cpu_ops:
+        add(
+            "no_profiler_steps",
+            "info",
+            "No ProfilerStep annotations: the trace cannot be split per iteration. Call "
+            "prof.step() once per training or inference step.",
+        )
+    return out

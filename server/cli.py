@@ -1,0 +1,118 @@
+"""The `rooflens` command line: the engine without any LLM.
+
+Only this module chooses exit codes and prints; the engine raises.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+from rooflens.analyzers.trace.errors import TraceError
+from rooflens.analyzers.trace.inspect import Inspection, TimelineRow, inspect_trace
+
+EXIT_OK = 0
+EXIT_BAD_INPUT = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rooflens",
+        description="Explain where GPU time goes in a PyTorch profiler trace.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    inspect = commands.add_parser(
+        "inspect",
+        help="trace health and GPU timeline of one trace",
+        description="Load a Kineto trace (.json or .json.gz), report what it recorded and "
+        "where the GPU's time went (computation, exposed communication and memcpy, idle).",
+    )
+    inspect.add_argument("trace", help="path to a .json or .json.gz PyTorch profiler trace")
+    inspect.add_argument("--json", action="store_true", help="print one JSON object")
+    inspect.add_argument(
+        "--include-unlinked",
+        action="store_true",
+        help="count GPU events that have no host launch in the timeline too",
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "inspect":
+        return _inspect(args.trace, as_json=args.json, include_unlinked=args.include_unlinked)
+    raise AssertionError(f"unhandled command {args.command}")  # argparse enforces the choice
+
+
+def _inspect(path: str, *, as_json: bool, include_unlinked: bool) -> int:
+    try:
+        result = inspect_trace(path, include_unlinked=include_unlinked)
+    except TraceError as exc:
+        print(f"rooflens: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if as_json:
+        json.dump(result.model_dump(mode="json", by_alias=True), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print_inspection(result, sys.stdout)
+    return EXIT_OK
+
+
+def _table(rows: list[TimelineRow], out: TextIO, indent: str = "  ") -> None:
+    out.write(f"{indent}{'type':<22}{'time ms':>14}{'percent':>10}\n")
+    for row in rows:
+        out.write(f"{indent}{row.type:<22}{row.time_ms:>14.4f}{row.percent:>9.2f}%\n")
+
+
+def print_inspection(result: Inspection, out: TextIO) -> None:
+    """Human-readable health summary and timeline table."""
+    h = result.health
+    gpu = h.gpu
+    platform = gpu.suggested_platform or "none (pass --platform)"
+    out.write(f"Trace      {h.file}  ({h.json_mb:.1f} MB JSON, {h.events:,} events)\n")
+    model = gpu.model if gpu.model.upper().startswith(gpu.vendor) else f"{gpu.vendor} {gpu.model}"
+    out.write(f"GPU        {model}; devices with work: ")
+    out.write(f"{', '.join(map(str, h.devices_with_gpu_events)) or 'none'}\n")
+    out.write(f"Platform   suggested {platform} ({gpu.reason})\n")
+    out.write(f"Execution  {h.execution}; graph launches {h.graph_launches}\n")
+    recorded = {
+        "shapes": h.shapes_recorded,
+        "python stacks": h.python_stacks_recorded,
+        "module names": h.module_names_recorded,
+    }
+    out.write(
+        "Recorded   " + ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in recorded.items()) + "\n"
+    )
+    d = h.distributed
+    if d.world_size is not None or d.collective_kernels:
+        out.write(
+            f"Ranks      rank {d.rank} of {d.world_size} ({d.backend}); "
+            f"collective kernels {d.collective_kernels}\n"
+        )
+    link = h.linking
+    out.write(
+        f"Linking    {link.linked:,} of {link.gpu_events:,} GPU events tied to a launch "
+        f"(by {link.key}{', flows' if link.by_flow_events else ', ids only'})\n"
+    )
+    if h.profiler_steps:
+        out.write(f"Steps      ProfilerStep {', '.join(map(str, h.profiler_steps))}\n")
+    counts = ", ".join(f"{k} {v:,}" for k, v in h.events_by_category.items())
+    out.write(f"Events     {counts}\n\n")
+    scope = "all GPU events" if result.include_unlinked else "linked GPU events"
+    out.write(f"GPU timeline ({scope}, all devices pooled)\n")
+    _table(result.gpu_timeline, out)
+    if len(result.per_device) > 1:
+        for device in result.per_device:
+            out.write(f"\nGPU timeline, device {device.device}\n")
+            _table(device.gpu_timeline, out)
+    if h.warnings:
+        out.write("\nWarnings\n")
+        for w in h.warnings:
+            out.write(f"  [{w.severity}] {w.message}\n")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

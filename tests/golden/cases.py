@@ -1,0 +1,42 @@
+"""Which trace each TraceLens reference folder was produced from (reference README table)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+_FIXED = {
+    "b200_eager_trace": "b200/eager_trace.json.gz",
+    "perf_model_normalization": "perf_model/normalization/normalization_layer_test.json.gz",
+    "torch_compile_triton": "torch_compile_triton/trace.json.gz",
+    "mi210_gpu_only": "mi210/gpu_only_trace/gpu_only_trace.json.gz",
+    "mi300_resnet_act_checkpoint": "mi300/resnet_act_checkpoint.json.gz",
+}
+_PREFIXES = {"h100_": "h100/", "mi300_": "mi300/"}
+
+REFERENCE_FOLDERS = (
+    "b200_eager_trace",
+    "h100_Falconsai_nsfw_image_detection__1016002",
+    "h100_Qwen_Qwen1.5-0.5B-Chat__1016005",
+    "h100_facebook_timesformer-base-finetuned-k400__1016002",
+    "h100_gaunernst_bert-small-uncased__1016001",
+    "h100_google_owlv2-large-patch14-ensemble__1016001",
+    "mi210_gpu_only",
+    "mi300_Falconsai_nsfw_image_detection__1016002",
+    "mi300_Qwen_Qwen1.5-0.5B-Chat__1016005",
+    "mi300_facebook_timesformer-base-finetuned-k400__1016002",
+    "mi300_gaunernst_bert-small-uncased__1016001",
+    "mi300_google_owlv2-large-patch14-ensemble__1016001",
+    "mi300_resnet_act_checkpoint",
+    "perf_model_normalization",
+    "torch_compile_triton",
+)
+
+
+def trace_path(shared: Path, folder: str) -> Path:
+    """The trace file a reference folder describes."""
+    if folder in _FIXED:
+        return shared / "traces" / _FIXED[folder]
+    for prefix, sub in _PREFIXES.items():
+        if folder.startswith(prefix):
+            return shared / "traces" / sub / f"{folder[len(prefix) :]}.json.gz"
+    raise KeyError(folder)
