@@ -32,10 +32,13 @@ class BadValues:
 
 
 def _to_int(v: Any) -> int | None:
-    if type(v) is int:
-        return v if INT64_MIN <= v <= INT64_MAX else None
-    if isinstance(v, float) and v.is_integer():
+    """An exact int64 value, or None (out of range, fractional, not a number)."""
+    if isinstance(v, bool):
         return int(v)
+    if isinstance(v, int):
+        return v if INT64_MIN <= v <= INT64_MAX else None
+    if isinstance(v, float):
+        return _to_int(int(v)) if v.is_integer() else None
     if isinstance(v, str):
         try:
             return _to_int(int(v, 0))
@@ -44,24 +47,44 @@ def _to_int(v: Any) -> int | None:
     return None
 
 
+def _exact_int64(values: Sequence[Any]) -> np.ndarray | None:
+    """One C-level conversion when every value is an in-range whole number, else None.
+
+    numpy would silently truncate 1.5 to 1 or wrap 2**63 around, so the array's inferred
+    dtype is checked before it is trusted.
+    """
+    try:
+        arr = np.asarray(values)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if arr.dtype.kind == "i":
+        return arr.astype(np.int64, copy=False)
+    if arr.dtype.kind == "u":
+        return arr.astype(np.int64) if (arr.size == 0 or arr.max() <= INT64_MAX) else None
+    if arr.dtype.kind == "f":
+        whole = np.isfinite(arr) & (arr == np.trunc(arr)) & (np.abs(arr) < 2.0**63)
+        return arr.astype(np.int64) if whole.all() else None
+    return None
+
+
 def int_column(values: Sequence[Any], column: str, bad: BadValues) -> np.ndarray:
     """int64 column; None becomes MISSING (-1), unusable values too (and are counted)."""
-    try:
-        return np.array(values, dtype=np.int64)
-    except (TypeError, ValueError, OverflowError):
-        pass
-    try:  # explicit nulls ("Python parent id": null) are common and harmless
-        return np.array([MISSING if v is None else v for v in values], dtype=np.int64)
-    except (TypeError, ValueError, OverflowError):
-        out = np.empty(len(values), dtype=np.int64)
-        n_bad = 0
-        for i, v in enumerate(values):
-            iv = None if v is None else _to_int(v)
-            if iv is None and v is not None:
-                n_bad += 1
-            out[i] = MISSING if iv is None else iv
-        bad.add(column, n_bad)
-        return out
+    fast = _exact_int64(values)
+    if fast is not None:
+        return fast
+    # explicit nulls ("Python parent id": null) are common and harmless
+    fast = _exact_int64([MISSING if v is None else v for v in values])
+    if fast is not None:
+        return fast
+    out = np.empty(len(values), dtype=np.int64)
+    n_bad = 0
+    for i, v in enumerate(values):
+        iv = None if v is None else _to_int(v)
+        if iv is None and v is not None:
+            n_bad += 1
+        out[i] = MISSING if iv is None else iv
+    bad.add(column, n_bad)
+    return out
 
 
 def float_column(values: Sequence[Any], column: str, bad: BadValues) -> np.ndarray:
@@ -123,8 +146,13 @@ class Interner:
         return pd.Categorical.from_codes(codes, categories=categories)
 
 
+# Text pids/tids ("Spans", "Traces") and missing ones get codes far below any real id, so a
+# genuine negative pid (CUPTI writes -1 for its overhead events) never collides with them.
+TEXT_ID_BASE = -(2**62)
+
+
 class IdInterner:
-    """pid/tid column: integers stay as they are; text ids ("Spans") get negative codes."""
+    """pid/tid column: integers stay as they are; text ids get codes below TEXT_ID_BASE."""
 
     __slots__ = ("labels",)
 
@@ -132,19 +160,17 @@ class IdInterner:
         self.labels: dict[str, int] = {}
 
     def column(self, values: Sequence[Any]) -> np.ndarray:
-        try:
-            return np.array([MISSING if v is None else v for v in values], dtype=np.int64)
-        except (TypeError, ValueError, OverflowError):
-            return np.array([self._code(v) for v in values], dtype=np.int64)
+        fast = _exact_int64(values)
+        if fast is not None:
+            return fast
+        return np.array([self._code(v) for v in values], dtype=np.int64)
 
     def _code(self, v: Any) -> int:
-        if v is None:
-            return MISSING
-        iv = _to_int(v)
+        iv = None if v is None else _to_int(v)
         if iv is not None:
             return iv
-        text = _as_text(v)
-        return self.labels.setdefault(text, -2 - len(self.labels))
+        text = "<missing>" if v is None else _as_text(v)
+        return self.labels.setdefault(text, TEXT_ID_BASE - len(self.labels))
 
 
 def name_matches(names: pd.Series, predicate: Callable[[str], bool]) -> np.ndarray:

@@ -242,8 +242,8 @@ def warnings_for(h: TraceHealth, *, has_cpu_ops: bool) -> list[HealthWarning]:
             "host_events_dropped",
             "info",
             f"{h.host_events_dropped} host events ended more than 1 µs after the event they "
-            "started in and were left out of the call tree (TraceLens's rule); kernels they "
-            "launched count in the timeline but lose their operator.",
+            "started in and were left out of the call tree (TraceLens's rule); launches made "
+            "inside them are attributed to the enclosing operator instead.",
         )
     if h.malformed_values or h.repaired_text_batches:
         add(

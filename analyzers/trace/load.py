@@ -11,14 +11,14 @@ from __future__ import annotations
 import gc
 import gzip
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import repeat
 from operator import is_not
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 import numpy as np
@@ -44,6 +44,7 @@ from rooflens.analyzers.trace.schema import (
 )
 
 BATCH_EVENTS = 50_000
+_T = TypeVar("_T")
 SUFFIXES = (".json", ".json.gz")
 _GZIP_MAGIC = b"\x1f\x8b"
 _FLAG_KEYS = ("record_shapes", "with_stack", "with_modules", "with_flops", "profile_memory")
@@ -202,14 +203,29 @@ def _meta(header: TraceHeader) -> TraceMeta:
     flags = {k: _as_flag(getattr(header, k)) for k in _FLAG_KEYS}
     versions = {k: str(v) for k in _VERSION_KEYS if (v := getattr(header, k)) is not None}
     base = header.baseTimeNanoseconds
+    devices = header.deviceProperties if isinstance(header.deviceProperties, list) else []
     return TraceMeta(
-        devices=tuple(header.deviceProperties),
-        distributed=header.distributedInfo,
+        devices=tuple(d for d in map(_lenient(DeviceProperties), devices) if d is not None),
+        distributed=_lenient(DistributedInfo)(header.distributedInfo),
         flags=MappingProxyType(flags),
         versions=MappingProxyType(versions),
         schema_version=None if header.schemaVersion is None else str(header.schemaVersion),
         base_time_ns=base if isinstance(base, int) else None,
     )
+
+
+def _lenient(kind: type[_T]) -> Callable[[Any], _T | None]:
+    """Convert a header object, or give None when it does not fit (never reject the trace)."""
+
+    def convert(value: Any) -> _T | None:
+        if value is None:
+            return None
+        try:
+            return msgspec.convert(value, kind, strict=False)
+        except msgspec.ValidationError:
+            return None
+
+    return convert
 
 
 def _as_flag(value: Any) -> bool | None:

@@ -65,7 +65,8 @@ def test_a_memset_named_like_a_copy_kernel_is_not_memcpy():
 
 
 @pytest.mark.parametrize(
-    "name", ["__amd_rocclr_fillBuffer", "__amd_rocclr_fillBufferAligned.kd", "__amd_rocclr_fillBuffer.kd"]
+    "name",
+    ["__amd_rocclr_fillBuffer", "__amd_rocclr_fillBufferAligned.kd", "__amd_rocclr_fillBuffer.kd"],
 )
 def test_rocm_fill_buffer_kernels_stay_computation(name):
     assert classify("kernel", name) == "computation"
@@ -193,9 +194,7 @@ def test_communication_hidden_under_computation_is_not_exposed():
 
 
 def test_zero_duration_events_add_no_time():
-    t = timeline(
-        np.array([0.0, 20.0]), np.array([10.0, 20.0]), np.array(["computation", "memcpy"])
-    )
+    t = timeline(np.array([0.0, 20.0]), np.array([10.0, 20.0]), np.array(["computation", "memcpy"]))
     assert t.total_memcpy_time == 0
     assert t.busy_time == 10
     assert t.total_time == 20  # the zero-length copy still marks the last GPU instant
@@ -268,6 +267,8 @@ def test_gpu_timeline_can_include_unlinked_events():
 
 
 def test_gpu_timeline_of_an_event_without_duration_counts_it_as_an_instant():
-    gpu = gpu_frame([("kernel", "gemm", 0.0, 10.0, 0, True), ("kernel", "k", 30.0, np.nan, 0, True)])
+    gpu = gpu_frame(
+        [("kernel", "gemm", 0.0, 10.0, 0, True), ("kernel", "k", 30.0, np.nan, 0, True)]
+    )
     assert gpu_timeline(gpu).pooled.total_time == 30
     assert gpu_timeline(gpu).pooled.busy_time == 10
