@@ -1,0 +1,129 @@
+"""The contract every perf model follows: typed op arguments in, `Work` (FLOPs, bytes) out.
+
+Parsing (trace args -> shapes) stays apart from formulas (shapes -> FLOPs and bytes); both
+are plain functions, evaluated once per unique signature. A model that cannot handle an
+instance raises `Unsupported` with a reason, which is counted, never swallowed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from math import prod
+from typing import Any, Literal
+
+import msgspec
+
+from rooflens.analyzers.perf.dtypes import bytes_per_element, precision
+
+Unit = Literal["matrix", "vector"]
+Shape = tuple[int, ...]
+
+
+class Unsupported(Exception):
+    """This model cannot describe this instance (missing shapes, unexpected layout, ...)."""
+
+
+@dataclass(frozen=True, slots=True)
+class OpArgs:
+    """One op signature: the recorded inputs, decoded from the trace's JSON text."""
+
+    name: str
+    dims: tuple[Any, ...] = ()
+    types: tuple[str, ...] = ()
+    strides: tuple[Any, ...] = ()
+    concrete: tuple[str, ...] = ()
+
+    def shape(self, i: int) -> Shape:
+        """Shape of tensor input `i`; Unsupported when it is absent or not a tensor."""
+        if i >= len(self.dims) or not isinstance(self.dims[i], tuple):
+            raise Unsupported(f"{self.name}: input {i} has no recorded shape")
+        shape = self.dims[i]
+        if any(not isinstance(d, int) for d in shape):
+            raise Unsupported(f"{self.name}: input {i} is a tensor list, not a tensor")
+        return shape
+
+    def has_tensor(self, i: int) -> bool:
+        """Input `i` is a tensor with a shape (scalars and absent optionals are `[]`)."""
+        return i < len(self.dims) and isinstance(self.dims[i], tuple) and len(self.dims[i]) > 0
+
+    def dtype(self, i: int) -> str:
+        if i >= len(self.types):
+            raise Unsupported(f"{self.name}: input {i} has no recorded type")
+        return self.types[i]
+
+    def bpe(self, i: int) -> float:
+        """Bytes per element of input `i`; Unsupported for a dtype we cannot size."""
+        size = bytes_per_element(self.dtype(i))
+        if size is None:
+            raise Unsupported(f"{self.name}: unknown element size for '{self.dtype(i)}'")
+        return size
+
+    def value(self, i: int) -> str:
+        """Concrete (scalar) input `i` as the trace wrote it ('' when not recorded)."""
+        return self.concrete[i] if i < len(self.concrete) else ""
+
+    def stride(self, i: int) -> Any:
+        return self.strides[i] if i < len(self.strides) else None
+
+
+def numel(shape: Shape) -> int:
+    return prod(shape) if shape else 1
+
+
+@dataclass(frozen=True, slots=True)
+class Work:
+    """What one op instance does: FLOPs, bytes moved, precision, which unit runs it."""
+
+    flops: float
+    bytes: float | None
+    precision: str | None
+    unit: Unit | None
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def compute_spec(self) -> str:
+        """`matrix_bf16`-style key into a platform's peak table ('' when unknown)."""
+        return f"{self.unit}_{self.precision}" if self.unit and self.precision else ""
+
+
+Formula = Callable[[OpArgs], Work]
+
+
+@dataclass(frozen=True, slots=True)
+class PerfModel:
+    """A forward formula and, where the op has one, the backward formula and category."""
+
+    forward: Formula
+    backward: Formula | None = None
+    bwd_category: str | None = None
+
+
+def precision_of(args: OpArgs, i: int) -> str | None:
+    return precision(args.dtype(i)) if i < len(args.types) else None
+
+
+def _freeze(value: Any) -> Any:
+    return tuple(_freeze(v) for v in value) if isinstance(value, list) else value
+
+
+@cache
+def parse_args(
+    name: str, dims: str | None, types: str | None, strides: str | None, concrete: str | None
+) -> OpArgs:
+    """Decode the JSON text kept by the loader; one call per unique signature (memoised)."""
+
+    def decode(text: str | None) -> tuple[Any, ...]:
+        if not text:
+            return ()
+        value = msgspec.json.decode(text)
+        return _freeze(value) if isinstance(value, list) else ()
+
+    return OpArgs(
+        name=name,
+        dims=decode(dims),
+        types=tuple(str(t) for t in decode(types)),
+        strides=decode(strides),
+        concrete=tuple(str(c) for c in decode(concrete)),
+    )
