@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+import pandas as pd
 
 
 class Intervals(NamedTuple):
@@ -72,3 +73,18 @@ def subtract(a: Intervals, b: Intervals) -> Intervals:
 def intersect_length(a: Intervals, b: Intervals) -> float:
     """Total length covered by both sets."""
     return a.length() - subtract(a, b).length()
+
+
+def grouped_union_length(group: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Busy length (union of intervals) per group id 0..max(group); one vectorised pass."""
+    n_groups = int(group.max()) + 1 if len(group) else 0
+    if len(group) == 0:
+        return np.zeros(n_groups)
+    order = np.lexsort((start, group))
+    g, s, e = group[order], start[order], end[order]
+    reach = pd.Series(e).groupby(g).cummax().to_numpy()
+    new_run = np.ones(len(g), dtype=bool)
+    new_run[1:] = (g[1:] != g[:-1]) | (s[1:] > reach[:-1])
+    first = np.flatnonzero(new_run)
+    last = np.append(first[1:] - 1, len(g) - 1)
+    return np.bincount(g[first], weights=reach[last] - s[first], minlength=n_groups)

@@ -17,7 +17,7 @@ from rooflens.analyzers.trace.columns import MISSING, name_matches
 from rooflens.analyzers.trace.link import Links, link_launches
 from rooflens.analyzers.trace.load import Trace
 from rooflens.analyzers.trace.schema import GPU_CATEGORIES
-from rooflens.analyzers.trace.timeline import GpuTimeline, gpu_timeline
+from rooflens.analyzers.trace.timeline import GpuTimeline, classify_events, gpu_timeline
 from rooflens.analyzers.trace.tree import (
     BleedPolicy,
     HostTree,
@@ -53,12 +53,45 @@ class TraceModel:
         uids = np.flatnonzero(mask)
         device = gpu["device"].to_numpy()
         launch = self.links.launch[uids]
+        gpu = gpu.assign(cat=gpu["cat"].astype(str))
         return gpu.assign(
-            cat=gpu["cat"].astype(str),
+            bucket=classify_events(gpu),
             device=np.where(device == MISSING, gpu["pid"].to_numpy(), device),
             launch=launch,
             linked=launch != MISSING,
             launcher=self.launcher[uids],
+        )
+
+    @cached_property
+    def _thread_names(self) -> tuple[dict[int, str], dict[int, str], dict[tuple[int, int], str]]:
+        """process_name / process_labels per pid and thread_name per (pid, tid), from M events."""
+        ev = self.events
+        meta = ev.loc[
+            (ev["ph"] == "M").to_numpy(), ["name", "pid", "tid", "meta_name", "meta_labels"]
+        ]
+        process, label, thread = {}, {}, {}
+        for name, pid, tid, text, labels in meta.itertuples(index=False):
+            if name == "process_name" and isinstance(text, str):
+                process[pid] = text
+            elif name == "process_labels" and isinstance(labels, str):
+                label[pid] = labels
+            elif name == "thread_name" and isinstance(text, str):
+                thread[(pid, tid)] = text
+        return process, label, thread
+
+    def thread_labels(self, uids: np.ndarray) -> pd.DataFrame:
+        """process_name, process_label, thread_name of events ("Unknown" when not recorded)."""
+        process, label, thread = self._thread_names
+        pids = self.events["pid"].to_numpy()[uids]
+        tids = self.events["tid"].to_numpy()[uids]
+        return pd.DataFrame(
+            {
+                "process_name": [process.get(p, "Unknown") for p in pids],
+                "process_label": [label.get(p, "Unknown") for p in pids],
+                "thread_name": [
+                    thread.get((p, t), "Unknown") for p, t in zip(pids, tids, strict=True)
+                ],
+            }
         )
 
     def gpu_timeline(self, *, include_unlinked: bool = False) -> GpuTimeline:

@@ -58,6 +58,9 @@ ARG_SPECS: tuple[ArgSpec, ...] = (
     ArgSpec("out_msg_nelems", "Out msg nelems", "int"),
     ArgSpec("in_split_size", "In split size", "json"),
     ArgSpec("out_split_size", "Out split size", "json"),
+    # process/thread metadata events (ph "M"): process_name, process_labels, thread_name
+    ArgSpec("meta_name", "name", "str"),
+    ArgSpec("meta_labels", "labels", "str"),
     # Inductor / Triton launches recorded as cpu_op
     ArgSpec("kernel_name", "kernel_name", "str"),
     ArgSpec("kernel_file", "kernel_file", "str"),

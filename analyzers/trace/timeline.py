@@ -129,7 +129,7 @@ def gpu_timeline(gpu: pd.DataFrame, *, include_unlinked: bool = False) -> GpuTim
     use = gpu if include_unlinked else gpu[gpu["linked"].to_numpy()]
     start = use["ts"].to_numpy(dtype=np.float64)
     end = start + np.nan_to_num(use["dur"].to_numpy(dtype=np.float64))
-    bucket = classify_events(use)
+    bucket = use["bucket"].to_numpy() if "bucket" in use else classify_events(use)
     device = use["device"].to_numpy()
     per_device = {
         int(d): timeline(start[device == d], end[device == d], bucket[device == d])

@@ -1,0 +1,126 @@
+"""Op categories from one declarative table (categories.toml), extensible from a user file.
+
+Resolution (perf_report.md §5.1): exact op name, then name patterns, then the first kernel's
+name, else "other". The table is data: adding an op or a category never touches code.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+OTHER = "other"
+
+
+class CategoryFileError(ValueError):
+    """A categories file that cannot be used; the message names the file and the entry."""
+
+
+@dataclass(frozen=True, slots=True)
+class KernelFallback:
+    prefix: str
+    contains: str
+    category: str
+
+    def matches(self, kernel: str) -> bool:
+        return kernel.startswith(self.prefix) and self.contains in kernel
+
+
+@dataclass(frozen=True)
+class CategoryTable:
+    """Exact op names, name patterns and kernel-name fallbacks, in resolution order."""
+
+    by_name: MappingProxyType[str, str]
+    patterns: tuple[tuple[re.Pattern[str], str], ...]
+    kernel_fallbacks: tuple[KernelFallback, ...]
+
+    def category(self, op_name: str, first_kernel: str | None = None) -> str:
+        """Category of an op, given the name of its first kernel for the fallback rules."""
+        found = self.by_name.get(op_name)
+        if found is not None:
+            return found
+        for pattern, category in self.patterns:
+            if pattern.search(op_name):
+                return category
+        if first_kernel:
+            for rule in self.kernel_fallbacks:
+                if rule.matches(first_kernel):
+                    return rule.category
+        return OTHER
+
+    def categories(self) -> list[str]:
+        """Every category label the table can produce, `other` last."""
+        labels = dict.fromkeys(self.by_name.values())
+        labels.update(dict.fromkeys(c for _, c in self.patterns))
+        labels.update(dict.fromkeys(r.category for r in self.kernel_fallbacks))
+        labels.pop(OTHER, None)
+        return [*labels, OTHER]
+
+    def extended(self, document: dict[str, Any], source: str) -> CategoryTable:
+        """This table with a user document's entries added (user entries win)."""
+        extra = _parse(document, source)
+        by_name = dict(self.by_name) | dict(extra.by_name)
+        return CategoryTable(
+            by_name=MappingProxyType(by_name),
+            patterns=extra.patterns + self.patterns,
+            kernel_fallbacks=extra.kernel_fallbacks + self.kernel_fallbacks,
+        )
+
+
+def _parse(document: dict[str, Any], source: str) -> CategoryTable:
+    by_name: dict[str, str] = {}
+    sections = document.get("categories", {})
+    if not isinstance(sections, dict):
+        raise CategoryFileError(f"{source}: [categories] must be a table of category names")
+    for category, body in sections.items():
+        ops = body.get("ops") if isinstance(body, dict) else None
+        if not isinstance(ops, list) or not all(isinstance(o, str) for o in ops):
+            raise CategoryFileError(f"{source}: categories.{category}.ops must be a list of names")
+        by_name.update(dict.fromkeys(ops, category))
+    patterns = []
+    for i, entry in enumerate(document.get("patterns", [])):
+        try:
+            patterns.append((re.compile(entry["regex"]), str(entry["category"])))
+        except (KeyError, TypeError) as exc:
+            raise CategoryFileError(f"{source}: patterns[{i}] needs regex and category") from exc
+        except re.error as exc:
+            raise CategoryFileError(f"{source}: patterns[{i}].regex: {exc}") from exc
+    fallbacks = []
+    for i, entry in enumerate(document.get("kernel_fallbacks", [])):
+        try:
+            fallbacks.append(
+                KernelFallback(str(entry["prefix"]), str(entry["contains"]), str(entry["category"]))
+            )
+        except (KeyError, TypeError) as exc:
+            raise CategoryFileError(
+                f"{source}: kernel_fallbacks[{i}] needs prefix, contains and category"
+            ) from exc
+    return CategoryTable(MappingProxyType(by_name), tuple(patterns), tuple(fallbacks))
+
+
+@cache
+def default_table() -> CategoryTable:
+    """The packaged table (categories.toml beside this module)."""
+    text = resources.files("rooflens.analyzers.perf").joinpath("categories.toml").read_text()
+    return _parse(tomllib.loads(text), "categories.toml")
+
+
+def load_table(path: str | Path | None = None) -> CategoryTable:
+    """The packaged table, extended by a user's TOML file when one is given."""
+    table = default_table()
+    if path is None:
+        return table
+    path = Path(path)
+    try:
+        document = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise CategoryFileError(f"{path}: file not found") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise CategoryFileError(f"{path}: not valid TOML ({exc})") from None
+    return table.extended(document, str(path))
