@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
 import numpy as np
 import pandas as pd
 
@@ -109,7 +110,11 @@ def _as_text(value: Any) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, bytes | bytearray | memoryview):
-        return bytes(value).decode("utf-8", "replace")
+        # JSON slices kept from the trace: canonical compact text, whatever the indentation
+        try:
+            return msgspec.json.encode(msgspec.json.decode(bytes(value))).decode()
+        except msgspec.DecodeError:
+            return bytes(value).decode("utf-8", "replace")
     return json.dumps(value, separators=(",", ":"), sort_keys=True, default=str)
 
 
