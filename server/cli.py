@@ -13,6 +13,7 @@ from typing import TextIO
 
 from rooflens.analyzers.trace.errors import TraceError
 from rooflens.analyzers.trace.inspect import Inspection, TimelineRow, inspect_trace
+from rooflens.server.cli_report import list_platforms, run_report
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -37,6 +38,19 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="count GPU events that have no host launch in the timeline too",
     )
+    report = commands.add_parser(
+        "report",
+        help="write the perf report (CSV folder and XLSX) of one trace",
+        description="Per-operation GPU time, FLOPs, bytes and roofline efficiency, in "
+        "TraceLens's tables: DIR/perf_report_csvs/*.csv and DIR/perf_report.xlsx.",
+    )
+    report.add_argument("trace", help="path to a .json or .json.gz PyTorch profiler trace")
+    where = report.add_mutually_exclusive_group()
+    where.add_argument("--platform", help="platform name from `rooflens platforms`")
+    where.add_argument("--platform-file", help="a platform JSON file (ours or TraceLens's)")
+    report.add_argument("--out", required=True, help="output folder")
+    report.add_argument("--categories", help="TOML file adding ops or categories")
+    commands.add_parser("platforms", help="list the GPU platform catalogue")
     return parser
 
 
@@ -44,6 +58,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "inspect":
         return _inspect(args.trace, as_json=args.json, include_unlinked=args.include_unlinked)
+    if args.command == "report":
+        return run_report(args)
+    if args.command == "platforms":
+        return list_platforms(sys.stdout)
     raise AssertionError(f"unhandled command {args.command}")  # argparse enforces the choice
 
 

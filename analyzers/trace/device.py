@@ -26,7 +26,8 @@ _BY_NAME: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"MI325", "MI325X"),
         (r"MI300X", "MI300X"),
         (r"MI250", "MI250X"),
-        (r"GB200|B200", "B200"),
+        (r"MI210", "MI210"),
+        (r"(?<!G)B200", "B200"),
         (r"H200", "H200"),
         (r"H100.*PCIe", "H100_PCIe"),
         (r"H100", "H100_SXM"),
@@ -97,7 +98,7 @@ def _platform(device: DeviceProperties, vendor: Vendor) -> tuple[str | None, str
         elif cc == (9, 5):
             guess = "MI355X"
         elif cc == (9, 0) and sms in (104, 110, 220):
-            guess = "MI250X" if sms in (110, 220) else None
+            guess = "MI250X" if sms in (110, 220) else "MI210"
     elif vendor == "NVIDIA":
         if cc == (9, 0):
             guess = "H200" if mem > 100 else ("H100_PCIe" if sms == 114 else "H100_SXM")

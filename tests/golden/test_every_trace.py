@@ -57,6 +57,7 @@ def test_gpu_only_mi210_trace_gets_a_timeline_and_a_warning(shared: Path) -> Non
     assert timeline["computation_time"] == pytest.approx(5.3433701171875, abs=1e-6)
     assert timeline["total_time"] == pytest.approx(5.9795029296875, abs=1e-6)
     assert result.health.gpu.model == "AMD Instinct MI210"
+    assert result.health.gpu.suggested_platform == "MI210"
     assert "gpu_only" in {w.code for w in result.health.warnings}
 
 

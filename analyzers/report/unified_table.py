@@ -1,0 +1,215 @@
+"""`unified_perf_summary` (§7.6): op instances of rule B, scored and grouped by signature.
+
+Perf models run once per unique signature (name + recorded args); each instance then gets
+its own kernel busy time and achieved rates, and instances with the same signature on the
+same thread are summarised into one row with TraceLens's column names.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rooflens.analyzers.perf.base import PerfModel, Unsupported, Work, parse_args
+from rooflens.analyzers.perf.categories import CategoryTable
+from rooflens.analyzers.perf.roofline import Roof, achieved_metrics, static_metrics
+from rooflens.analyzers.report.kernel_stats import group_ids, kernel_summaries, truncate
+from rooflens.analyzers.report.ops_tables import ARG_COLUMNS, with_shares
+from rooflens.analyzers.report.stacks import call_stack_full, entry_point
+from rooflens.analyzers.report.unified import UnifiedOps
+from rooflens.analyzers.trace.intervals import grouped_union_length
+from rooflens.analyzers.trace.model import TraceModel
+
+GROUP_KEYS = [
+    "name",
+    "op category",
+    "process_name",
+    "process_label",
+    "thread_name",
+    *ARG_COLUMNS.values(),
+]
+ROOFLINE_COLUMNS = ("Roofline Time (µs)", "Roofline Bound", "Pct Roofline")
+
+
+@dataclass(frozen=True)
+class UnifiedTable:
+    """Per-instance rows (drill-down) and the per-signature summary (the sheet)."""
+
+    instances: pd.DataFrame
+    summary: pd.DataFrame
+    unsupported: Mapping[str, int]  # reason -> number of signatures the models declined
+
+
+def _evaluate(
+    signatures: pd.DataFrame, models: Mapping[str, PerfModel]
+) -> tuple[list[Work | None], Counter[str]]:
+    works: list[Work | None] = []
+    declined: Counter[str] = Counter()
+    for name, dims, types, strides, concrete in signatures.itertuples(index=False):
+        model = models.get(name)
+        if model is None:
+            works.append(None)
+            continue
+        try:
+            works.append(model.forward(parse_args(name, dims, types, strides, concrete)))
+        except Unsupported as exc:
+            declined[str(exc)] += 1
+            works.append(None)
+    return works, declined
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def build_unified(
+    model: TraceModel,
+    unified: UnifiedOps,
+    categories: CategoryTable,
+    models: Mapping[str, PerfModel],
+    platform: Roof | None,
+) -> UnifiedTable:
+    ev = model.events
+    ops = unified.ops
+    src = ops["source_uid"].to_numpy()
+    labels = model.thread_labels(src)
+    k = unified.kernels
+    k_ts = ev["ts"].to_numpy()[k["gpu"].to_numpy()]
+    k_end = k_ts + ev["dur"].to_numpy()[k["gpu"].to_numpy()]
+    busy = grouped_union_length(k["op"].to_numpy(), k_ts, k_end)
+    busy = np.pad(busy, (0, len(ops) - len(busy)))
+    first = k.assign(ts=k_ts).sort_values(["op", "ts"]).drop_duplicates("op")
+    first_kernel = pd.Series(ev["name"].astype(str).to_numpy()[first["gpu"]], index=first["op"])
+
+    inst = pd.DataFrame(
+        {
+            "name": ops["name"].to_numpy(),
+            "UID": ops["uid"].to_numpy(),
+            "pid": ev["pid"].to_numpy()[src],
+            "tid": ev["tid"].to_numpy()[src],
+            "process_name": labels["process_name"].to_numpy(),
+            "process_label": labels["process_label"].to_numpy(),
+            "thread_name": labels["thread_name"].to_numpy(),
+            **{out: ev[col].to_numpy()[src] for col, out in ARG_COLUMNS.items()},
+            "duration_us": ev["dur"].to_numpy()[src],
+            "Kernel Time (µs)": busy,
+        }
+    )
+    inst.insert(
+        1,
+        "op category",
+        [
+            categories.category(n, first_kernel.get(i))
+            for i, n in enumerate(inst["name"].to_numpy())
+        ],
+    )
+    sig_keys = ["name", *ARG_COLUMNS.values()]
+    sig = group_ids(inst, sig_keys)
+    signatures = inst.groupby(sig, sort=True)[sig_keys].first()
+    signatures = signatures.apply(lambda c: c.map(_text) if c.name != "name" else c)
+    works, declined = _evaluate(signatures, models)
+    static = static_metrics(
+        np.array([w.flops if w else np.nan for w in works], dtype=np.float64),
+        np.array([w.bytes if w and w.bytes is not None else np.nan for w in works]),
+        np.array([w.compute_spec if w else "" for w in works], dtype=object),
+        platform,
+    )
+    static["perf_params"] = [dict(w.params) if w else None for w in works]
+    static["has_perf_model"] = [w is not None for w in works]
+    per_instance = static.iloc[sig].reset_index(drop=True)
+    inst = pd.concat([inst, per_instance], axis=1)
+    achieved = achieved_metrics(
+        inst["GFLOPS"].to_numpy(),
+        inst["Data Moved (MB)"].to_numpy(),
+        inst["Roofline Time (µs)"].to_numpy() if platform is not None else None,
+        inst["Kernel Time (µs)"].to_numpy(),
+    )
+    inst = pd.concat([inst, achieved], axis=1)
+    summary = _summarise(inst, unified, model, platform is not None)
+    return UnifiedTable(instances=inst, summary=summary, unsupported=dict(declined))
+
+
+def _summarise(
+    inst: pd.DataFrame, unified: UnifiedOps, model: TraceModel, roofline: bool
+) -> pd.DataFrame:
+    group = group_ids(inst, GROUP_KEYS)
+    g = inst.assign(group=group, ex_UID=inst["UID"], row=np.arange(len(inst)))
+    g = g.groupby("group", sort=True)
+    table = g[GROUP_KEYS].first()
+    table["ex_UID"] = g["ex_UID"].first()
+    table["operation_count"] = g.size()
+    dur = g["duration_us"]
+    table["total_duration_us"] = dur.sum()
+    table["mean_duration_us"] = dur.mean()
+    table["std_duration_us"] = dur.std()
+    for column in ("GFLOPS", "Data Moved (MB)", "FLOPS/Byte", "Compute Spec"):
+        table[column] = g[column].first()
+    if roofline:
+        table["Roofline Bound"] = g["Roofline Bound"].first()
+    for column in ("TB/s", "TFLOPS/s", "Kernel Time (µs)"):
+        table[f"{column}_mean"] = g[column].mean()
+        table[f"{column}_std"] = g[column].std()
+    table["Kernel Time (µs)_sum"] = g["Kernel Time (µs)"].sum()
+    for stat in ("median", "min", "max"):
+        table[f"duration_us_{stat}"] = dur.agg(stat)
+    for column in ("TB/s", "TFLOPS/s"):
+        for stat in ("median", "min", "max"):
+            table[f"{column}_{stat}"] = g[column].agg(stat)
+    if roofline:
+        table["Roofline Time (µs)_first"] = g["Roofline Time (µs)"].first()
+        for stat in ("mean", "median", "std", "min", "max"):
+            table[f"Pct Roofline_{stat}"] = g["Pct Roofline"].agg(stat)
+    for stat in ("median", "min", "max"):
+        table[f"Kernel Time (µs)_{stat}"] = g["Kernel Time (µs)"].agg(stat)
+
+    ev = model.events
+    k = unified.kernels
+    gpu = k["gpu"].to_numpy()
+    summaries = kernel_summaries(
+        pd.DataFrame(
+            {
+                "group": group[k["op"].to_numpy()],
+                "instance": k["op"].to_numpy(),
+                "ts": ev["ts"].to_numpy()[gpu],
+                "name": ev["name"].astype(str).to_numpy()[gpu],
+                "stream": ev["stream"].to_numpy()[gpu],
+                "dur": ev["dur"].to_numpy()[gpu],
+            }
+        )
+    )
+    table["kernel_details_summary"] = [summaries.get(int(i), []) for i in table.index]
+    table["trunc_kernel_details"] = table["kernel_details_summary"].map(truncate)
+    table["perf_params"] = g["perf_params"].first()
+    table["has_perf_model"] = g["has_perf_model"].first()
+    first_rows = g["row"].first().to_numpy()
+    stacks = _stacks(model, unified, first_rows)
+    table["entry_point"] = [entry_point(st, n) for st, n in stacks]
+    table["call_stack_full"] = [st for st, _ in stacks]
+    table = table.sort_values(
+        ["Kernel Time (µs)_sum", "ex_UID"], ascending=[False, True], kind="stable"
+    ).reset_index(drop=True)
+    return with_shares(table, "Kernel Time (µs)_sum")
+
+
+def _stacks(
+    model: TraceModel, unified: UnifiedOps, rows: np.ndarray
+) -> list[tuple[list[Any], str]]:
+    """Call stack and op name of one instance per group (the first)."""
+    ev = model.events
+    names = ev["name"].astype(str).to_numpy()
+    is_cpu_op = (ev["cat"] == "cpu_op").to_numpy()
+    parent = model.tree.parent
+    kernels_of = unified.kernels.groupby("op")["gpu"].apply(list)
+    source = unified.ops["source_uid"].to_numpy()
+    ts = ev["ts"].to_numpy()
+    out = []
+    for row in rows:
+        op_uid = int(source[row])
+        kernels = sorted(kernels_of.get(row, []), key=lambda u: ts[u])
+        out.append((call_stack_full(parent, names, is_cpu_op, op_uid, kernels), names[op_uid]))
+    return out

@@ -1,0 +1,69 @@
+"""Write report sheets as a folder of CSV files, atomically, with JSON in structured cells."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, tuple | set | frozenset):
+        return list(value)
+    return str(value)
+
+
+def cell_text(value: Any) -> Any:
+    """Lists and dicts become JSON text; everything else is left for the CSV writer."""
+    if isinstance(value, list | dict | tuple):
+        return json.dumps(value, default=_json_default, separators=(", ", ": "))
+    return value
+
+
+def for_output(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy whose structured cells are JSON text (object columns only are touched)."""
+    out = frame.copy()
+    for column in out.columns:
+        if out[column].dtype == object:
+            out[column] = out[column].map(cell_text)
+    return out
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write to a temporary file in the same folder, then rename over the target."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_csv_folder(sheets: Mapping[str, pd.DataFrame], folder: Path) -> list[Path]:
+    """One `<sheet>.csv` per sheet; returns the paths written."""
+    written = []
+    for name, frame in sheets.items():
+        path = folder / f"{name}.csv"
+        atomic_write_bytes(path, for_output(frame).to_csv(index=False).encode("utf-8"))
+        written.append(path)
+    return written
+
+
+def is_missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))

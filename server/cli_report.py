@@ -1,0 +1,77 @@
+"""`rooflens report` and `rooflens platforms`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from rooflens.analyzers.perf.categories import CategoryFileError, load_table
+from rooflens.analyzers.perf.platforms import (
+    Platform,
+    PlatformFileError,
+    UnknownPlatform,
+    get_platform,
+    load_platform_file,
+    platform_table,
+)
+from rooflens.analyzers.report.build import build_report
+from rooflens.analyzers.report.files import roofline_coverage, write_report
+from rooflens.analyzers.trace.device import GpuIdentity
+from rooflens.analyzers.trace.errors import TraceError
+from rooflens.analyzers.trace.health import assess
+from rooflens.analyzers.trace.load import load_trace
+from rooflens.analyzers.trace.model import build_model
+
+EXIT_OK = 0
+EXIT_BAD_INPUT = 2
+
+
+def choose_platform(
+    name: str | None, file: str | None, gpu: GpuIdentity
+) -> tuple[Platform | None, str]:
+    """The platform to score against, and a sentence saying where it came from."""
+    if file:
+        return load_platform_file(file), f"platform file {file}"
+    if name:
+        return get_platform(name), f"platform {name}"
+    if gpu.suggested_platform:
+        return get_platform(gpu.suggested_platform), (
+            f"platform {gpu.suggested_platform}, suggested by the trace ({gpu.reason})"
+        )
+    return None, f"no platform ({gpu.reason}); roofline columns omitted"
+
+
+def run_report(args: argparse.Namespace) -> int:
+    try:
+        categories = load_table(args.categories)
+        model = build_model(load_trace(args.trace))
+        health = assess(model)
+        platform, source = choose_platform(args.platform, args.platform_file, health.gpu)
+    except (TraceError, PlatformFileError, UnknownPlatform, CategoryFileError) as exc:
+        print(f"rooflens: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    report = build_report(model, platform, categories=categories)
+    files = write_report(report, Path(args.out), Path(args.trace).name, health.gpu.model)
+    print(f"Scored against {source}.")
+    coverage = roofline_coverage(report)
+    if coverage is not None:
+        print(f"Kernel time with a roofline: {coverage * 100:.1f} %")
+    print(f"Wrote {len(files.csvs)} tables to {files.csv_folder}/ and {files.xlsx}")
+    for note in report.notes:
+        print(f"Note: {note}")
+    return EXIT_OK
+
+
+def list_platforms(out: TextIO) -> int:
+    rows = platform_table()
+    out.write(f"{'name':<11}{'vendor':<8}{'memory GB':>10}{'HBM GB/s':>10}")
+    out.write(f"{'bf16 TFLOPS':>13}{'fp8 TFLOPS':>12}  figures\n")
+    for r in rows:
+        bf16 = "-" if r.matrix_bf16_tflops is None else f"{r.matrix_bf16_tflops:g}"
+        fp8 = "-" if r.matrix_fp8_tflops is None else f"{r.matrix_fp8_tflops:g}"
+        kind = "measured" if r.measured else "peak"
+        out.write(f"{r.name:<11}{r.vendor or '':<8}{r.memory_gb or 0:>10g}{r.mem_bw_gbps:>10g}")
+        out.write(f"{bf16:>13}{fp8:>12}  {kind}\n")
+    return EXIT_OK

@@ -1,0 +1,330 @@
+"""Platform catalogue: schema validation, TraceLens arch files, aliases, error messages."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rooflens.analyzers.perf.platforms import (
+    COMPUTE_SPEC,
+    Platform,
+    PlatformFileError,
+    UnknownPlatform,
+    catalogue,
+    get_platform,
+    load_platform_file,
+    platform_table,
+)
+
+REPO = Path(__file__).resolve().parents[3]
+PACKAGED = REPO / "analyzers/perf/platforms"
+# the platform keys analyzers/trace/device.py suggests
+DEVICE_KEYS = {
+    "A100",
+    "H100_SXM",
+    "H100_PCIe",
+    "H200",
+    "B200",
+    "MI250X",
+    "MI300X",
+    "MI325X",
+    "MI355X",
+}
+# reference file -> catalogue entry whose roofline must give the same numbers
+REFERENCE = {"MI300X.json": "MI300X", "H100.json": "H100_SXM", "B200.json": "B200"}
+
+
+def shared_dir() -> Path | None:
+    configured = os.environ.get("ROOFLENS_SHARED")
+    candidate = Path(configured) if configured else REPO.parent / "shared"
+    return candidate if (candidate / "reference/tracelens/platforms").is_dir() else None
+
+
+@pytest.fixture(scope="module")
+def reference_platforms() -> Path:
+    found = shared_dir()
+    if found is None:
+        if os.environ.get("CI"):
+            pytest.fail("../shared is missing in CI: golden tests must run there")
+        pytest.skip("../shared (reference platform files) not found next to the repo")
+    return found / "reference/tracelens/platforms"
+
+
+def write(tmp_path: Path, data: Any, name: str = "MI999.json") -> Path:
+    path = tmp_path / name
+    path.write_text(data if isinstance(data, str) else json.dumps(data))
+    return path
+
+
+def tracelens_like(**changes: Any) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "name": "MI999",
+        "mem_bw_gbps": 5300,
+        "memory_gb": 192,
+        "max_achievable_tflops": {"matrix_bf16": 708, "vector_fp32": 81},
+    }
+    data.update(changes)
+    return {k: v for k, v in data.items() if v is not None}
+
+
+# --- the packaged catalogue ---------------------------------------------------------------
+
+
+def test_catalogue_covers_every_platform_device_detection_suggests() -> None:
+    assert set(catalogue()) >= DEVICE_KEYS
+
+
+@pytest.mark.parametrize("path", sorted(PACKAGED.glob("*.json")), ids=lambda p: p.stem)
+def test_every_packaged_file_validates_and_is_complete(path: Path) -> None:
+    platform = load_platform_file(path)
+    assert platform.name == path.stem
+    assert platform.vendor in ("NVIDIA", "AMD")
+    assert platform.memory_gb
+    assert platform.sources, "every figure needs a named source"
+    for unit in ("matrix", "vector"):
+        for precision in ("fp64", "fp32", "fp16", "bf16"):
+            assert platform.peak_tflops.get(f"{unit}_{precision}"), f"{unit}_{precision}"
+    assert all(COMPUTE_SPEC.match(k) for k in platform.compute_specs())
+    assert catalogue()[platform.name] == platform
+
+
+def test_catalogue_is_cached_and_returns_a_fresh_dict() -> None:
+    first = catalogue()
+    first.pop("A100")
+    assert "A100" in catalogue()
+    assert catalogue()["B200"] is first["B200"]
+
+
+def test_peaks_are_dense_and_ordered_sensibly() -> None:
+    for platform in catalogue().values():
+        peaks = platform.peak_tflops
+        assert peaks["matrix_bf16"] >= peaks["matrix_fp32"] >= peaks["vector_fp64"]
+        if "matrix_fp8" in peaks:
+            assert peaks["matrix_fp8"] == pytest.approx(2 * peaks["matrix_bf16"], rel=0.01)
+
+
+def test_mi300x_roof_uses_measured_maf_and_falls_back_to_peak() -> None:
+    mi300x = get_platform("MI300X")
+    assert mi300x.roof_tflops("matrix_bf16") == 708
+    assert mi300x.roof_source("matrix_bf16") == "measured"
+    assert mi300x.peak_tflops["matrix_bf16"] == 1307.4
+    assert mi300x.roof_tflops("matrix_tf32") == 653.7  # no measured figure: datasheet peak
+    assert mi300x.roof_source("matrix_tf32") == "peak"
+    assert mi300x.roof_tflops("matrix_fp4") is None  # CDNA 3 has no FP4: no roofline
+    assert mi300x.roof_source("matrix_fp4") is None
+    assert mi300x.mem_bw() == 5300
+    # §6.9 worked example: knee of the MI300X bf16 roofline ≈ 134 FLOP/B
+    assert mi300x.roof_tflops("matrix_bf16") * 1e12 / (mi300x.mem_bw() * 1e9) == pytest.approx(
+        133.6, abs=0.1
+    )
+
+
+def test_mi325x_carries_the_tracelens_measured_figures() -> None:
+    mi325x = get_platform("MI325X")
+    assert mi325x.mem_bw() == 6000
+    measured = {k: mi325x.roof_tflops(k) for k in mi325x.max_achievable_tflops or {}}
+    assert measured == {
+        "matrix_fp16": 794,
+        "matrix_bf16": 843,
+        "matrix_fp32": 194,
+        "matrix_fp64": 97,
+        "matrix_fp8": 1519,
+        "matrix_int8": 3094,
+        "vector_fp16": 194,
+        "vector_bf16": 194,
+        "vector_fp32": 97,
+        "vector_fp64": 48,
+    }
+
+
+def test_platform_without_measured_figures_uses_peaks() -> None:
+    h100 = get_platform("H100_SXM")
+    assert not h100.measured
+    assert h100.roof_tflops("matrix_bf16") == 989
+    assert h100.roof_source("matrix_bf16") == "peak"
+    assert h100.mem_bw() == 3350
+    assert h100.roof_tflops("matrix_fp4") is None
+
+
+def test_table_rows() -> None:
+    rows = {row.name: row for row in platform_table()}
+    assert set(rows) == set(catalogue())
+    mi300x = rows["MI300X"]
+    assert (mi300x.vendor, mi300x.memory_gb, mi300x.mem_bw_gbps) == ("AMD", 192, 5300)
+    assert (mi300x.matrix_bf16_tflops, mi300x.matrix_fp8_tflops, mi300x.measured) == (
+        708,
+        1273,
+        True,
+    )
+    assert rows["A100"].matrix_fp8_tflops is None
+    assert rows["B200"].measured is False
+
+
+# --- golden: the reference outputs were computed with these three files ----------------------
+
+
+@pytest.mark.parametrize("file, ours", sorted(REFERENCE.items()))
+def test_reference_platform_files_give_the_same_roofline(
+    reference_platforms: Path, file: str, ours: str
+) -> None:
+    theirs = load_platform_file(reference_platforms / file)
+    mine = catalogue()[ours]
+    reference_keys = json.loads((reference_platforms / file).read_text())["max_achievable_tflops"]
+    assert set(theirs.compute_specs()) == set(reference_keys)
+    for key in reference_keys:
+        assert mine.roof_tflops(key) == theirs.roof_tflops(key), key
+    assert mine.mem_bw() == theirs.mem_bw()
+    assert mine.memory_gb == theirs.memory_gb
+    # a TraceLens file has no vendor; it is inferred from the name
+    assert theirs.vendor == mine.vendor
+
+
+def test_reference_files_are_all_covered(reference_platforms: Path) -> None:
+    assert {p.name for p in reference_platforms.glob("*.json")} <= set(REFERENCE)
+
+
+# --- TraceLens arch files ----------------------------------------------------------------------
+
+
+def test_tracelens_file_loads_with_reference_and_simulator_keys(tmp_path: Path) -> None:
+    data = tracelens_like(_reference="https://example.invalid/spec", freq_mhz=2100, num_cus=304)
+    platform = load_platform_file(write(tmp_path, data))
+    assert platform.reference == "https://example.invalid/spec"
+    assert platform.vendor == "AMD"
+    assert platform.roof_tflops("matrix_bf16") == 708
+    assert platform.roof_tflops("matrix_fp16") is None  # TraceLens: missing key -> no roofline
+    assert platform.mem_bw() == 5300
+    assert platform.measured
+
+
+def test_our_schema_with_sources_loads(tmp_path: Path) -> None:
+    data = {
+        "name": "X1",
+        "vendor": "NVIDIA",
+        "mem_bw_gbps": 1000,
+        "peak_tflops": {"matrix_bf16": 100},
+        "sources": [{"what": "everything", "where": "X1 datasheet"}],
+    }
+    platform = load_platform_file(str(write(tmp_path, data, "X1.json")))
+    assert platform.sources[0].where == "X1 datasheet"
+    assert platform.memory_gb is None
+
+
+# --- errors name the file and the field ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "data, expected",
+    [
+        (
+            tracelens_like(mem_bw_gbps=-5),
+            "MI999.json: mem_bw_gbps: Input should be greater than 0",
+        ),
+        (
+            tracelens_like(max_achievable_tflops={"matrix_bf16": 0}),
+            "MI999.json: max_achievable_tflops.matrix_bf16: Input should be greater than 0",
+        ),
+        (
+            tracelens_like(max_achievable_tflops={"matrix_bf17": 708}),
+            "MI999.json: max_achievable_tflops.matrix_bf17: unknown compute spec 'matrix_bf17'",
+        ),
+        (tracelens_like(mem_bw_gbps=None), "MI999.json: mem_bw_gbps: Field required"),
+        (
+            tracelens_like(max_achievable_tflops={"matrix_bf16": "708"}),
+            "max_achievable_tflops.matrix_bf16: Input should be a valid number",
+        ),
+        (tracelens_like(memory_gb=True), "memory_gb: Input should be a valid number"),
+        (
+            tracelens_like(peak_flops={"matrix_bf16": 1}),
+            "peak_flops: Extra inputs are not permitted",
+        ),
+        (tracelens_like(vendor="Intel"), "vendor: Input should be 'NVIDIA' or 'AMD'"),
+        (
+            tracelens_like(max_achievable_tflops=None),
+            "MI999.json: needs peak_tflops or max_achievable_tflops",
+        ),
+        ('{"name": "MI999", ', "MI999.json: not valid JSON"),
+        ("[1, 2]", "MI999.json: expected a JSON object, got list"),
+    ],
+    ids=[
+        "negative-bandwidth",
+        "zero-flops",
+        "unknown-key",
+        "missing-bandwidth",
+        "string-number",
+        "bool-number",
+        "extra-field",
+        "bad-vendor",
+        "no-flops",
+        "not-json",
+        "not-object",
+    ],
+)
+def test_errors_name_file_and_field(tmp_path: Path, data: Any, expected: str) -> None:
+    with pytest.raises(PlatformFileError, match=re.escape(expected)):
+        load_platform_file(write(tmp_path, data))
+
+
+def test_every_error_is_reported(tmp_path: Path) -> None:
+    data = tracelens_like(mem_bw_gbps=0, max_achievable_tflops={"matrix_bf16": -1})
+    with pytest.raises(PlatformFileError) as info:
+        load_platform_file(write(tmp_path, data))
+    assert "mem_bw_gbps:" in str(info.value)
+    assert "max_achievable_tflops.matrix_bf16:" in str(info.value)
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(PlatformFileError, match=r"nope\.json: platform file not found"):
+        load_platform_file(tmp_path / "nope.json")
+
+
+def test_errors_are_value_errors() -> None:
+    assert issubclass(PlatformFileError, ValueError)
+    assert issubclass(UnknownPlatform, ValueError)
+
+
+def test_unknown_keys_are_refused_in_the_model_too() -> None:
+    with pytest.raises(ValueError, match="unknown compute spec 'vector_fp128'"):
+        Platform.model_validate({"name": "x", "mem_bw_gbps": 1, "peak_tflops": {"vector_fp128": 1}})
+
+
+# --- names and aliases -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "alias, name",
+    [
+        ("MI300X", "MI300X"),
+        ("mi300x", "MI300X"),
+        ("MI300X VF", "MI300X"),
+        ("AMD Instinct MI300X VF", "MI300X"),
+        ("AMD Instinct MI325X", "MI325X"),
+        ("H100", "H100_SXM"),
+        ("h100-sxm", "H100_SXM"),
+        ("H100 SXM5", "H100_SXM"),
+        ("H100 PCIe", "H100_PCIe"),
+        ("h100_pcie", "H100_PCIe"),
+        ("NVIDIA A100-SXM4-80GB", "A100"),
+        ("b200", "B200"),
+        ("mi250x", "MI250X"),
+        ("MI210", "MI210"),
+    ],
+)
+def test_aliases(alias: str, name: str) -> None:
+    assert get_platform(alias).name == name
+
+
+def test_unknown_platform_lists_known_names() -> None:
+    with pytest.raises(UnknownPlatform) as info:
+        get_platform("MI999")
+    message = str(info.value)
+    assert "'MI999'" in message
+    for name in catalogue():
+        assert name in message
+    with pytest.raises(UnknownPlatform):
+        get_platform("MI250")  # a different GPU (104 CUs per GCD), not an alias of MI250X
