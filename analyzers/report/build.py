@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pandas as pd
 
+from rooflens.analyzers.perf import registry
 from rooflens.analyzers.perf.base import PerfModel
 from rooflens.analyzers.perf.categories import CategoryTable, default_table
 from rooflens.analyzers.perf.platforms import Platform
-from rooflens.analyzers.perf.registry import MODELS, has_model
 from rooflens.analyzers.report.kernel_summary import kernel_summary
 from rooflens.analyzers.report.launchers import attribute_launchers
 from rooflens.analyzers.report.ops_tables import (
@@ -53,11 +53,11 @@ def build_report(
     platform: Platform | None,
     *,
     categories: CategoryTable | None = None,
-    models: Mapping[str, PerfModel] | None = None,
+    model_for: Callable[[str], PerfModel | None] = registry.model_for,
+    takes_whole: Callable[[str], bool] = registry.has_model,
 ) -> PerfReport:
-    """Every sheet of the perf report for one trace."""
+    """Every sheet of the perf report for one trace (models default to the registry)."""
     categories = categories or default_table()
-    models = MODELS if models is None else models
     timeline = model.gpu_timeline()
     sheets: dict[str, pd.DataFrame] = {"gpu_timeline": timeline_sheet(timeline)}
     if len(timeline.per_device) > 1:
@@ -70,10 +70,8 @@ def build_report(
         sheets["ops_summary_by_category"] = ops_summary_by_category(launchers)
         sheets["ops_summary"] = ops_summary(launchers)
         sheets["ops_unique_args"] = ops_unique_args(launchers)
-        unified_ops = attribute_unified(
-            model, has_model if models is MODELS else (lambda n: n in models)
-        )
-        unified = build_unified(model, unified_ops, categories, models, platform)
+        unified_ops = attribute_unified(model, takes_whole)
+        unified = build_unified(model, unified_ops, categories, model_for, platform)
         sheets["unified_perf_summary"] = unified.summary
     else:
         notes.append(

@@ -8,7 +8,7 @@ same thread are summarised into one row with TraceLens's column names.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,12 +46,12 @@ class UnifiedTable:
 
 
 def _evaluate(
-    signatures: pd.DataFrame, models: Mapping[str, PerfModel]
+    signatures: pd.DataFrame, model_for: Callable[[str], PerfModel | None]
 ) -> tuple[list[Work | None], Counter[str]]:
     works: list[Work | None] = []
     declined: Counter[str] = Counter()
     for name, dims, types, strides, concrete in signatures.itertuples(index=False):
-        model = models.get(name)
+        model = model_for(name)
         if model is None:
             works.append(None)
             continue
@@ -71,7 +71,7 @@ def build_unified(
     model: TraceModel,
     unified: UnifiedOps,
     categories: CategoryTable,
-    models: Mapping[str, PerfModel],
+    model_for: Callable[[str], PerfModel | None],
     platform: Roof | None,
 ) -> UnifiedTable:
     ev = model.events
@@ -112,7 +112,7 @@ def build_unified(
     sig = group_ids(inst, sig_keys)
     signatures = inst.groupby(sig, sort=True)[sig_keys].first()
     signatures = signatures.apply(lambda c: c.map(_text) if c.name != "name" else c)
-    works, declined = _evaluate(signatures, models)
+    works, declined = _evaluate(signatures, model_for)
     static = static_metrics(
         np.array([w.flops if w else np.nan for w in works], dtype=np.float64),
         np.array([w.bytes if w and w.bytes is not None else np.nan for w in works]),
