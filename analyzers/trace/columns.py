@@ -168,7 +168,12 @@ class IdInterner:
         fast = _exact_int64(values)
         if fast is not None:
             return fast
-        return np.array([self._code(v) for v in values], dtype=np.int64)
+        code = self._code
+        return np.fromiter(
+            (v if type(v) is int and INT64_MIN <= v <= INT64_MAX else code(v) for v in values),
+            dtype=np.int64,
+            count=len(values),
+        )
 
     def _code(self, v: Any) -> int:
         iv = None if v is None else _to_int(v)

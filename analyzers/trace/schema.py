@@ -16,57 +16,78 @@ import msgspec
 ArgKind = Literal["int", "float", "str", "json"]
 
 
+# Which events carry which args. Args are decoded per family with a struct of that family's
+# fields only, so a python_function event (often most of a trace) costs two fields, not 30.
+Family = Literal["op", "gpu", "runtime", "python", "meta"]
+FAMILY_OF_CATEGORY: dict[str, Family] = {
+    "cpu_op": "op",
+    "user_annotation": "op",
+    "gpu_user_annotation": "op",
+    "kernel": "gpu",
+    "gpu_memcpy": "gpu",
+    "gpu_memset": "gpu",
+    "cuda_runtime": "runtime",
+    "cuda_driver": "runtime",
+    "python_function": "python",
+}
+FAMILIES: tuple[Family, ...] = ("op", "gpu", "runtime", "python", "meta")
+
+
 @dataclass(frozen=True, slots=True)
 class ArgSpec:
-    """One kept `args` entry: its column name, its spelling in the trace and its type."""
+    """One kept `args` entry: column name, spelling in the trace, type, families carrying it."""
 
     column: str
     key: str
     kind: ArgKind
+    families: frozenset[Family]
+
+
+def _spec(column: str, key: str, kind: ArgKind, families: str) -> ArgSpec:
+    return ArgSpec(column, key, kind, frozenset(families.split()))  # type: ignore[arg-type]
 
 
 # int: int64 column, -1 when absent or not an integer that fits.  float: float64, NaN when
 # absent.  str: categorical text.  json: the value's JSON text, categorical (shapes, grids, ...)
 # so equal signatures share one string and later stages decode each unique value once.
 ARG_SPECS: tuple[ArgSpec, ...] = (
-    ArgSpec("correlation", "correlation", "int"),
-    ArgSpec("external_id", "External id", "int"),
-    ArgSpec("seq", "Sequence number", "int"),
-    ArgSpec("fwd_thread", "Fwd thread id", "int"),
-    ArgSpec("stream", "stream", "int"),
-    ArgSpec("device", "device", "int"),
-    ArgSpec("bytes", "bytes", "int"),
-    ArgSpec("python_id", "Python id", "int"),
-    ArgSpec("python_parent_id", "Python parent id", "int"),
-    ArgSpec("cbid", "cbid", "int"),
-    ArgSpec("bandwidth_gbs", "memory bandwidth (GB/s)", "float"),
-    ArgSpec("input_dims", "Input Dims", "json"),
-    ArgSpec("input_type", "Input type", "json"),
-    ArgSpec("input_strides", "Input Strides", "json"),
-    ArgSpec("concrete_inputs", "Concrete Inputs", "json"),
-    ArgSpec("grid", "grid", "json"),
-    ArgSpec("block", "block", "json"),
-    ArgSpec("launch_kernel", "kernel", "str"),
+    _spec("correlation", "correlation", "int", "gpu runtime"),
+    _spec("external_id", "External id", "int", "op gpu runtime"),
+    _spec("seq", "Sequence number", "int", "op"),
+    _spec("fwd_thread", "Fwd thread id", "int", "op"),
+    _spec("stream", "stream", "int", "gpu op"),
+    _spec("device", "device", "int", "gpu"),
+    _spec("bytes", "bytes", "int", "gpu"),
+    _spec("python_id", "Python id", "int", "python"),
+    _spec("python_parent_id", "Python parent id", "int", "python"),
+    _spec("cbid", "cbid", "int", "runtime"),
+    _spec("bandwidth_gbs", "memory bandwidth (GB/s)", "float", "gpu"),
+    _spec("input_dims", "Input Dims", "json", "op"),
+    _spec("input_type", "Input type", "json", "op"),
+    _spec("input_strides", "Input Strides", "json", "op"),
+    _spec("concrete_inputs", "Concrete Inputs", "json", "op"),
+    _spec("grid", "grid", "json", "gpu runtime"),
+    _spec("block", "block", "json", "gpu runtime"),
+    _spec("launch_kernel", "kernel", "str", "runtime"),
     # collective metadata (NCCL/RCCL kernels and c10d record_param_comms ops)
-    ArgSpec("collective_name", "Collective name", "str"),
-    ArgSpec("pg_name", "Process Group Name", "str"),
-    ArgSpec("pg_desc", "Process Group Description", "str"),
-    ArgSpec("pg_ranks", "Process Group Ranks", "json"),
-    ArgSpec("group_size", "Group size", "int"),
-    ArgSpec("coll_dtype", "dtype", "str"),
-    ArgSpec("in_msg_nelems", "In msg nelems", "int"),
-    ArgSpec("out_msg_nelems", "Out msg nelems", "int"),
-    ArgSpec("in_split_size", "In split size", "json"),
-    ArgSpec("out_split_size", "Out split size", "json"),
+    _spec("collective_name", "Collective name", "str", "gpu op"),
+    _spec("pg_name", "Process Group Name", "str", "gpu op"),
+    _spec("pg_desc", "Process Group Description", "str", "gpu op"),
+    _spec("pg_ranks", "Process Group Ranks", "json", "gpu op"),
+    _spec("group_size", "Group size", "int", "gpu op"),
+    _spec("coll_dtype", "dtype", "str", "gpu op"),
+    _spec("in_msg_nelems", "In msg nelems", "int", "gpu op"),
+    _spec("out_msg_nelems", "Out msg nelems", "int", "gpu op"),
+    _spec("in_split_size", "In split size", "json", "gpu op"),
+    _spec("out_split_size", "Out split size", "json", "gpu op"),
     # process/thread metadata events (ph "M"): process_name, process_labels, thread_name
-    ArgSpec("meta_name", "name", "str"),
-    ArgSpec("meta_labels", "labels", "str"),
+    _spec("meta_name", "name", "str", "meta"),
+    _spec("meta_labels", "labels", "str", "meta"),
     # Inductor / Triton launches recorded as cpu_op
-    ArgSpec("kernel_name", "kernel_name", "str"),
-    ArgSpec("kernel_file", "kernel_file", "str"),
-    ArgSpec("num_warps", "num_warps", "int"),
+    _spec("kernel_name", "kernel_name", "str", "op"),
+    _spec("kernel_file", "kernel_file", "str", "op"),
+    _spec("num_warps", "num_warps", "int", "op"),
 )
-
 
 _KIND_DEFAULT: dict[str, Any] = {"int": -1, "float": float("nan"), "str": None}
 
@@ -80,12 +101,26 @@ def _arg_field(spec: ArgSpec) -> tuple[str, Any, Any]:
     return (spec.column, Any, msgspec.field(name=spec.key, default=_KIND_DEFAULT[spec.kind]))
 
 
-Args = msgspec.defstruct("Args", [_arg_field(s) for s in ARG_SPECS], frozen=True, gc=False)
-EMPTY_ARGS = Args()
+def family_specs(family: Family) -> tuple[ArgSpec, ...]:
+    return tuple(s for s in ARG_SPECS if family in s.families)
+
+
+FAMILY_ARGS: dict[Family, type] = {
+    family: msgspec.defstruct(
+        f"{family.title()}Args",
+        [_arg_field(s) for s in family_specs(family)],
+        frozen=True,
+        gc=False,
+    )
+    for family in FAMILIES
+}
 
 
 class Event(msgspec.Struct, gc=False):
-    """One Chrome-trace event as decoded; lives only for the length of one batch."""
+    """One Chrome-trace event as decoded; lives only for the length of one batch.
+
+    `args` stays undecoded JSON text until the event's family is known.
+    """
 
     ph: Any = None
     cat: Any = None
@@ -95,7 +130,7 @@ class Event(msgspec.Struct, gc=False):
     ts: Any = float("nan")
     dur: Any = float("nan")
     id: Any = -1
-    args: Args | None = EMPTY_ARGS  # type: ignore[valid-type]
+    args: msgspec.Raw = msgspec.Raw()
 
 
 class DeviceProperties(msgspec.Struct, frozen=True, kw_only=True):

@@ -66,17 +66,18 @@ def build_host_tree(
 def _nest(
     uids: list[int], new_thread: list[bool], ts: list[float], end: list[float], bleed: BleedPolicy
 ) -> tuple[list[int], list[int], list[int]]:
-    """The stack walk: plain lists, because this loop is the one per-event Python loop."""
-    parents = [MISSING] * len(uids)
+    """The stack walk: plain lists and locals, because this is the one per-event Python loop."""
+    parents: list[int] = []
+    add_parent = parents.append
     bled: list[int] = []
     dropped: list[int] = []
     stack_uid: list[int] = []
     stack_end: list[float] = []
-    for i, uid in enumerate(uids):
-        if new_thread[i]:
-            stack_uid.clear()
-            stack_end.clear()
-        start, stop = ts[i], end[i]
+    drop = bleed == "drop"
+    for uid, new, start, stop in zip(uids, new_thread, ts, end, strict=True):
+        if new:
+            stack_uid = []
+            stack_end = []
         while stack_end and stack_end[-1] <= start:
             stack_uid.pop()
             stack_end.pop()
@@ -85,11 +86,11 @@ def _nest(
             if stack_end[-1] - start < BLEED_TOLERANCE_US and len(stack_end) >= 2:
                 stack_uid.pop()
                 stack_end.pop()
-            elif bleed == "drop":
+            elif drop:
                 dropped.append(uid)
+                add_parent(MISSING)
                 continue
-        if stack_uid:
-            parents[i] = stack_uid[-1]
+        add_parent(stack_uid[-1] if stack_uid else MISSING)
         stack_uid.append(uid)
         stack_end.append(stop)
     return parents, bled, dropped
