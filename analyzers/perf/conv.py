@@ -23,10 +23,10 @@ from typing import Any
 from rooflens.analyzers.perf.base import OpArgs, PerfModel, Shape, Unsupported, Work, numel
 from rooflens.analyzers.perf.dtypes import bytes_per_element, precision
 
-Literal = int | float | bool | tuple[int | float | bool, ...] | None
+ConcreteValue = int | float | bool | tuple[int | float | bool, ...] | None
 
 
-def parse_literal(text: str) -> Literal:
+def parse_literal(text: str) -> ConcreteValue:
     """A Concrete Inputs string: '' / 'None' -> None, 'True' -> True, '[1, 1]' -> (1, 1)."""
     text = text.strip()
     if text in ("", "None"):

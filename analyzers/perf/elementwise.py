@@ -23,12 +23,15 @@ the reduce, norm and fused models. No `eval`: the strings are split and converte
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from math import floor
-from typing import Any
+from typing import Any, TypeVar
 
 from rooflens.analyzers.perf.base import OpArgs, PerfModel, Shape, Unsupported, Work, numel
 from rooflens.analyzers.perf.dtypes import bytes_per_element, precision
+
+T = TypeVar("T")
 
 # ---------------------------------------------------------------------------------------------
 # Concrete-input parsers and shared helpers
@@ -44,44 +47,34 @@ def parse_flag(text: str) -> bool | None:
     return None
 
 
-def _items(text: str) -> list[str] | None:
+def _parsed(text: str, convert: Callable[[str], T], what: str) -> tuple[T, ...] | None:
+    """A concrete input ('[-1, -2]', '1', '[]', '[2., 2.]') item by item; None when absent."""
     value = text.strip()
     if value in ("", "None"):
         return None
-    return [part for part in re.split(r"[\s,\[\]()]+", value) if part]
+    try:
+        return tuple(convert(part) for part in re.split(r"[\s,\[\]()]+", value) if part)
+    except ValueError as error:
+        raise Unsupported(f"expected {what}, got '{text}'") from error
+
+
+def _strict_flag(text: str) -> bool:
+    flag = parse_flag(text)
+    if flag is None:
+        raise ValueError(text)
+    return flag
 
 
 def parse_ints(text: str) -> tuple[int, ...] | None:
-    """'[-1, -2]', '1', '[]' as a tuple of ints; None when absent. Unsupported if not ints."""
-    items = _items(text)
-    if items is None:
-        return None
-    try:
-        return tuple(int(item) for item in items)
-    except ValueError as error:
-        raise Unsupported(f"expected integers, got '{text}'") from error
+    return _parsed(text, int, "integers")
 
 
 def parse_floats(text: str) -> tuple[float, ...] | None:
-    """'[2., 2.]', '0.5' as a tuple of floats; None when absent."""
-    items = _items(text)
-    if items is None:
-        return None
-    try:
-        return tuple(float(item) for item in items)
-    except ValueError as error:
-        raise Unsupported(f"expected numbers, got '{text}'") from error
+    return _parsed(text, float, "numbers")
 
 
 def parse_flags(text: str) -> tuple[bool, ...] | None:
-    """'[True, False, True]' as a tuple of bools; None when absent."""
-    items = _items(text)
-    if items is None:
-        return None
-    flags = tuple(parse_flag(item) for item in items)
-    if any(flag is None for flag in flags):
-        raise Unsupported(f"expected booleans, got '{text}'")
-    return tuple(bool(flag) for flag in flags)
+    return _parsed(text, _strict_flag, "booleans")
 
 
 def size_of(dtype: str | None) -> float | None:
@@ -182,14 +175,12 @@ def upsample_nearest(spatial: int):
         if len(shape) < spatial:
             raise Unsupported(f"{args.name}: shape {shape} has fewer than {spatial} dims")
         size = parse_ints(args.value(1))
-        if not size:
-            scales = parse_floats(args.value(2)) if "[" in args.value(2) else None
-            if scales is None:
-                found = [parse_floats(args.value(2 + j)) for j in range(spatial)]
-                scales = tuple(s[0] for s in found if s)
+        if not size:  # scale factors: one list, or one scalar per spatial dim
+            text = " ".join(args.value(2 + j) for j in range(spatial))
+            scales = parse_floats(text) or ()
             if len(scales) != spatial:
                 raise Unsupported(f"{args.name}: neither output size nor scales recorded")
-            size = tuple(floor(d * s) for d, s in zip(shape[-spatial:], scales, strict=True))
+            size = tuple(floor(d * f) for d, f in zip(shape[-spatial:], scales, strict=True))
         if len(size) != spatial:
             raise Unsupported(f"{args.name}: output size '{args.value(1)}'")
         return _resized(args, shape[:-spatial] + size)
@@ -205,18 +196,16 @@ def _operand(args: OpArgs, i: int) -> tuple[Shape, str]:
 
 
 def binary(args: OpArgs) -> Work:
-    """FLOPs = broadcast output elements; bytes = n1·bpe1 + n2·bpe2 + n_out·bpe_out. Output
-    dtype: input 2 when it is a tensor (out=), else the larger of two tensor inputs, else input 0's."""
+    """FLOPs = broadcast output elements; bytes = n1·bpe1 + n2·bpe2 + n_out·bpe_out.
+    Output dtype: input 2 when it is a tensor (out=), else the larger of two tensor inputs,
+    else input 0's."""
     (shape1, dtype1), (shape2, dtype2) = _operand(args, 0), _operand(args, 1)
     out = broadcast(shape1, shape2)
     dtype_out = args.dtype(2) if args.has_tensor(2) else None
     size1, size2 = size_of(dtype1), size_of(dtype2)
-    if dtype_out:
-        size_out = size_of(dtype_out)
-    elif args.has_tensor(0) and args.has_tensor(1) and None not in (size1, size2):
-        size_out = max(size1 or 0, size2 or 0)
-    else:
-        size_out = size1
+    size_out = size_of(dtype_out) if dtype_out else size1
+    if not dtype_out and args.has_tensor(0) and args.has_tensor(1) and size1 and size2:
+        size_out = max(size1, size2)
     n = numel(out)
     return _vector(
         n,
@@ -248,7 +237,7 @@ class Pointwise:
 
     def __call__(self, args: OpArgs) -> Work:
         read = {i: (args.shape(i), args.dtype(i)) for i in self.reads if _is_tensor(args, i)}
-        if 0 not in read and not read:
+        if not read:
             raise Unsupported(f"{args.name}: no tensor input recorded")
         out = broadcast(*(shape for shape, _ in read.values()))
         ranked = [read[i] for i in self.values if i in read] or list(read.values())
@@ -270,12 +259,9 @@ class Pointwise:
 
 def _is_tensor(args: OpArgs, i: int) -> bool:
     """Input i is a tensor (0-dim included): it has a shape and a real dtype."""
-    if i >= len(args.dims) or not isinstance(args.dims[i], tuple) or i >= len(args.types):
+    if i >= len(args.dims) or i >= len(args.types) or not isinstance(args.dims[i], tuple):
         return False
-    dims = args.dims[i]
-    if any(not isinstance(d, int) for d in dims):
-        return False
-    return args.types[i].strip().lower() not in _NOT_A_TENSOR
+    return _ints(args.dims[i]) and args.types[i].strip().lower() not in _NOT_A_TENSOR
 
 
 def fill(args: OpArgs) -> Work:
@@ -291,18 +277,13 @@ def fill(args: OpArgs) -> Work:
 
 def _tensor_list(args: OpArgs) -> tuple[Shape, ...]:
     shapes = args.dims[0] if args.dims else ()
-    if not isinstance(shapes, tuple) or not shapes:
+    if not shapes or not all(isinstance(s, tuple) and _ints(s) for s in shapes):
         raise Unsupported(f"{args.name}: tensor list shapes not recorded")
-    if any(not isinstance(s, tuple) or any(not isinstance(d, int) for d in s) for s in shapes):
-        raise Unsupported(f"{args.name}: input 0 is not a list of tensor shapes")
     return shapes
 
 
-def _list_dtype(args: OpArgs) -> str | None:
-    """Traces write 'TensorList' with no element type: bytes stay unknown unless a caller
-    that knows the dtype (e.g. from the kernel name) puts it in types[0]."""
-    dtype = args.types[0] if args.types else ""
-    return dtype if size_of(dtype) is not None else None
+def _ints(shape: Any) -> bool:
+    return all(isinstance(d, int) for d in shape)
 
 
 def concat(args: OpArgs) -> Work:
@@ -316,7 +297,7 @@ def concat(args: OpArgs) -> Work:
     for s in shapes:
         if len(s) != rank or s[:dim] + s[dim + 1 :] != shapes[0][:dim] + shapes[0][dim + 1 :]:
             raise Unsupported(f"{args.name}: shapes {shapes} do not concatenate on dim {dim}")
-    out = shapes[0][:dim] + (sum(s[dim] for s in shapes),) + shapes[0][dim + 1 :]
+    out = (*shapes[0][:dim], sum(s[dim] for s in shapes), *shapes[0][dim + 1 :])
     return _moved(args, shapes, out)
 
 
@@ -327,14 +308,15 @@ def stack(args: OpArgs) -> Work:
         raise Unsupported(f"{args.name}: shapes {shapes} differ")
     rank = len(shapes[0]) + 1
     dim = normalize_dim((parse_ints(args.value(1)) or (0,))[0], rank)
-    out = shapes[0][:dim] + (len(shapes),) + shapes[0][dim:]
+    out = (*shapes[0][:dim], len(shapes), *shapes[0][dim:])
     return _moved(args, shapes, out)
 
 
 def _moved(args: OpArgs, shapes: tuple[Shape, ...], out: Shape) -> Work:
-    dtype = _list_dtype(args)
-    size = size_of(dtype)
-    n_in = sum(numel(s) for s in shapes)
+    # traces write 'TensorList' with no element type: bytes stay unknown unless a caller that
+    # knows it (e.g. from the kernel name) puts the dtype in types[0]
+    dtype = args.types[0] if args.types and size_of(args.types[0]) is not None else None
+    size, n_in = size_of(dtype), sum(numel(s) for s in shapes)
     return _vector(
         numel(out),
         total_bytes((n_in, size), (numel(out), size)),
@@ -345,13 +327,13 @@ def _moved(args: OpArgs, shapes: tuple[Shape, ...], out: Shape) -> Work:
     )
 
 
-def _gathered(args: OpArgs, src: int, index: int, out: Shape, written: int | None = None) -> Work:
+def _gathered(args: OpArgs, src: int, index: int, out: Shape) -> Work:
     """Read the index tensor and the selected source elements, write the output."""
     dtype, index_dtype = args.dtype(src), args.dtype(index)
     n, n_index = numel(out), numel(args.shape(index))
     size = size_of(dtype)
     return _vector(
-        n if written is None else written,
+        n,
         total_bytes((n_index, size_of(index_dtype)), (n, size), (n, size)),
         dtype,
         shape_in=args.shape(src),
@@ -365,7 +347,7 @@ def index_select(args: OpArgs) -> Work:
     """`index_select(self, dim, index)`: output = self with dim `dim` resized to len(index)."""
     shape = args.shape(0)
     dim = normalize_dim((parse_ints(args.value(1)) or (0,))[0], len(shape))
-    out = shape[:dim] + (numel(args.shape(2)),) + shape[dim + 1 :] if shape else shape
+    out = (*shape[:dim], numel(args.shape(2)), *shape[dim + 1 :]) if shape else shape
     return _gathered(args, 0, 2, out)
 
 
@@ -380,22 +362,20 @@ def embedding(args: OpArgs) -> Work:
 
 
 def index(args: OpArgs) -> Work:
-    """`index(self, indices)`: only when the index tensors' shapes are recorded (PyTorch writes
-    the optional-tensor list as `[]` with type ''); then they are taken as int64 and applied
-    to the leading dims: output = broadcast(indices) + self.shape[len(indices):]."""
-    shape = args.shape(0)
+    """`index(self, indices)`, only when the index tensors' shapes are recorded (traces write
+    the optional-tensor list as `[]`, type ''): int64 indices on the leading dims, output =
+    broadcast(indices) + self.shape[len(indices):]."""
     indices = args.dims[1] if len(args.dims) > 1 else ()
     if not indices or not all(isinstance(s, tuple) and s for s in indices):
         raise Unsupported(f"{args.name}: index tensor shapes not recorded")
+    shape, dtype = args.shape(0), args.dtype(0)
     index_shape = broadcast(*indices)
     out = index_shape + shape[len(indices) :]
-    dtype = args.dtype(0)
     n, size = numel(out), size_of(dtype)
-    index_bytes = sum(numel(s) for s in indices) * 8
-    nbytes = total_bytes((n, size), (n, size))
+    n_index = sum(numel(s) for s in indices)
     return _vector(
         n,
-        None if nbytes is None else nbytes + index_bytes,
+        total_bytes((n_index, 8.0), (n, size), (n, size)),
         dtype,
         shape_in=shape,
         shape_index=index_shape,
@@ -410,15 +390,14 @@ def scatter(in_place: bool):
         write one element per index entry; the out-of-place form first copies `self`
         (read + write). FLOPs = elements written."""
         shape, dtype = args.shape(0), args.dtype(0)
-        n_index, size = numel(args.shape(2)), size_of(dtype)
+        n_index, n_self, size = numel(args.shape(2)), numel(shape), size_of(dtype)
         terms = [(n_index, size_of(args.dtype(2))), (n_index, size)]
         if _is_tensor(args, 3) and args.dims[3]:
             terms.append((n_index, size_of(args.dtype(3))))
-        written = n_index if in_place else n_index + numel(shape)
         if not in_place:
-            terms += [(numel(shape), size), (numel(shape), size)]
+            terms += [(n_self, size), (n_self, size)]
         return _vector(
-            written,
+            n_index + (0 if in_place else n_self),
             total_bytes(*terms),
             dtype,
             shape_in=shape,
@@ -433,11 +412,9 @@ def scatter(in_place: bool):
 # ---------------------------------------------------------------------------------------------
 # Registry
 
-_UNARY = ("aten::copy", "aten::copy_", "aten::clamp_min", "aten::clamp_min_", "aten::clamp_max")
-_UNARY += ("aten::clamp_max_", "aten::sigmoid", "aten::rsqrt", "aten::silu", "aten::neg")
-_UNARY += ("aten::pow",)
-_BINARY = ("aten::add", "aten::add_", "aten::mul", "aten::mul_", "aten::div", "aten::div_")
-_BINARY += ("aten::sigmoid_backward", "aten::threshold_backward", "LigerSiLUMulFunction")
+_UNARY = ("copy", "copy_", "clamp_min", "clamp_min_", "clamp_max", "clamp_max_", "sigmoid")
+_UNARY += ("rsqrt", "silu", "neg", "pow")
+_BINARY = ("add", "add_", "mul", "mul_", "div", "div_", "sigmoid_backward", "threshold_backward")
 
 _UNARY_NEW = {  # name -> FLOPs per element (§6.7 Triton weights)
     **dict.fromkeys(("relu", "relu_", "abs", "abs_", "neg_", "sigmoid_", "clamp_", "hardtanh"), 1),
@@ -466,8 +443,9 @@ _POINTWISE |= {
 }
 
 MODELS: dict[str, PerfModel] = {
-    **{name: PerfModel(unary) for name in _UNARY},
-    **{name: PerfModel(binary) for name in _BINARY},
+    **{f"aten::{name}": PerfModel(unary) for name in _UNARY},
+    **{f"aten::{name}": PerfModel(binary) for name in _BINARY},
+    "LigerSiLUMulFunction": PerfModel(binary),
     **{f"aten::replication_pad{k}d": PerfModel(replication_pad(k)) for k in (1, 2, 3)},
     **{f"aten::upsample_nearest{k}d": PerfModel(upsample_nearest(k)) for k in (1, 2, 3)},
     **{name: PerfModel(model) for name, model in _POINTWISE.items()},
@@ -481,4 +459,8 @@ MODELS: dict[str, PerfModel] = {
     "aten::scatter": PerfModel(scatter(in_place=False)),
     "aten::scatter_": PerfModel(scatter(in_place=True)),
     "aten::embedding": PerfModel(embedding),
+}
+# ops TraceLens has a model for (the rest are ours): for registry parity decisions
+TRACELENS_MODELLED = frozenset(n for n, m in MODELS.items() if m.forward in (unary, binary)) | {
+    f"aten::{op}{k}d" for op in ("replication_pad", "upsample_nearest") for k in (1, 2, 3)
 }

@@ -85,7 +85,7 @@ def reduce(spec: Reduction):
         dims, keepdim = _dims_of(args, spec)
         out = shape if spec.dim is None else reduced_shape(shape, dims, keepdim)
         n_in, n_out = numel(shape), numel(out)
-        with_indices = args.name in ("aten::max", "aten::min") and dims is not None and dims
+        with_indices = args.name in ("aten::max", "aten::min") and bool(dims)
         dtype_out = INDEX_DTYPE if spec.indices else None
         terms = [(n_in, size_of(dtype)), (n_out, size_of(dtype_out or dtype))]
         if with_indices:
@@ -185,3 +185,7 @@ MODELS: dict[str, PerfModel] = {
         PerfModel(softmax_backward),
     ),
 }
+# ops TraceLens has a model for (the rest are ours): for registry parity decisions
+TRACELENS_MODELLED = frozenset(
+    f"aten::{name}" for name in [*_REDUCTIONS, "max", "min"] if not name.startswith("arg")
+)

@@ -1,6 +1,7 @@
 """Every perf model by op name: one registry built from the family modules.
 
-`has_model` decides which ops the unified table takes whole (perf_report.md §4.2 rule 2).
+`has_model` decides which ops the unified table takes whole (perf_report.md §4.2 rule 2);
+`model_for` scores whatever op a row ends up with.
 Besides ops with a formula, that includes Inductor Triton kernels and the inference ops that
 TraceLens models through extensions (attention over paged KV caches, fused MoE): they are
 kept as one row each so their kernels stay together, even where we have no formula yet and
@@ -11,14 +12,37 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from rooflens.analyzers.perf import conv, gemm, sdpa, triton
+from rooflens.analyzers.perf import conv, elementwise, fused, gemm, norm, reduce, sdpa, triton
 from rooflens.analyzers.perf.base import PerfModel
 from rooflens.analyzers.perf.categories import default_table
 
 MODELS: MappingProxyType[str, PerfModel] = MappingProxyType(
-    {**gemm.MODELS, **conv.MODELS, **sdpa.MODELS}
+    {
+        **gemm.MODELS,
+        **conv.MODELS,
+        **sdpa.MODELS,
+        **elementwise.MODELS,
+        **reduce.MODELS,
+        **norm.MODELS,
+        **fused.MODELS,
+    }
 )
 WHOLE_OP_CATEGORIES = ("InferenceAttention", "MoE_fused", "MoE_unfused")
+
+# Ops TraceLens models: the unified table takes these whole, so its rows keep TraceLens's
+# shape. Our further models (softmax, cat, gelu, rotary embedding, ...) score the rows that
+# attribution produces anyway; modelling a composite op (aten::softmax over aten::_softmax,
+# aten::relu_ over aten::clamp_min_) must not change which op owns the kernels.
+TRACELENS_MODELLED: frozenset[str] = (
+    (
+        (frozenset(gemm.MODELS) | frozenset(conv.MODELS) | frozenset(sdpa.MODELS))
+        - {"aten::_convolution"}
+    )
+    | elementwise.TRACELENS_MODELLED
+    | reduce.TRACELENS_MODELLED
+    | norm.TRACELENS_MODELLED
+    | (fused.TRACELENS_MODELLED)
+)
 
 
 def _whole_ops() -> frozenset[str]:
@@ -38,5 +62,5 @@ def model_for(name: str) -> PerfModel | None:
 
 
 def has_model(name: str) -> bool:
-    """Whether the unified table takes this op whole (a model, or a known opaque op)."""
-    return name in MODELS or name in WHOLE_OPS or triton.is_triton_kernel_op(name)
+    """Whether the unified table takes this op whole (TraceLens's rule 2 set)."""
+    return name in TRACELENS_MODELLED or name in WHOLE_OPS or triton.is_triton_kernel_op(name)

@@ -205,10 +205,14 @@ def parse(args: OpArgs, op: OpLayout) -> tuple[AttnShape, dict[str, Any]]:
         "d_h_v": d_v,
     }
     if op.strides:
-        params |= {"q_stride": _strides(args, iq), "k_stride": _strides(args, ik)}
-        params["v_stride"] = _strides(args, iv)
-    params |= {"dropout": dropout, "causal": causal, "flash_impl": op.flash_impl}
-    params["dtype_A_B"] = dtypes
+        for key, i in (("q_stride", iq), ("k_stride", ik), ("v_stride", iv)):
+            params[key] = _strides(args, i)
+    params |= {
+        "dropout": dropout,
+        "causal": causal,
+        "flash_impl": op.flash_impl,
+        "dtype_A_B": dtypes,
+    }
     if op.varlen is not None:
         cu_q, cu_k, max_q, max_k = op.varlen
         params["num_seqs_q"] = args.shape(cu_q)[0] - 1
@@ -258,27 +262,47 @@ def model(op: OpLayout) -> PerfModel:
     return PerfModel(partial(forward, op=op), partial(backward, op=op), "SDPA_bwd")
 
 
-_ATEN = {"layout": "bhnd", "bottom_right": False, "dtype_from_first_inputs": True}
-_FLASH_ATTN = {"dtype_from_first_inputs": True, "strides": True}
+def _aten(dropout: int, causal: int, flash_impl: bool) -> OpLayout:
+    """PyTorch SDPA: (B, H, N, d), top-left causal mask, dtype_A_B = Input type[:2]."""
+    return OpLayout(
+        0, "bhnd", dropout, causal, flash_impl, bottom_right=False, dtype_from_first_inputs=True
+    )
+
+
+def _flash_attn(
+    q: int,
+    layout: Layout,
+    dropout: int,
+    causal: int,
+    *,
+    backward: bool = False,
+    varlen: tuple[int, int, int, int] | None = None,
+) -> OpLayout:
+    """flash-attn: dtype_A_B = Input type[:2] and q/k/v strides in perf_params; the backward
+    ops count as causal when the flag is not recorded (as TraceLens)."""
+    return OpLayout(
+        q,
+        layout,
+        dropout,
+        causal,
+        backward=backward,
+        causal_default=backward,
+        dtype_from_first_inputs=True,
+        strides=True,
+        varlen=varlen,
+    )
+
 
 OPS: dict[str, OpLayout] = {
-    "aten::_scaled_dot_product_flash_attention": OpLayout(0, dropout=3, causal=4, **_ATEN),
-    "aten::_scaled_dot_product_efficient_attention": OpLayout(
-        0, dropout=5, causal=6, flash_impl=False, **_ATEN
-    ),
-    "aten::_scaled_dot_product_cudnn_attention": OpLayout(
-        0, dropout=5, causal=6, flash_impl=False, **_ATEN
-    ),
-    "flash_attn::_flash_attn_forward": OpLayout(0, "bnhd", 3, 5, **_FLASH_ATTN),
-    "FlashAttnFunc": OpLayout(0, "bnhd", 3, 5, **_FLASH_ATTN),
-    "flash_attn::_flash_attn_backward": OpLayout(
-        1, "bnhd", 9, 11, backward=True, causal_default=True, **_FLASH_ATTN
-    ),
-    "flash_attn::_flash_attn_varlen_forward": OpLayout(
-        0, "thd", 7, 9, varlen=(3, 4, 5, 6), **_FLASH_ATTN
-    ),
-    "flash_attn::_flash_attn_varlen_backward": OpLayout(
-        1, "thd", 13, 15, backward=True, varlen=(9, 10, 11, 12), **_FLASH_ATTN
+    "aten::_scaled_dot_product_flash_attention": _aten(3, 4, flash_impl=True),
+    "aten::_scaled_dot_product_efficient_attention": _aten(5, 6, flash_impl=False),
+    "aten::_scaled_dot_product_cudnn_attention": _aten(5, 6, flash_impl=False),
+    "flash_attn::_flash_attn_forward": _flash_attn(0, "bnhd", 3, 5),
+    "FlashAttnFunc": _flash_attn(0, "bnhd", 3, 5),
+    "flash_attn::_flash_attn_backward": _flash_attn(1, "bnhd", 9, 11, backward=True),
+    "flash_attn::_flash_attn_varlen_forward": _flash_attn(0, "thd", 7, 9, varlen=(3, 4, 5, 6)),
+    "flash_attn::_flash_attn_varlen_backward": _flash_attn(
+        1, "thd", 13, 15, backward=True, varlen=(9, 10, 11, 12)
     ),
     "aiter::_flash_attn_forward": OpLayout(0, "bnhd", 3, 5),
     "aiter::_flash_attn_backward": OpLayout(1, "bnhd", 10, 12, backward=True),
