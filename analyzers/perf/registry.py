@@ -64,3 +64,9 @@ def model_for(name: str) -> PerfModel | None:
 def has_model(name: str) -> bool:
     """Whether the unified table takes this op whole (TraceLens's rule 2 set)."""
     return name in TRACELENS_MODELLED or name in WHOLE_OPS or triton.is_triton_kernel_op(name)
+
+
+def has_backward(name: str) -> bool:
+    """Whether the op's model defines its backward pass (the sole-backward rule)."""
+    model = model_for(name)
+    return model is not None and model.backward is not None and model.bwd_category is not None

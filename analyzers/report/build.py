@@ -70,7 +70,7 @@ def build_report(
         sheets["ops_summary_by_category"] = ops_summary_by_category(launchers)
         sheets["ops_summary"] = ops_summary(launchers)
         sheets["ops_unique_args"] = ops_unique_args(launchers)
-        unified_ops = attribute_unified(model, takes_whole)
+        unified_ops = attribute_unified(model, takes_whole, registry.has_backward)
         unified = build_unified(model, unified_ops, categories, model_for, platform)
         sheets["unified_perf_summary"] = unified.summary
     else:

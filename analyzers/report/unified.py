@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from rooflens.analyzers.report.backward import SoleBackward
 from rooflens.analyzers.report.launchers import subtree_pairs
 from rooflens.analyzers.trace.columns import MISSING, name_matches
 from rooflens.analyzers.trace.model import TraceModel
@@ -26,7 +27,7 @@ SYNTHETIC = "{owner}->{kernel} (Synthetic Op)"
 class UnifiedOps:
     """`ops`: one row per attributed op instance; `kernels`: (op row, GPU event) pairs."""
 
-    ops: pd.DataFrame  # columns: uid, name, source_uid, synthetic
+    ops: pd.DataFrame  # columns: uid, name, source_uid, synthetic, backward, model_uid
     kernels: pd.DataFrame  # columns: op (row position in ops), gpu (uid)
 
 
@@ -61,8 +62,16 @@ def _leaf_ops(model: TraceModel, gpu_uids: np.ndarray) -> np.ndarray:
     return leaf
 
 
-def attribute_unified(model: TraceModel, has_model: Callable[[str], bool]) -> UnifiedOps:
-    """Collect the ops of the unified table and turn leftover kernels into synthetic ops."""
+def attribute_unified(
+    model: TraceModel,
+    has_model: Callable[[str], bool],
+    has_backward: Callable[[str], bool] | None = None,
+) -> UnifiedOps:
+    """Collect the ops of the unified table and turn leftover kernels into synthetic ops.
+
+    `has_backward` (an op name -> its model defines a backward pass) enables the sole
+    backward rule; such rows carry `model_uid` = the forward op and `backward` = True.
+    """
     ev = model.events
     cat = ev["cat"]
     parent = model.tree.parent
@@ -96,7 +105,11 @@ def attribute_unified(model: TraceModel, has_model: Callable[[str], bool]) -> Un
     children = _children(parent, visit_nodes, ts)
     roots = visit_nodes[parent[visit_nodes] == MISSING]
     roots = roots[np.argsort(ts[roots], kind="stable")]
+    sole = None
+    if has_backward is not None:
+        sole = SoleBackward(model, names, is_cpu_op & has_gpu, has_backward)
     collected: list[int] = []
+    backward_of: dict[int, int] = {}
     stack = roots[::-1].tolist()
     while stack:
         node = stack.pop()
@@ -104,6 +117,12 @@ def attribute_unified(model: TraceModel, has_model: Callable[[str], bool]) -> Un
         if modelled[node]:
             collected.append(node)
             continue
+        if sole is not None and is_cpu_op[node] and not deeper[node]:
+            fwd = sole.forward_of(node)
+            if fwd != MISSING:
+                collected.append(node)
+                backward_of[node] = fwd
+                continue
         if not deeper[node] and is_cpu_op[node] and leaf[node]:
             # a leaf whose modelled children launched nothing is not taken: its kernels
             # become synthetic ops (TraceLens's rule 5)
@@ -116,6 +135,15 @@ def attribute_unified(model: TraceModel, has_model: Callable[[str], bool]) -> Un
     is_collected = np.zeros(len(ev), dtype=bool)
     is_collected[collected_arr] = True
     own = pairs[is_collected[pairs["ancestor"].to_numpy()]]
+    if backward_of:
+        # a sole backward op owns every kernel of its forward op's backward nodes
+        bwd_nodes = model.autograd.pairs
+        extra = []
+        for node, fwd in backward_of.items():
+            nodes = bwd_nodes.loc[bwd_nodes["fwd"] == fwd, "bwd"].to_numpy()
+            under = pairs[np.isin(pairs["ancestor"].to_numpy(), nodes)]
+            extra.append(pd.DataFrame({"ancestor": node, "node": under["node"].to_numpy()}))
+        own = pd.concat([own, *extra]).drop_duplicates()
     covered = np.zeros(len(ev), dtype=bool)
     covered[own["node"].to_numpy()] = True
 
@@ -144,6 +172,11 @@ def attribute_unified(model: TraceModel, has_model: Callable[[str], bool]) -> Un
         ignore_index=True,
     )
     ops["synthetic"] = np.arange(len(ops)) >= len(collected_arr)
+    ops["backward"] = ops["uid"].isin(list(backward_of)) & ~ops["synthetic"]
+    ops["model_uid"] = [
+        backward_of.get(int(u), int(s)) if b else int(s)
+        for u, s, b in zip(ops["uid"], ops["source_uid"], ops["backward"], strict=True)
+    ]
     row_of = pd.Series(np.arange(len(collected_arr)), index=collected_arr)
     kernels = pd.concat(
         [

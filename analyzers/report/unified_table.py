@@ -48,19 +48,43 @@ class UnifiedTable:
 def _evaluate(
     signatures: pd.DataFrame, model_for: Callable[[str], PerfModel | None]
 ) -> tuple[list[Work | None], Counter[str]]:
+    """Work per signature (name, args, backward flag); None where no model applies."""
     works: list[Work | None] = []
     declined: Counter[str] = Counter()
-    for name, dims, types, strides, concrete in signatures.itertuples(index=False):
+    for name, dims, types, strides, concrete, backward in signatures.itertuples(index=False):
         model = model_for(name)
-        if model is None:
+        formula = None if model is None else (model.backward if backward else model.forward)
+        if formula is None:
             works.append(None)
             continue
         try:
-            works.append(model.forward(parse_args(name, dims, types, strides, concrete)))
+            works.append(formula(parse_args(name, dims, types, strides, concrete)))
         except Unsupported as exc:
             declined[str(exc)] += 1
             works.append(None)
     return works, declined
+
+
+def _categories(
+    inst: pd.DataFrame,
+    ops: pd.DataFrame,
+    ev: pd.DataFrame,
+    first_kernel: pd.Series,
+    categories: CategoryTable,
+    model_for: Callable[[str], PerfModel | None],
+) -> list[str]:
+    """The table's category; a sole-backward row takes its forward model's bwd_category."""
+    names = ev["name"].astype(str).to_numpy()
+    out = []
+    for i, (name, backward, fwd) in enumerate(
+        zip(inst["name"], ops["backward"], ops["model_uid"], strict=True)
+    ):
+        model = model_for(names[fwd]) if backward else None
+        if model is not None and model.bwd_category:
+            out.append(model.bwd_category)
+        else:
+            out.append(categories.category(name, first_kernel.get(i)))
+    return out
 
 
 def _text(value: Any) -> str | None:
@@ -100,18 +124,21 @@ def build_unified(
             "Kernel Time (µs)": busy,
         }
     )
-    inst.insert(
-        1,
-        "op category",
-        [
-            categories.category(n, first_kernel.get(i))
-            for i, n in enumerate(inst["name"].to_numpy())
-        ],
+    inst.insert(1, "op category", _categories(inst, ops, ev, first_kernel, categories, model_for))
+    # the model reads the forward op's args for a sole-backward row, the row's own otherwise
+    model_uid = ops["model_uid"].to_numpy()
+    evaluated = pd.DataFrame(
+        {
+            "name": ev["name"].astype(str).to_numpy()[model_uid],
+            **{col: ev[col].to_numpy()[model_uid] for col in ARG_COLUMNS},
+            "backward": ops["backward"].to_numpy(),
+        }
     )
-    sig_keys = ["name", *ARG_COLUMNS.values()]
-    sig = group_ids(inst, sig_keys)
-    signatures = inst.groupby(sig, sort=True)[sig_keys].first()
-    signatures = signatures.apply(lambda c: c.map(_text) if c.name != "name" else c)
+    evaluated.loc[ops["synthetic"].to_numpy(), "name"] = inst["name"][ops["synthetic"].to_numpy()]
+    sig = group_ids(evaluated, list(evaluated.columns))
+    signatures = evaluated.groupby(sig, sort=True).first()
+    for col in ARG_COLUMNS:
+        signatures[col] = signatures[col].map(_text)
     works, declined = _evaluate(signatures, model_for)
     static = static_metrics(
         np.array([w.flops if w else np.nan for w in works], dtype=np.float64),

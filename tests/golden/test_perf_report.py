@@ -136,7 +136,7 @@ def test_unified_rows_cover_the_reference_and_agree(shared: Path, folder: str) -
         if (d := deviation_for(row)) is not None
     }
     ref = keyed(ref_rows, ref_key)
-    joined = ref.join(ours, how="left", rsuffix="_ours")
+    joined = ref.merge(ours, left_index=True, right_index=True, how="left", suffixes=("", "_ours"))
     total = joined["kernel_us"].sum()
     excused = joined.index.get_level_values("name").isin(
         [name for (f, name) in ATTRIBUTION_DEVIATES if f == folder]
