@@ -33,6 +33,12 @@ BYTES_PER_ELEMENT: Final[dict[str, float]] = {
     "bool": 1,
     "c10::float4_e2m1fn_x2": 1,  # one byte holds a packed pair; shapes count pairs
     "fp4": 0.5,
+    # element size known, type not: a TensorList whose kernel is instantiated on an opaque
+    # N-byte type (CatArrayBatchedCopy<OpaqueType<2u>>); enough for bytes, not for precision
+    "opaque1": 1,
+    "opaque2": 2,
+    "opaque4": 4,
+    "opaque8": 8,
 }
 
 PRECISION: Final[dict[str, str]] = {

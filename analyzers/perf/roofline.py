@@ -24,9 +24,18 @@ class Roof(Protocol):
 
 
 def static_metrics(
-    flops: np.ndarray, nbytes: np.ndarray, spec: np.ndarray, platform: Roof | None
+    flops: np.ndarray,
+    nbytes: np.ndarray,
+    spec: np.ndarray,
+    platform: Roof | None,
+    memory_only: np.ndarray | None = None,
 ) -> pd.DataFrame:
-    """Per signature: GFLOPS, Data Moved (MB), FLOPS/Byte, and the roofline time and bound."""
+    """Per signature: GFLOPS, Data Moved (MB), FLOPS/Byte, and the roofline time and bound.
+
+    `memory_only` marks vector ops whose precision has no compute roof (integer and bool
+    elementwise work, opaque copies): they are scored against the memory roof alone, which
+    is the roof such ops hit (docs/deviations.md).
+    """
     flops = flops.astype(np.float64)
     nbytes = nbytes.astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -45,11 +54,15 @@ def static_metrics(
         [platform.roof_tflops(s) if s else None for s in spec], dtype=np.float64
     )  # None -> nan
     usable = np.isfinite(peak) & (flops > 0) & np.isfinite(nbytes)
+    memory_roof = np.isfinite(nbytes) & (nbytes > 0) & ~usable
+    memory_roof &= memory_only if memory_only is not None else False
     compute_us = np.where(usable, flops / (peak * 1e12) * 1e6, np.nan)
-    memory_us = np.where(usable, nbytes / (platform.mem_bw() * 1e9) * 1e6, np.nan)
+    memory_us = np.where(usable | memory_roof, nbytes / (platform.mem_bw() * 1e9) * 1e6, np.nan)
     out["Roofline Time (µs)"] = np.fmax(compute_us, memory_us)
     out["Roofline Bound"] = np.where(
-        usable, np.where(compute_us >= memory_us, "COMPUTE_BOUND", "MEMORY_BOUND"), None
+        usable,
+        np.where(compute_us >= memory_us, "COMPUTE_BOUND", "MEMORY_BOUND"),
+        np.where(memory_roof, "MEMORY_BOUND", None),
     )
     return out
 

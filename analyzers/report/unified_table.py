@@ -7,6 +7,7 @@ same thread are summarised into one row with TraceLens's column names.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -87,6 +88,23 @@ def _categories(
     return out
 
 
+_OPAQUE = re.compile(r"OpaqueType<(\d)u?>")
+
+
+def _typed_from_kernel(types: Any, kernel: str | None) -> Any:
+    """A TensorList's element size from its kernel's template (`OpaqueType<2u>` -> 2 bytes).
+
+    Traces record `cat`/`stack` inputs as `TensorList` without a dtype; the copy kernel's
+    instantiation carries the element size, which is all the byte count needs.
+    """
+    if not isinstance(types, str) or not types.startswith('["TensorList"') or not kernel:
+        return types
+    match = _OPAQUE.search(kernel)
+    if match is None:
+        return types
+    return '["opaque' + match.group(1) + '"' + types[len('["TensorList"') :]
+
+
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -135,6 +153,9 @@ def build_unified(
         }
     )
     evaluated.loc[ops["synthetic"].to_numpy(), "name"] = inst["name"][ops["synthetic"].to_numpy()]
+    evaluated["input_type"] = [
+        _typed_from_kernel(t, first_kernel.get(i)) for i, t in enumerate(evaluated["input_type"])
+    ]
     sig = group_ids(evaluated, list(evaluated.columns))
     signatures = evaluated.groupby(sig, sort=True).first()
     for col in ARG_COLUMNS:
@@ -145,6 +166,7 @@ def build_unified(
         np.array([w.bytes if w and w.bytes is not None else np.nan for w in works]),
         np.array([w.compute_spec if w else "" for w in works], dtype=object),
         platform,
+        memory_only=np.array([bool(w and w.unit == "vector") for w in works]),
     )
     static["perf_params"] = [dict(w.params) if w else None for w in works]
     static["has_perf_model"] = [w is not None for w in works]
