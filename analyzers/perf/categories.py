@@ -83,6 +83,11 @@ def _parse(document: dict[str, Any], source: str) -> CategoryTable:
         if not isinstance(ops, list) or not all(isinstance(o, str) for o in ops):
             raise CategoryFileError(f"{source}: categories.{category}.ops must be a list of names")
         by_name.update(dict.fromkeys(ops, category))
+    for section in ("patterns", "kernel_fallbacks"):
+        if not isinstance(document.get(section, []), list):
+            raise CategoryFileError(
+                f"{source}: {section} must be an array of tables ([[{section}]])"
+            )
     patterns = []
     for i, entry in enumerate(document.get("patterns", [])):
         try:

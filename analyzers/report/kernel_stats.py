@@ -33,7 +33,9 @@ def kernel_summaries(kernels: pd.DataFrame) -> dict[int, list[dict[str, Any]]]:
     """
     if kernels.empty:
         return {}
-    k = kernels.sort_values(["group", "instance", "ts"], kind="stable")
+    first_ts = kernels.groupby("instance")["ts"].transform("min")
+    k = kernels.assign(first_ts=first_ts)
+    k = k.sort_values(["group", "first_ts", "instance", "ts"], kind="stable")
     k = k.assign(position=k.groupby("instance").cumcount())
     sizes = k.groupby("instance")["position"].transform("size")
     first_instance = k.groupby("group")["instance"].transform("first")

@@ -52,7 +52,8 @@ def _evaluate(
     """Work per signature (name, args, backward flag); None where no model applies."""
     works: list[Work | None] = []
     declined: Counter[str] = Counter()
-    for name, dims, types, strides, concrete, backward in signatures.itertuples(index=False):
+    for name, *recorded, backward in signatures.itertuples(index=False):
+        dims, types, strides, concrete = (_text(v) for v in recorded)
         model = model_for(name)
         formula = None if model is None else (model.backward if backward else model.forward)
         if formula is None:
@@ -158,8 +159,6 @@ def build_unified(
     ]
     sig = group_ids(evaluated, list(evaluated.columns))
     signatures = evaluated.groupby(sig, sort=True).first()
-    for col in ARG_COLUMNS:
-        signatures[col] = signatures[col].map(_text)
     works, declined = _evaluate(signatures, model_for)
     static = static_metrics(
         np.array([w.flops if w else np.nan for w in works], dtype=np.float64),

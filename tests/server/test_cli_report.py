@@ -1,0 +1,165 @@
+"""`rooflens report` and `rooflens platforms`: files written, hand-counted GFLOPS, exit codes.
+
+The trace: aten::mm (1024×512) @ (512×2048) in bf16 launching one 40 µs GEMM kernel, and an
+unmodelled op launching a 5 µs elementwise kernel. Hand count: 2·1024·2048·512 FLOPs =
+2.147483648 GFLOPS; (1024·512 + 512·2048 + 1024·2048)·2 bytes = 7.0 MiB.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from rooflens.server.cli import main
+from tests.analyzers.trace.conftest import TraceBuilder
+
+BF16 = "c10::BFloat16"
+MM_ARGS = {"Input Dims": [[1024, 512], [512, 2048]], "Input type": [BF16, BF16]}
+ELEMENTWISE = "void at::native::vectorized_elementwise_kernel<4, at::native::AbsFunctor<float>>"
+CSVS = [
+    "gpu_timeline",
+    "ops_summary_by_category",
+    "ops_summary",
+    "ops_unique_args",
+    "unified_perf_summary",
+    "kernel_summary",
+]
+
+
+@pytest.fixture
+def trace(tmp_path: Path) -> Path:
+    tb = TraceBuilder(tmp_path)
+    return tb.write(
+        [
+            tb.cpu_op("aten::mm", 0, 30, args=MM_ARGS),
+            *tb.launch(1, 5, 100, 40, kernel_name="gemm_kernel"),
+            tb.cpu_op("my::custom_op", 50, 10),
+            *tb.launch(2, 52, 200, 5, kernel_name=ELEMENTWISE),
+        ]
+    )
+
+
+def rows(path: Path) -> dict[str, dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as f:
+        return {r["name"]: r for r in csv.DictReader(f)}
+
+
+def test_report_writes_every_csv_and_the_workbook(trace, tmp_path, capsys):
+    out = tmp_path / "report"
+    assert main(["report", str(trace), "--platform", "MI300X", "--out", str(out)]) == 0
+    folder = out / "perf_report_csvs"
+    assert sorted(p.name for p in folder.iterdir()) == sorted(f"{n}.csv" for n in CSVS)
+    assert (out / "perf_report.xlsx").stat().st_size > 0
+    printed = capsys.readouterr().out
+    assert "Scored against platform MI300X." in printed
+    assert "Kernel time with a roofline: 88.9 %" in printed  # 40 of 45 µs
+
+    unified = rows(folder / "unified_perf_summary.csv")
+    mm = unified["aten::mm"]
+    assert float(mm["GFLOPS"]) == pytest.approx(2.147483648, rel=1e-12)
+    assert float(mm["Data Moved (MB)"]) == pytest.approx(7.0, rel=1e-12)
+    assert mm["Compute Spec"] == "matrix_bf16"
+    # MI300X measured roof 708 TFLOPS bf16, 5300 GB/s: compute 3.0331 µs > memory 1.3849 µs
+    assert mm["Roofline Bound"] == "COMPUTE_BOUND"
+    roofline_us = 2.147483648e9 / 708e12 * 1e6
+    assert float(mm["Roofline Time (µs)_first"]) == pytest.approx(roofline_us)
+    assert float(mm["Pct Roofline_mean"]) == pytest.approx(roofline_us / 40 * 100)
+    assert json.loads(mm["Input Dims"]) == [[1024, 512], [512, 2048]]
+    assert unified["my::custom_op"]["GFLOPS"] == ""
+    assert unified["my::custom_op"]["has_perf_model"] == "False"
+
+    by_category = rows(folder / "ops_summary.csv")
+    assert json.loads(by_category["aten::mm"]["Categories"]) == ["GEMM"]
+
+
+def test_report_without_a_platform_omits_the_roofline(trace, tmp_path, capsys):
+    out = tmp_path / "report"
+    assert main(["report", str(trace), "--out", str(out)]) == 0
+    assert "no platform" in capsys.readouterr().out
+    mm = rows(out / "perf_report_csvs" / "unified_perf_summary.csv")["aten::mm"]
+    assert float(mm["GFLOPS"]) == pytest.approx(2.147483648)
+    assert "Pct Roofline_mean" not in mm
+
+
+def test_unknown_platform_exits_2_listing_the_known_names(trace, tmp_path, capsys):
+    code = main(["report", str(trace), "--platform", "NOPE", "--out", str(tmp_path / "o")])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "NOPE" in err
+    assert "MI300X" in err and "H100_SXM" in err
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(
+    ("platform", "field"),
+    [
+        ({"name": "X", "mem_bw_gbps": -5, "peak_tflops": {"matrix_bf16": 100}}, "mem_bw_gbps"),
+        ({"name": "X", "mem_bw_gbps": 100, "peak_tflops": {"matrix_bf17": 1}}, "matrix_bf17"),
+        ({"name": "X", "peak_tflops": {"matrix_bf16": 100}}, "mem_bw_gbps"),
+    ],
+)
+def test_bad_platform_file_exits_2_naming_the_field(trace, tmp_path, capsys, platform, field):
+    path = tmp_path / "gpu.json"
+    path.write_text(json.dumps(platform))
+    code = main(["report", str(trace), "--platform-file", str(path), "--out", str(tmp_path)])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert str(path) in err
+    assert field in err
+
+
+def test_platform_file_is_used_for_the_roofline(trace, tmp_path, capsys):
+    path = tmp_path / "gpu.json"
+    path.write_text(
+        json.dumps({"name": "Toy", "mem_bw_gbps": 1000, "peak_tflops": {"matrix_bf16": 200}})
+    )
+    out = tmp_path / "report"
+    assert main(["report", str(trace), "--platform-file", str(path), "--out", str(out)]) == 0
+    mm = rows(out / "perf_report_csvs" / "unified_perf_summary.csv")["aten::mm"]
+    # compute 10.73741824 µs > memory 7.340032 µs
+    assert float(mm["Roofline Time (µs)_first"]) == pytest.approx(10.73741824)
+
+
+def test_user_categories_reach_the_tables(trace, tmp_path):
+    path = tmp_path / "cats.toml"
+    path.write_text('[categories.MyCustom]\nops = ["my::custom_op"]\n')
+    out = tmp_path / "report"
+    assert main(["report", str(trace), "--categories", str(path), "--out", str(out)]) == 0
+    unified = rows(out / "perf_report_csvs" / "unified_perf_summary.csv")
+    assert unified["my::custom_op"]["op category"] == "MyCustom"
+    with (out / "perf_report_csvs" / "ops_summary_by_category.csv").open() as f:
+        assert {r["op category"] for r in csv.DictReader(f)} == {"GEMM", "MyCustom"}
+
+
+def test_bad_categories_file_exits_2_naming_the_file(trace, tmp_path, capsys):
+    path = tmp_path / "cats.toml"
+    path.write_text('[[patterns]]\nregex = "("\ncategory = "x"\n')
+    assert main(["report", str(trace), "--categories", str(path), "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert str(path) in err and "patterns[0]" in err
+
+
+def test_missing_trace_exits_2(tmp_path, capsys):
+    missing = tmp_path / "nope.json"
+    assert main(["report", str(missing), "--platform", "MI300X", "--out", str(tmp_path)]) == 2
+    assert "rooflens:" in capsys.readouterr().err
+
+
+def test_platform_and_platform_file_are_exclusive(trace, tmp_path):
+    both = ["--platform", "MI300X", "--platform-file", "x.json"]
+    with pytest.raises(SystemExit) as caught:
+        main(["report", str(trace), *both, "--out", str(tmp_path)])
+    assert caught.value.code == 2
+
+
+def test_platforms_lists_the_catalogue(capsys):
+    assert main(["platforms"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    names = [line.split()[0] for line in lines[1:]]
+    assert "MI300X" in names and "H100_SXM" in names
+    mi300x = next(line for line in lines if line.startswith("MI300X "))
+    assert "AMD" in mi300x and "5300" in mi300x and "708" in mi300x
+    assert lines[0].split()[:2] == ["name", "vendor"]
