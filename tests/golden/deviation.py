@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from rooflens.analyzers.perf.base import Work
 from tests.golden.reference_rows import ReferenceRow
 
 
@@ -30,3 +31,48 @@ class Deviation:
             and (self.input_dims is None or input_dims == self.input_dims)
             and (self.input_type is None or input_type == self.input_type)
         )
+
+
+TOLERANCE = 0.005  # TraceLens's numbers: within 0.5 %
+EXACT = 1e-12  # our own hand-derived values
+
+
+def normalise(value: Any) -> Any:
+    if isinstance(value, list | tuple):
+        return tuple(normalise(v) for v in value)
+    return value
+
+
+def within(ours: float, ref: float, tolerance: float) -> bool:
+    return abs(ours - ref) <= tolerance * abs(ref)
+
+
+def mismatches(
+    row: ReferenceRow,
+    work: Work,
+    deviation: Deviation | None,
+    skip_params: frozenset[str] = frozenset(),
+) -> dict[str, tuple[Any, Any]]:
+    """{what: (ours, expected)} for one modelled reference row; empty when it matches."""
+    gflops, mb = work.flops / 1e9, (work.bytes or 0.0) / 2**20
+    want_gflops, want_mb = row.number("GFLOPS"), row.number("Data Moved (MB)")
+    want_params = {k: v for k, v in (row.perf_params or {}).items() if k not in skip_params}
+    tol_gflops = tol_mb = TOLERANCE
+    if deviation is not None:
+        if deviation.gflops is not None:
+            want_gflops, tol_gflops = deviation.gflops, EXACT
+        if deviation.data_moved_mb is not None:
+            want_mb, tol_mb = deviation.data_moved_mb, EXACT
+        want_params |= dict(deviation.params)
+    found: dict[str, tuple[Any, Any]] = {}
+    if not within(gflops, want_gflops, tol_gflops):
+        found["GFLOPS"] = (gflops, want_gflops)
+    if work.bytes is None or not within(mb, want_mb, tol_mb):
+        found["Data Moved (MB)"] = (mb if work.bytes is not None else None, want_mb)
+    ours_params = {k: normalise(v) for k, v in work.params.items()}
+    for key in sorted(set(ours_params) | set(want_params)):
+        if ours_params.get(key, "<absent>") != normalise(want_params.get(key, "<absent>")):
+            found[f"param {key}"] = (ours_params.get(key), want_params.get(key))
+    if row.row["Compute Spec"] != work.compute_spec:
+        found["Compute Spec"] = (work.compute_spec, row.row["Compute Spec"])
+    return found

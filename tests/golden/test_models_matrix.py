@@ -16,12 +16,10 @@ import pytest
 from rooflens.analyzers.perf import conv, gemm, sdpa
 from rooflens.analyzers.perf.base import OpArgs, PerfModel, Work
 from tests.golden.cases import REFERENCE_FOLDERS
-from tests.golden.deviation import Deviation
+from tests.golden.deviation import Deviation, mismatches, normalise
 from tests.golden.reference_rows import ReferenceRow, unified_rows
 
 MODELS: dict[str, PerfModel] = {**gemm.MODELS, **conv.MODELS, **sdpa.MODELS}
-TOLERANCE = 0.005
-EXACT = 1e-12
 # added by TraceLens from the op's kernel names, not from its args: not the model's business
 KERNEL_DERIVED_PARAMS = frozenset({"transpose"})
 
@@ -90,44 +88,9 @@ def deviation_of(row: ReferenceRow) -> Deviation | None:
     return found[0] if found else None
 
 
-def normalise(value: Any) -> Any:
-    if isinstance(value, list | tuple):
-        return tuple(normalise(v) for v in value)
-    return value
-
-
-def within(ours: float, ref: float, tolerance: float = TOLERANCE) -> bool:
-    return abs(ours - ref) <= tolerance * abs(ref)
-
-
-def mismatches(row: ReferenceRow) -> dict[str, tuple[Any, Any]]:
+def row_mismatches(row: ReferenceRow) -> dict[str, tuple[Any, Any]]:
     """{what: (ours, expected)} for one row; empty when it matches."""
-    work = work_of(row)
-    deviation = deviation_of(row)
-    gflops, mb = work.flops / 1e9, (work.bytes or 0.0) / 2**20
-    want_gflops, want_mb = row.number("GFLOPS"), row.number("Data Moved (MB)")
-    want_params = {
-        k: v for k, v in (row.perf_params or {}).items() if k not in KERNEL_DERIVED_PARAMS
-    }
-    if deviation is not None:
-        want_gflops = deviation.gflops if deviation.gflops is not None else want_gflops
-        want_mb = deviation.data_moved_mb if deviation.data_moved_mb is not None else want_mb
-        want_params |= dict(deviation.params)
-    # our own hand-derived values are exact: hold them tightly, not within TraceLens's 0.5 %
-    tol_gflops = EXACT if deviation and deviation.gflops is not None else TOLERANCE
-    tol_mb = EXACT if deviation and deviation.data_moved_mb is not None else TOLERANCE
-    found: dict[str, tuple[Any, Any]] = {}
-    if not within(gflops, want_gflops, tol_gflops):
-        found["GFLOPS"] = (gflops, want_gflops)
-    if work.bytes is None or not within(mb, want_mb, tol_mb):
-        found["Data Moved (MB)"] = (mb if work.bytes is not None else None, want_mb)
-    ours_params = {k: normalise(v) for k, v in work.params.items()}
-    for key in sorted(set(ours_params) | set(want_params)):
-        if ours_params.get(key, "<absent>") != normalise(want_params.get(key, "<absent>")):
-            found[f"param {key}"] = (ours_params.get(key), want_params.get(key))
-    if row.row["Compute Spec"] != work.compute_spec:
-        found["Compute Spec"] = (work.compute_spec, row.row["Compute Spec"])
-    return found
+    return mismatches(row, work_of(row), deviation_of(row), KERNEL_DERIVED_PARAMS)
 
 
 @pytest.mark.parametrize("folder", REFERENCE_FOLDERS)
@@ -135,7 +98,7 @@ def test_matrix_models_match_tracelens_rows(shared: Path, folder: str) -> None:
     failures = {
         f"{row.args.name} {row.row['Input Dims']}": diff
         for row in modelled_rows(shared, folder)
-        if (diff := mismatches(row))
+        if (diff := row_mismatches(row))
     }
     assert not failures, f"(ours, expected): {failures}"
 

@@ -18,7 +18,7 @@ import pytest
 from rooflens.analyzers.perf import elementwise, fused, norm, reduce
 from rooflens.analyzers.perf.base import PerfModel, Unsupported, Work
 from tests.golden.cases import REFERENCE_FOLDERS
-from tests.golden.deviation import Deviation
+from tests.golden.deviation import EXACT, Deviation, mismatches, normalise, within
 from tests.golden.reference_rows import ReferenceRow, unified_rows
 
 MODELS: dict[str, PerfModel] = {
@@ -27,8 +27,6 @@ MODELS: dict[str, PerfModel] = {
     **norm.MODELS,
     **fused.MODELS,
 }
-TOLERANCE = 0.005
-EXACT = 1e-12
 
 
 _REDUCE = "§10.22: output elements from the dim/keepdim Concrete Inputs (TraceLens: always 1)"
@@ -211,41 +209,9 @@ def deviation_of(row: ReferenceRow) -> Deviation | None:
     return found[0] if found else None
 
 
-def normalise(value: Any) -> Any:
-    if isinstance(value, list | tuple):
-        return tuple(normalise(v) for v in value)
-    return value
-
-
-def within(ours: float, ref: float, tolerance: float) -> bool:
-    return abs(ours - ref) <= tolerance * abs(ref)
-
-
-def mismatches(row: ReferenceRow) -> dict[str, tuple[Any, Any]]:
-    """{what: (ours, expected)} for one modelled row; empty when it matches."""
-    work, deviation = work_of(row), deviation_of(row)
-    gflops, mb = work.flops / 1e9, (work.bytes or 0.0) / 2**20
-    want_gflops, want_mb = row.number("GFLOPS"), row.number("Data Moved (MB)")
-    want_params = dict(row.perf_params or {})
-    tol_gflops = tol_mb = TOLERANCE
-    if deviation is not None:
-        if deviation.gflops is not None:
-            want_gflops, tol_gflops = deviation.gflops, EXACT
-        if deviation.data_moved_mb is not None:
-            want_mb, tol_mb = deviation.data_moved_mb, EXACT
-        want_params |= dict(deviation.params)
-    found: dict[str, tuple[Any, Any]] = {}
-    if not within(gflops, want_gflops, tol_gflops):
-        found["GFLOPS"] = (gflops, want_gflops)
-    if work.bytes is None or not within(mb, want_mb, tol_mb):
-        found["Data Moved (MB)"] = (mb if work.bytes is not None else None, want_mb)
-    ours_params = {k: normalise(v) for k, v in work.params.items()}
-    for key in sorted(set(ours_params) | set(want_params)):
-        if ours_params.get(key, "<absent>") != normalise(want_params.get(key, "<absent>")):
-            found[f"param {key}"] = (ours_params.get(key), want_params.get(key))
-    if row.row["Compute Spec"] != work.compute_spec:
-        found["Compute Spec"] = (work.compute_spec, row.row["Compute Spec"])
-    return found
+def row_mismatches(row: ReferenceRow) -> dict[str, tuple[Any, Any]]:
+    """{what: (ours, expected)} for one row; empty when it matches."""
+    return mismatches(row, work_of(row), deviation_of(row))
 
 
 def is_expected_unsupported(row: ReferenceRow) -> bool:
@@ -257,7 +223,7 @@ def test_vector_models_match_tracelens_rows(shared: Path, folder: str) -> None:
     failures = {
         f"{row.args.name} {row.row['Input Dims']}": diff
         for row in rows_of(shared, folder, modelled=True)
-        if (diff := mismatches(row))
+        if (diff := row_mismatches(row))
     }
     assert not failures, f"(ours, expected): {failures}"
 

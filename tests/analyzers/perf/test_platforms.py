@@ -20,6 +20,7 @@ from rooflens.analyzers.perf.platforms import (
     load_platform_file,
     platform_table,
 )
+from tests.golden.conftest import shared_dir
 
 REPO = Path(__file__).resolve().parents[3]
 PACKAGED = REPO / "analyzers/perf/platforms"
@@ -37,12 +38,6 @@ DEVICE_KEYS = {
 }
 # reference file -> catalogue entry whose roofline must give the same numbers
 REFERENCE = {"MI300X.json": "MI300X", "H100.json": "H100_SXM", "B200.json": "B200"}
-
-
-def shared_dir() -> Path | None:
-    configured = os.environ.get("ROOFLENS_SHARED")
-    candidate = Path(configured) if configured else REPO.parent / "shared"
-    return candidate if (candidate / "reference/tracelens/platforms").is_dir() else None
 
 
 @pytest.fixture(scope="module")
