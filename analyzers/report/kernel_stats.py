@@ -59,16 +59,17 @@ def kernel_summaries(kernels: pd.DataFrame) -> dict[int, list[dict[str, Any]]]:
         }
     ).reset_index()
     stats = stats.sort_values(["group", "total_duration_us"], kind="stable")
+    records = stats.to_dict("records")  # one C-level conversion, not a row-by-row pandas walk
     out: dict[int, list[dict[str, Any]]] = {}
-    for group, rows in stats.groupby("group", sort=False):
-        out[int(group)] = [_record(r) for r in rows.itertuples(index=False)]
+    for record in records:
+        out.setdefault(int(record.pop("group")), []).append(_record(record))
     return out
 
 
-def _record(row: Any) -> dict[str, Any]:
-    record: dict[str, Any] = {"name": row.name, "stream": int(row.stream)}
+def _record(row: dict[str, Any]) -> dict[str, Any]:
+    record: dict[str, Any] = {"name": row["name"], "stream": int(row["stream"])}
     for column in STAT_COLUMNS:
-        value = getattr(row, column)
+        value = row[column]
         record[column] = int(value) if column == "count" else float(value)
     return record
 

@@ -16,7 +16,6 @@ from rooflens.analyzers.trace.columns import name_matches
 from rooflens.analyzers.trace.device import GpuIdentity, identify_gpu
 from rooflens.analyzers.trace.model import MODULE_PREFIX, TraceModel
 from rooflens.analyzers.trace.schema import GRAPH_LAUNCH_NAMES, LAUNCH_CATEGORIES
-from rooflens.analyzers.trace.timeline import COMMUNICATION
 
 PROFILER_STEP = re.compile(r"ProfilerStep#(\d+)")
 
@@ -86,7 +85,7 @@ def assess(model: TraceModel) -> TraceHealth:
     python = (cat == "python_function").to_numpy()
     launches = cat.isin(LAUNCH_CATEGORIES).to_numpy()
     graph = launches & name_matches(ev["name"], lambda n: n in GRAPH_LAUNCH_NAMES)
-    comm_names = gpu.loc[gpu["name"].astype(str).str.contains(COMMUNICATION), "name"]
+    comm_names = gpu.loc[(gpu["bucket"] == "communication").to_numpy(), "name"]
     unlinked = gpu[~gpu["linked"].to_numpy()]
     dist = trace.meta.distributed
     steps = sorted(

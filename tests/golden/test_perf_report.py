@@ -26,7 +26,8 @@ from tests.golden.deviation import Deviation
 from tests.golden.test_models_matrix import DEVIATIONS as MATRIX_DEVIATIONS
 from tests.golden.test_models_vector import DEVIATIONS as VECTOR_DEVIATIONS
 
-PLATFORM_FILE = {"h100": "H100.json", "b200": "B200.json"}
+# reference README table: which platform file each reference folder was produced with
+PLATFORM_FILE = {"h100": "H100.json", "b200": "B200.json", "torch": "H100.json"}
 WITH_OPS = [f for f in REFERENCE_FOLDERS if f != "mi210_gpu_only"]
 KEY = ["name", "Input Dims", "Input type", "Concrete Inputs"]
 
