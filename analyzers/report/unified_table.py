@@ -18,6 +18,8 @@ import pandas as pd
 
 from rooflens.analyzers.perf.base import PerfModel, Unsupported, Work, parse_args
 from rooflens.analyzers.perf.categories import CategoryTable
+from rooflens.analyzers.perf.gemm import MODELS as GEMM_MODELS
+from rooflens.analyzers.perf.gemm_kernels import gemm_transpose
 from rooflens.analyzers.perf.roofline import Roof, achieved_metrics, static_metrics
 from rooflens.analyzers.report.kernel_stats import group_ids, kernel_summaries, truncate
 from rooflens.analyzers.report.ops_tables import ARG_COLUMNS, with_shares
@@ -35,6 +37,7 @@ GROUP_KEYS = [
     *ARG_COLUMNS.values(),
 ]
 ROOFLINE_COLUMNS = ("Roofline Time (µs)", "Roofline Bound", "Pct Roofline")
+GEMM_OPS = frozenset(GEMM_MODELS)
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,30 @@ def _evaluate(
             declined[str(exc)] += 1
             works.append(None)
     return works, declined
+
+
+def _with_gemm_layout(
+    works: list[Work | None],
+    names: pd.Series,
+    sig: np.ndarray,
+    unified: UnifiedOps,
+    ev: pd.DataFrame,
+) -> list[dict[str, Any] | None]:
+    """perf_params, plus `transpose` for GEMMs whose kernel names spell their layout (§6.4)."""
+    params = [dict(w.params) if w else None for w in works]
+    first_row = pd.Series(np.arange(len(sig))).groupby(sig).first()
+    k = unified.kernels.assign(ts=ev["ts"].to_numpy()[unified.kernels["gpu"].to_numpy()])
+    k = k.sort_values(["op", "ts"], kind="stable")
+    kernel_names = ev["name"].astype(str).to_numpy()
+    for s_id, name in enumerate(names):
+        if params[s_id] is None or name not in GEMM_OPS:
+            continue
+        kernels = k.loc[k["op"] == first_row.iat[s_id], "gpu"].to_numpy()
+        layouts = (gemm_transpose(kernel_names[g]) for g in kernels)
+        layout = next((t for t in layouts if t is not None), None)
+        if layout is not None:
+            params[s_id]["transpose"] = layout
+    return params
 
 
 def _categories(
@@ -167,7 +194,7 @@ def build_unified(
         platform,
         memory_only=np.array([bool(w and w.unit == "vector") for w in works]),
     )
-    static["perf_params"] = [dict(w.params) if w else None for w in works]
+    static["perf_params"] = _with_gemm_layout(works, signatures["name"], sig, unified, ev)
     static["has_perf_model"] = [w is not None for w in works]
     per_instance = static.iloc[sig].reset_index(drop=True)
     inst = pd.concat([inst, per_instance], axis=1)

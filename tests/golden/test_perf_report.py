@@ -169,3 +169,26 @@ def test_unified_rows_cover_the_reference_and_agree(shared: Path, folder: str) -
         assert close(row["gflops_ours"], expected_gflops), (name, row["gflops_ours"])
         if not math.isnan(expected_mb):
             assert close(row["data_mb_ours"], expected_mb), (name, row["data_mb_ours"])
+
+
+@pytest.mark.parametrize("folder", WITH_OPS)
+def test_gemm_transpose_params_come_from_kernel_names_as_in_tracelens(
+    shared: Path, folder: str
+) -> None:
+    ours = our_report(folder).sheets["unified_perf_summary"]
+    ref = reference(shared, folder, "unified_perf_summary")
+    ours_layouts = sorted(
+        (name, str(params.get("transpose")))
+        for name, params, category in zip(
+            ours["name"], ours["perf_params"], ours["op category"], strict=True
+        )
+        if category == "GEMM" and params
+    )
+    ref_layouts = sorted(
+        (name, str(ast.literal_eval(params).get("transpose")))
+        for name, params, category in zip(
+            ref["name"], ref["perf_params"], ref["op category"], strict=True
+        )
+        if category == "GEMM" and isinstance(params, str)
+    )
+    assert ours_layouts == ref_layouts
