@@ -114,10 +114,19 @@ def add_summary_sheet(
     ws.title = "summary"
     ws["A1"] = title
     ws["A1"].font = TITLE_FONT
+    widths: dict[int, float] = {}
+
+    def track(col: int, value: Any, fmt: str | None = None) -> None:
+        text = f"{value:,.3f}" if fmt and isinstance(value, float) else str(value)
+        widths[col] = min(max(widths.get(col, 10), len(text) + 2), MAX_WIDTH)
+
     row = 3
     for key, value in facts.items():
         ws.cell(row=row, column=1, value=key).font = Font(bold=True)
-        ws.cell(row=row, column=2, value=_plain(value))
+        cell = ws.cell(row=row, column=2, value=_plain(value))
+        cell.alignment = Alignment(horizontal="left")
+        track(1, key)
+        track(2, value)
         row += 1
     for heading, frame in (("GPU timeline", timeline), ("Top operations by GPU time", top_ops)):
         row += 1
@@ -126,6 +135,7 @@ def add_summary_sheet(
         columns = list(frame.columns)
         for col, name in enumerate(columns, start=1):
             ws.cell(row=row, column=col, value=name)
+            track(col, name)
         _style_header(ws, row, len(columns))
         first_data = row + 1
         for values in frame.itertuples(index=False):
@@ -135,6 +145,7 @@ def add_summary_sheet(
                 fmt = number_format(name)
                 if fmt:
                     cell.number_format = fmt
+                track(col, _plain(value), fmt)
         for col, name in enumerate(columns, start=1):
             if name.startswith("Pct Roofline") and row >= first_data:
                 letter = get_column_letter(col)
@@ -146,9 +157,8 @@ def add_summary_sheet(
         for note in notes:
             row += 1
             ws.cell(row=row, column=1, value=note)
-    ws.column_dimensions["A"].width = 48
-    for letter in "BCDEFGH":
-        ws.column_dimensions[letter].width = 18
+    for col, width in widths.items():
+        ws.column_dimensions[get_column_letter(col)].width = width
     return ws
 
 
