@@ -36,7 +36,6 @@ GROUP_KEYS = [
     "thread_name",
     *ARG_COLUMNS.values(),
 ]
-ROOFLINE_COLUMNS = ("Roofline Time (µs)", "Roofline Bound", "Pct Roofline")
 GEMM_OPS = frozenset(GEMM_MODELS)
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import os
 import tempfile
 from collections.abc import Mapping
@@ -64,6 +63,3 @@ def write_csv_folder(sheets: Mapping[str, pd.DataFrame], folder: Path) -> list[P
         written.append(path)
     return written
 
-
-def is_missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
