@@ -62,4 +62,3 @@ def write_csv_folder(sheets: Mapping[str, pd.DataFrame], folder: Path) -> list[P
         atomic_write_bytes(path, for_output(frame).to_csv(index=False).encode("utf-8"))
         written.append(path)
     return written
-
