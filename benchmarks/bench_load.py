@@ -5,7 +5,9 @@ What is measured, per trace file:
   * engine: "load + tree + timeline" = `build_model(load_trace(path)).gpu_timeline()`.
 Each measurement runs in a fresh child process (`--child MODE PATH`) that reports the wall
 time of the work alone (`time.perf_counter`), its VmRSS right before the work (after imports)
-and its peak RSS (`ru_maxrss`). MB = 10**6 bytes throughout.
+and its peak RSS. MB = 10**6 bytes throughout. The peak is VmHWM, not `ru_maxrss`: Linux
+carries `ru_maxrss` over exec from the spawning parent (which holds the base trace, ~350 MB),
+so it would floor every child's peak at the parent's size; `ru_maxrss` is kept in --json-out.
 
 Files: the largest trace under /work/shared/traces by decompressed size (or `--trace PATH`),
 decompressed to plain JSON (factor 1), plus synthetic inflations in which its `traceEvents`
@@ -16,14 +18,15 @@ Checks: engine/json time ratio <= 1; engine peak-minus-baseline RSS <= 2 x JSON 
 linearity between the smallest inflated factor and the largest (20 vs 2 by default): engine
 time and peak-minus-baseline RSS within +/-20 % of the factor-scaled value.
 
-Run:  python benchmarks/bench_load.py [--factors 1,2,20] [--trace PATH] [--workdir DIR]
-                                      [--keep] [--json-out FILE]
+Run:  python benchmarks/bench_load.py  [--factors 1,2,20] [--trace PATH] [--workdir DIR]
+      [--repeat N (best time, worst peak of N runs)] [--keep] [--json-out FILE]
 """
 
 from __future__ import annotations
 
 import argparse
 import gzip
+import hashlib
 import json
 import resource
 import shutil
@@ -34,11 +37,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-TRACES = Path(__file__).resolve().parents[1] / ".." / "shared" / "traces"
+TRACES = Path(__file__).resolve().parents[2] / "shared" / "traces"  # ../shared/traces
 MB = 1e6
 ID_ARGS = ("correlation", "External id", "Sequence number", "Python id", "Python parent id")
 GAP_US = 1000.0
 TOLERANCE = 0.20
+ENGINE = "analyzers/trace"  # the engine's sources, relative to the repo
 
 
 def decompressed_size(path: Path) -> int:
@@ -55,11 +59,6 @@ def largest_trace(root: Path) -> Path:
     if not files:
         sys.exit(f"no traces under {root}")
     return max(files, key=decompressed_size)
-
-
-def read_json_bytes(path: Path) -> bytes:
-    data = path.read_bytes()
-    return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
 
 
 def is_flow(event: dict[str, Any]) -> bool:
@@ -104,14 +103,11 @@ def write_inflated(base: dict[str, Any], factor: int, dest: Path) -> int:
     span, offset = end - start + GAP_US, id_offset(events)
     with dest.open("w", encoding="utf-8", buffering=1 << 22) as f:
         f.write('{"traceEvents": [')
-        first = True
+        sep = ""
         for copy in range(factor):
             for event in events:
-                f.write(
-                    ("" if first else ",\n")
-                    + json.dumps(shifted(event, copy * span, copy * offset))
-                )
-                first = False
+                f.write(sep + json.dumps(shifted(event, copy * span, copy * offset)))
+                sep = ",\n"
         f.write("]")
         for key, value in base.items():
             if key != "traceEvents":
@@ -120,11 +116,10 @@ def write_inflated(base: dict[str, Any], factor: int, dest: Path) -> int:
     return factor * len(events)
 
 
-def vm_rss_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) * 1024 / MB
-    return float("nan")
+def status_mb(field: str) -> float:
+    """A memory line of /proc/self/status (VmRSS: current, VmHWM: peak of this process)."""
+    lines = Path("/proc/self/status").read_text().splitlines()
+    return next(int(ln.split()[1]) * 1024 / MB for ln in lines if ln.startswith(f"{field}:"))
 
 
 def child(mode: str, path: str) -> None:
@@ -132,47 +127,58 @@ def child(mode: str, path: str) -> None:
     if mode == "engine":
         from rooflens.analyzers.trace.load import load_trace
         from rooflens.analyzers.trace.model import build_model
-
-        def work() -> None:
-            build_model(load_trace(path)).gpu_timeline()
-    else:
-
-        def work() -> None:
-            with open(path, encoding="utf-8") as f:
-                json.load(f)
-
-    baseline = vm_rss_mb()
+    baseline = status_mb("VmRSS")
     t0 = time.perf_counter()
-    work()
+    if mode == "engine":
+        build_model(load_trace(path)).gpu_timeline()
+    else:
+        with open(path, encoding="utf-8") as f:
+            json.load(f)
     seconds = time.perf_counter() - t0
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / MB
-    print(json.dumps({"seconds": seconds, "peak_mb": peak, "baseline_mb": baseline}))
+    maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / MB
+    out = {"seconds": seconds, "peak_mb": status_mb("VmHWM"), "baseline_mb": baseline}
+    print(json.dumps(out | {"ru_maxrss_mb": maxrss}))
 
 
-def measure(mode: str, path: Path) -> dict[str, float]:
+def measure(mode: str, path: Path, repeat: int) -> dict[str, float]:
+    """`repeat` fresh child runs: the best time and the worst peak RSS."""
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", mode, str(path)]
-    done = subprocess.run(cmd, capture_output=True, text=True, check=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
-def measure_file(path: Path, factor: int, events: int) -> dict[str, Any]:
-    """One table row: json.load and engine, each in its own fresh process."""
-    js, eng = measure("json", path), measure("engine", path)
-    print(f"  json.load {js['seconds']:.2f} s, engine {eng['seconds']:.2f} s")
-    size = path.stat().st_size / MB
+    runs = [
+        json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
+        for _ in range(repeat)
+    ]
     return {
-        "file": path.name, "factor": factor, "json_mb": size, "events": events,
+        "seconds": min(r["seconds"] for r in runs),
+        "peak_mb": max(r["peak_mb"] for r in runs),
+        "baseline_mb": min(r["baseline_mb"] for r in runs),
+        "ru_maxrss_mb": max(r["ru_maxrss_mb"] for r in runs),
+    }
+
+
+def engine_version() -> str:
+    """Git commit (+dirty) and `src:` a hash of the engine's sources (to spot edits mid-run)."""
+    root = Path(__file__).resolve().parents[1]
+    git = ["git", "-C", str(root)]
+    head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    dirty = subprocess.run([*git, "status", "--porcelain", "-uno", ENGINE], capture_output=True)
+    sources = hashlib.sha1(b"".join(p.read_bytes() for p in sorted((root / ENGINE).glob("*.py"))))
+    plus = "+dirty" if dirty.stdout.strip() else ""
+    return f"{head.stdout.strip()}{plus} src:{sources.hexdigest()[:8]}"
+
+
+def measure_file(path: Path, factor: int, events: int, repeat: int) -> dict[str, Any]:
+    """One table row: json.load and engine, each in its own fresh process(es)."""
+    js, eng = measure("json", path, repeat), measure("engine", path, repeat)
+    print(f"  json.load {js['seconds']:.2f} s, engine {eng['seconds']:.2f} s")
+    return {
+        "file": path.name, "factor": factor, "json_mb": path.stat().st_size / MB, "events": events,
         "json_s": js["seconds"], "engine_s": eng["seconds"],
         "ratio": eng["seconds"] / js["seconds"],
         "json_peak_mb": js["peak_mb"], "json_delta_mb": js["peak_mb"] - js["baseline_mb"],
         "engine_peak_mb": eng["peak_mb"], "engine_baseline_mb": eng["baseline_mb"],
         "engine_delta_mb": eng["peak_mb"] - eng["baseline_mb"],
+        "json_ru_maxrss_mb": js["ru_maxrss_mb"], "engine_ru_maxrss_mb": eng["ru_maxrss_mb"],
     }  # fmt: skip
-
-
-def within(actual: float, expected: float) -> tuple[bool, str]:
-    dev = actual / expected - 1
-    return abs(dev) <= TOLERANCE, f"{actual:.2f} vs expected {expected:.2f} ({dev:+.1%})"
 
 
 def checks(rows: list[dict[str, Any]]) -> list[tuple[str, bool, str]]:
@@ -187,8 +193,10 @@ def checks(rows: list[dict[str, Any]]) -> list[tuple[str, bool, str]]:
         scale = hi["factor"] / lo["factor"]
         name = f"x{hi['factor']} ~ {scale:g} * x{lo['factor']}"
         for label, key in (("engine time", "engine_s"), ("peak-baseline", "engine_delta_mb")):
-            ok, detail = within(hi[key], scale * lo[key])
-            out.append((f"linearity {label}: {name} (±{TOLERANCE:.0%})", ok, detail))
+            actual, expected = hi[key], scale * lo[key]
+            dev, detail = actual / expected - 1, f"{actual:.2f} vs expected {expected:.2f}"
+            out.append((f"linearity {label}: {name} (±{TOLERANCE:.0%})", abs(dev) <= TOLERANCE,
+                        f"{detail} ({dev:+.1%})"))  # fmt: skip
     return out
 
 
@@ -216,6 +224,7 @@ def main() -> None:
     ap.add_argument("--trace", type=Path, help="base trace (default: largest under shared/traces)")
     ap.add_argument("--factors", default="1,2,20", help="inflation factors (default 1,2,20)")
     ap.add_argument("--workdir", type=Path, help="where inflated files go (default: temp in /tmp)")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per measurement (best time)")
     ap.add_argument("--keep", action="store_true", help="keep the generated files")
     ap.add_argument("--json-out", type=Path, help="also save the results as JSON")
     args = ap.parse_args()
@@ -224,12 +233,14 @@ def main() -> None:
         return
 
     sys.stdout.reconfigure(line_buffering=True)  # progress shows up when logged to a file
-    base_path = args.trace or largest_trace(TRACES.resolve())
+    base_path = args.trace or largest_trace(TRACES)
     factors = sorted({int(f) for f in args.factors.split(",")})
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="bench_load_", dir="/tmp"))
     workdir.mkdir(parents=True, exist_ok=True)
-    print(f"base trace: {base_path}\nworkdir: {workdir}\n")
-    raw = read_json_bytes(base_path)
+    version = engine_version()
+    print(f"base trace: {base_path}\nengine: {version}\nworkdir: {workdir}\n")
+    raw = base_path.read_bytes()
+    raw = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
     base = json.loads(raw)
     if isinstance(base, list):  # Chrome's "JSON array" form: the events alone
         base = {"traceEvents": base}
@@ -248,18 +259,21 @@ def main() -> None:
                 events = write_inflated(base, factor, dest)
             size = dest.stat().st_size / MB
             print(f"wrote {dest.name} ({size:.0f} MB) in {time.perf_counter() - t0:.0f} s")
-            rows.append(measure_file(dest, factor, events))
+            rows.append(measure_file(dest, factor, events, args.repeat))
     finally:
         if not args.keep:
             for path in written:
                 path.unlink(missing_ok=True)
             if args.workdir is None:
                 shutil.rmtree(workdir, ignore_errors=True)
+    if (after := engine_version()).split("src:")[1] != version.split("src:")[1]:
+        print(f"\nWARNING: engine sources changed during the run ({version} -> {after})")
     print()
     results = print_report(rows)
     if args.json_out:
         checks_out = [{"check": n, "pass": ok, "detail": d} for n, ok, d in results]
-        payload = {"base_trace": str(base_path), "rows": rows, "checks": checks_out}
+        payload = {"base_trace": str(base_path), "engine": version, "repeat": args.repeat}
+        payload |= {"rows": rows, "checks": checks_out}
         args.json_out.write_text(json.dumps(payload, indent=2) + "\n")
 
 

@@ -29,7 +29,7 @@ from rooflens.analyzers.trace.schema import (
     TraceHeader,
 )
 
-BATCH_EVENTS = 50_000
+BATCH_EVENTS = 8_192  # bounds the per-batch working set (about 15 MB of objects)
 _T = TypeVar("_T")
 SUFFIXES = (".json", ".json.gz")
 _GZIP_MAGIC = b"\x1f\x8b"
