@@ -11,7 +11,7 @@ What is measured, each in a fresh child process (`--child MODE PATH`), `--repeat
     `build_report` -> `write_report(report, out_dir, name, gpu)` (CSV folder + XLSX, into a
     temporary folder), i.e. what `rooflens report` does.
 Each child reports the wall time of the work alone (`time.perf_counter`, imports excluded and
-shown apart), its VmRSS after imports and its peak RSS (`ru_maxrss`); the report child also
+shown apart), its VmRSS after imports and its peak RSS (VmHWM); the report child also
 times each phase: load, model (+ health), report tables, CSV, XLSX. CSV and XLSX are timed by
 wrapping the two writers `write_report` calls, so `write_report` itself runs unchanged.
 MB = 10**6 bytes.
@@ -29,7 +29,6 @@ import argparse
 import gzip
 import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -40,7 +39,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench_load import decompressed_size, largest_trace, vm_rss_mb
+from bench_load import decompressed_size, largest_trace, status_mb
 
 MB = 1e6
 TARGET = 2.0
@@ -98,7 +97,7 @@ def child(mode: str, path: str, top: int) -> None:
     if mode == "profile":
         profile(path, top)
         return
-    baseline = vm_rss_mb()
+    baseline = status_mb("VmRSS")
     phases: dict[str, float] = {}
     out_dir = Path(tempfile.mkdtemp(prefix="bench_report_out_"))
     t0 = time.perf_counter()
@@ -111,7 +110,7 @@ def child(mode: str, path: str, top: int) -> None:
         seconds = time.perf_counter() - t0
     finally:
         shutil.rmtree(out_dir, ignore_errors=True)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / MB
+    peak = status_mb("VmHWM")  # this process alone (ru_maxrss carries the parent's peak)
     result = {"seconds": seconds, "imports": imports, "peak_mb": peak, "baseline_mb": baseline}
     print(json.dumps(result | {"phases": phases}))
 
