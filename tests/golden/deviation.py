@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rooflens.analyzers.perf.base import Work
+from rooflens.analyzers.perf.base import PerfModel, Work
 from tests.golden.reference_rows import ReferenceRow
 
 
@@ -76,3 +76,16 @@ def mismatches(
     if row.row["Compute Spec"] != work.compute_spec:
         found["Compute Spec"] = (work.compute_spec, row.row["Compute Spec"])
     return found
+
+
+def is_sole_backward(row: ReferenceRow, model: PerfModel) -> bool:
+    """A forward op name in a backward category: its row carries the backward pass."""
+    return model.backward is not None and row.row["op category"] == model.bwd_category
+
+
+def reference_work(row: ReferenceRow, models: Mapping[str, PerfModel]) -> Work:
+    """Our Work for a reference row: forward, or backward for a sole-backward row."""
+    model = models[row.args.name]
+    formula = model.backward if is_sole_backward(row, model) else model.forward
+    assert formula is not None
+    return formula(row.args)

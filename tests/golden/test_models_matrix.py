@@ -16,7 +16,12 @@ import pytest
 from rooflens.analyzers.perf import conv, gemm, sdpa
 from rooflens.analyzers.perf.base import OpArgs, PerfModel, Work
 from tests.golden.cases import REFERENCE_FOLDERS
-from tests.golden.deviation import Deviation, mismatches, normalise
+from tests.golden.deviation import (
+    Deviation,
+    mismatches,
+    normalise,
+    reference_work,
+)
 from tests.golden.reference_rows import ReferenceRow, unified_rows
 
 MODELS: dict[str, PerfModel] = {**gemm.MODELS, **conv.MODELS, **sdpa.MODELS}
@@ -62,16 +67,8 @@ DEVIATIONS: dict[str, Deviation] = {
 }
 
 
-def is_sole_backward(row: ReferenceRow, model: PerfModel) -> bool:
-    """A forward op name in a backward category: its row carries the backward pass."""
-    return model.backward is not None and row.row["op category"] == model.bwd_category
-
-
 def work_of(row: ReferenceRow) -> Work:
-    model = MODELS[row.args.name]
-    formula = model.backward if is_sole_backward(row, model) else model.forward
-    assert formula is not None
-    return formula(row.args)
+    return reference_work(row, MODELS)
 
 
 def modelled_rows(shared: Path, folder: str) -> list[ReferenceRow]:

@@ -18,7 +18,14 @@ import pytest
 from rooflens.analyzers.perf import elementwise, fused, norm, reduce
 from rooflens.analyzers.perf.base import PerfModel, Unsupported, Work
 from tests.golden.cases import REFERENCE_FOLDERS
-from tests.golden.deviation import EXACT, Deviation, mismatches, normalise, within
+from tests.golden.deviation import (
+    EXACT,
+    Deviation,
+    mismatches,
+    normalise,
+    reference_work,
+    within,
+)
 from tests.golden.reference_rows import ReferenceRow, unified_rows
 
 MODELS: dict[str, PerfModel] = {
@@ -182,16 +189,8 @@ UNSUPPORTED: dict[str, tuple[str, str]] = {
 }
 
 
-def is_sole_backward(row: ReferenceRow, model: PerfModel) -> bool:
-    """A forward op name in a backward category: its row carries the backward pass."""
-    return model.backward is not None and row.row["op category"] == model.bwd_category
-
-
 def work_of(row: ReferenceRow) -> Work:
-    model = MODELS[row.args.name]
-    formula = model.backward if is_sole_backward(row, model) else model.forward
-    assert formula is not None
-    return formula(row.args)
+    return reference_work(row, MODELS)
 
 
 def rows_of(shared: Path, folder: str, modelled: bool) -> list[ReferenceRow]:
