@@ -67,11 +67,13 @@ def model_of(shared: Path, folder: str) -> TraceModel:
     return _models[folder]
 
 
-@pytest.mark.parametrize("folder", REFERENCE_FOLDERS)
+# TraceLens's category preparation fails on the GPU-only MI210 trace: no reference file
+WITH_REFERENCE = [f for f in REFERENCE_FOLDERS if f != "mi210_gpu_only"]
+
+
+@pytest.mark.parametrize("folder", WITH_REFERENCE)
 def test_multi_kernel_data_matches_tracelens(shared: Path, folder: str) -> None:
     path = reference_file(shared, folder)
-    if not path.is_file():
-        pytest.skip(f"{folder}: TraceLens wrote no multi_kernel_data.json")
     ref = json.loads(path.read_text())
     model = model_of(shared, folder)
     if folder == SYMMETRIC_MEMORY:
