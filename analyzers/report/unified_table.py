@@ -152,7 +152,11 @@ def build_unified(
     k_end = k_ts + ev["dur"].to_numpy()[k["gpu"].to_numpy()]
     busy = grouped_union_length(k["op"].to_numpy(), k_ts, k_end)
     busy = np.pad(busy, (0, len(ops) - len(busy)))
-    first = k.assign(ts=k_ts).sort_values(["op", "ts"]).drop_duplicates("op")
+    # the kernel-name fallback reads the op's own first kernel (launched directly by it),
+    # as TraceLens's kernel_details do; the subtree's first kernel only when it has none
+    own = model.launcher[k["gpu"].to_numpy()] == ops["uid"].to_numpy()[k["op"].to_numpy()]
+    first = k.assign(ts=k_ts, nested=~own).sort_values(["op", "nested", "ts"])
+    first = first.drop_duplicates("op")
     first_kernel = pd.Series(ev["name"].astype(str).to_numpy()[first["gpu"]], index=first["op"])
 
     inst = pd.DataFrame(

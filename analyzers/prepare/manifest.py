@@ -1,0 +1,327 @@
+"""Per-category data for the analyses: `<key>_ops.csv`, metadata JSON and the manifest.
+
+agent_workflow.md §2.8-§2.10, with our deliberate differences: the manifest's file paths are
+relative to the run folder ("category_data/gemm_ops.csv"), and the manifest persists the
+top operations (§2.4; TraceLens only prints them). Keys and values are otherwise TraceLens's.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
+
+from rooflens.analyzers.perf.platforms import Platform
+from rooflens.analyzers.prepare.categories import (
+    TIME_METRIC_NOTE,
+    GpuUtilization,
+    TimeBreakdown,
+    gpu_utilization,
+    normalise_category,
+    skill_for,
+    time_breakdown,
+)
+from rooflens.analyzers.report.build import PerfReport
+from rooflens.analyzers.report.write_csv import atomic_write_bytes, for_output
+
+CATEGORY_DATA = "category_data"
+METADATA = "metadata"
+TRACE_LOADING_POLICY = "DO_NOT_LOAD_TRACE_use_precomputed_tree_data"
+CPU_IDLE_DISPLAY = "CPU/Idle Analysis"
+MULTI_KERNEL_DISPLAY = "Multi-Kernel Issues"
+KERNEL_FUSION_DISPLAY = "Kernel Fusion Opportunities"
+MULTI_KERNEL_DATA = f"{CATEGORY_DATA}/multi_kernel_data.json"
+FUSION_CANDIDATES = f"{CATEGORY_DATA}/fusion_candidates.json"
+TOP_OPERATIONS = 10
+
+Tier = Literal["system", "compute_kernel"]
+Scope = Literal["standalone", "comparative"]
+
+
+class _OmitNone(BaseModel):
+    """Serialises without the keys of `OMIT_WHEN_NONE` whose value is None (others stay null)."""
+
+    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset()
+
+    @model_serializer(mode="wrap")
+    def _omit_none(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        return {k: v for k, v in data.items() if not (v is None and k in self.OMIT_WHEN_NONE)}
+
+
+class CategoryEntry(_OmitNone):
+    """One `categories[]` entry of the manifest (§2.10)."""
+
+    model_config = ConfigDict(extra="forbid")
+    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset(
+        {
+            "data_file",
+            "priority",
+            "gpu_kernel_time_ms",
+            "cpu_duration_ms",
+            "sync_time_ms",
+            "sync_ops_count",
+            "has_sync_bottleneck",
+        }
+    )
+
+    name: str
+    display_name: str
+    skill: str
+    tier: Tier
+    ops_count: int
+    csv_file: str | None
+    metadata_file: str | None
+    data_file: str | None = None
+    priority: int | None = None
+    gpu_kernel_time_ms: float | None = None
+    cpu_duration_ms: float | None = None
+    sync_time_ms: int | float | None = None
+    sync_ops_count: int | None = None
+    has_sync_bottleneck: bool | None = None
+
+    def with_breakdown(self, breakdown: TimeBreakdown) -> CategoryEntry:
+        return self.model_copy(update=breakdown.model_dump(exclude={"note"}))
+
+
+class TopOperation(BaseModel):
+    """One of the operators with the most direct kernel time (ops_summary)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    total_direct_kernel_time_ms: float
+    category: str
+
+
+class Manifest(_OmitNone):
+    """`category_data/category_manifest.json` (§2.10) plus `top_operations`."""
+
+    model_config = ConfigDict(extra="forbid")
+    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset(
+        {"trace2_gpu_utilization", "trace2_ops_summary_by_category"}
+    )
+
+    platform: str
+    trace_path: str
+    output_dir: str
+    comparison_scope: Scope
+    gpu_utilization: GpuUtilization
+    categories: list[CategoryEntry]
+    time_metric_note: str = TIME_METRIC_NOTE
+    trace2_gpu_utilization: GpuUtilization | None = None
+    trace2_ops_summary_by_category: list[dict[str, Any]] | None = None
+    top_operations: list[TopOperation]
+
+
+class CategoryMetadata(_OmitNone):
+    """`metadata/<key>_metadata.json` (§2.8)."""
+
+    model_config = ConfigDict(extra="forbid")
+    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset(
+        {"trace_loading_policy", "time_breakdown", "tier"}
+    )
+
+    platform: str
+    peak_hbm_bw_tbs: float
+    max_achievable_tflops: dict[str, float]
+    memory_gb: float | None
+    trace_path: str
+    output_dir: str
+    category: str
+    category_name: str
+    gpu_utilization: GpuUtilization
+    trace_loading_policy: str | None = None
+    time_breakdown: TimeBreakdown | None = None
+    tier: Tier | None = None
+
+
+def ops_csv_path(key: str) -> str:
+    return f"{CATEGORY_DATA}/{key}_ops.csv"
+
+
+def metadata_path(key: str) -> str:
+    return f"{METADATA}/{key}_metadata.json"
+
+
+def _write_json(path: Path, model: BaseModel) -> None:
+    atomic_write_bytes(path, (model.model_dump_json(indent=2) + "\n").encode("utf-8"))
+
+
+def top_operations(ops_summary: pd.DataFrame | None) -> list[TopOperation]:
+    """The first ten operators of ops_summary by direct kernel time (§2.4, persisted)."""
+    if ops_summary is None or ops_summary.empty:
+        return []
+    if "total_direct_kernel_time_ms" in ops_summary:
+        time_ms = pd.to_numeric(ops_summary["total_direct_kernel_time_ms"], errors="coerce")
+    elif "Kernel Time (µs)_sum" in ops_summary:
+        time_ms = pd.to_numeric(ops_summary["Kernel Time (µs)_sum"], errors="coerce") / 1000
+    else:
+        return []
+    ranked = ops_summary.assign(_ms=time_ms.fillna(0.0)).sort_values(
+        "_ms", ascending=False, kind="stable"
+    )
+    out = []
+    for _, row in ranked.head(TOP_OPERATIONS).iterrows():
+        categories = row.get("Categories", row.get("op category"))
+        if isinstance(categories, list | tuple):
+            category = ", ".join(map(str, categories))
+        else:
+            category = "" if pd.isna(categories) else str(categories)
+        out.append(
+            TopOperation(
+                name=str(row["name"]),
+                total_direct_kernel_time_ms=float(row["_ms"]),
+                category=category,
+            )
+        )
+    return out
+
+
+def _fusion_count(run_dir: Path) -> int:
+    try:
+        candidates = json.loads((run_dir / FUSION_CANDIDATES).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return 0
+    return len(candidates) if isinstance(candidates, list) else 0
+
+
+def export_categories(
+    report: PerfReport,
+    platform: Platform,
+    run_dir: Path,
+    trace_path: str,
+    *,
+    has_multi_kernel: bool,
+    has_fusion: bool,
+    scope: Scope = "standalone",
+    fusion_count: int | None = None,
+) -> Manifest:
+    """Write the category CSVs, their metadata and the manifest under `run_dir`.
+
+    `has_multi_kernel` / `has_fusion` say whether the multi-kernel data and fusion
+    candidates (built elsewhere) warrant their system categories; the kernel_fusion entry's
+    `ops_count` is `fusion_count`, else the length of `category_data/fusion_candidates.json`.
+    """
+    run_dir = Path(run_dir)
+    output_dir = str(run_dir)
+    utilization = GpuUtilization(**gpu_utilization(report.sheets.get("gpu_timeline")))
+    common = {
+        "platform": platform.name,
+        "peak_hbm_bw_tbs": platform.mem_bw() / 1000.0,
+        "max_achievable_tflops": {
+            spec: roof
+            for spec in platform.compute_specs()
+            if (roof := platform.roof_tflops(spec)) is not None
+        },
+        "memory_gb": platform.memory_gb,
+        "trace_path": trace_path,
+        "output_dir": output_dir,
+        "gpu_utilization": utilization,
+    }
+
+    entries = [
+        CategoryEntry(
+            name="cpu_idle",
+            display_name=CPU_IDLE_DISPLAY,
+            skill=skill_for("cpu_idle"),
+            tier="system",
+            ops_count=0,
+            csv_file=ops_csv_path("cpu_idle"),
+            metadata_file=metadata_path("cpu_idle"),
+            priority=0,
+        )
+    ]
+    atomic_write_bytes(run_dir / ops_csv_path("cpu_idle"), b"\n")  # an empty table
+    _write_json(
+        run_dir / metadata_path("cpu_idle"),
+        CategoryMetadata(**common, category=CPU_IDLE_DISPLAY, category_name="cpu_idle"),
+    )
+
+    unified = report.sheets.get("unified_perf_summary")
+    if unified is not None and not unified.empty:
+        pairs = [normalise_category(v) for v in unified["op category"]]
+        keys = pd.Series([k for k, _ in pairs], index=unified.index)
+        rows_all = unified.assign(
+            enhanced_category=keys.to_numpy(), display_name=[d for _, d in pairs]
+        )
+        for key in dict.fromkeys(keys):  # first-appearance order
+            rows = rows_all[(keys == key).to_numpy()]
+            display = str(rows["display_name"].iloc[0])
+            breakdown = time_breakdown(rows)
+            atomic_write_bytes(
+                run_dir / ops_csv_path(key),
+                for_output(rows).to_csv(index=False).encode("utf-8"),
+            )
+            _write_json(
+                run_dir / metadata_path(key),
+                CategoryMetadata(
+                    **common,
+                    category=display,
+                    category_name=key,
+                    trace_loading_policy=TRACE_LOADING_POLICY,
+                    time_breakdown=breakdown,
+                ),
+            )
+            entries.append(
+                CategoryEntry(
+                    name=key,
+                    display_name=display,
+                    skill=skill_for(key),
+                    tier="compute_kernel",
+                    ops_count=len(rows),
+                    csv_file=ops_csv_path(key),
+                    metadata_file=metadata_path(key),
+                ).with_breakdown(breakdown)
+            )
+
+    if has_multi_kernel:
+        _write_json(
+            run_dir / metadata_path("multi_kernel"),
+            CategoryMetadata(
+                **common,
+                category=MULTI_KERNEL_DISPLAY,
+                category_name="multi_kernel",
+                tier="system",
+            ),
+        )
+        entries.append(
+            CategoryEntry(
+                name="multi_kernel",
+                display_name=MULTI_KERNEL_DISPLAY,
+                skill=skill_for("multi_kernel"),
+                tier="system",
+                ops_count=0,
+                csv_file=None,
+                metadata_file=metadata_path("multi_kernel"),
+                data_file=MULTI_KERNEL_DATA,
+            )
+        )
+    if has_fusion:
+        entries.append(
+            CategoryEntry(
+                name="kernel_fusion",
+                display_name=KERNEL_FUSION_DISPLAY,
+                skill=skill_for("kernel_fusion"),
+                tier="system",
+                ops_count=fusion_count if fusion_count is not None else _fusion_count(run_dir),
+                csv_file=None,
+                metadata_file=None,
+                data_file=FUSION_CANDIDATES,
+            ).with_breakdown(TimeBreakdown.zeros())
+        )
+
+    manifest = Manifest(
+        platform=platform.name,
+        trace_path=trace_path,
+        output_dir=output_dir,
+        comparison_scope=scope,
+        gpu_utilization=utilization,
+        categories=entries,
+        top_operations=top_operations(report.sheets.get("ops_summary")),
+    )
+    _write_json(run_dir / CATEGORY_DATA / "category_manifest.json", manifest)
+    return manifest
