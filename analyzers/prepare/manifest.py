@@ -102,7 +102,7 @@ class Manifest(_OmitNone):
 
     model_config = ConfigDict(extra="forbid")
     OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset(
-        {"trace2_gpu_utilization", "trace2_ops_summary_by_category"}
+        {"trace2_gpu_utilization", "trace2_ops_summary_by_category", "notes"}
     )
 
     platform: str
@@ -115,6 +115,8 @@ class Manifest(_OmitNone):
     trace2_gpu_utilization: GpuUtilization | None = None
     trace2_ops_summary_by_category: list[dict[str, Any]] | None = None
     top_operations: list[TopOperation]
+    # why categories are missing, e.g. a GPU-only trace (TraceLens fails on those instead)
+    notes: list[str] | None = None
 
 
 class CategoryMetadata(_OmitNone):
@@ -322,6 +324,7 @@ def export_categories(
         gpu_utilization=utilization,
         categories=entries,
         top_operations=top_operations(report.sheets.get("ops_summary")),
+        notes=list(report.notes) or None,
     )
     _write_json(run_dir / CATEGORY_DATA / "category_manifest.json", manifest)
     return manifest

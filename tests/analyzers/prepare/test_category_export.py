@@ -427,3 +427,27 @@ def test_report_without_operator_tables(tmp_path: Path) -> None:
     assert manifest.top_operations == []
     assert manifest.comparison_scope == "comparative"
     assert math.isclose(manifest.gpu_utilization.total_time_ms, 1.0)
+
+
+def test_a_gpu_only_trace_gets_the_system_categories_and_a_note(tmp_path):
+    """TraceLens's preparation fails on GPU-only traces; ours writes a manifest that says why."""
+    from rooflens.analyzers.perf.platforms import get_platform
+    from rooflens.analyzers.prepare.manifest import export_categories
+    from rooflens.analyzers.report.build import build_report
+    from tests.analyzers.trace.conftest import TraceBuilder
+
+    events = [*TraceBuilder.launch(1, ts=0, kernel_ts=10, kernel_dur=5)]
+    model = TraceBuilder(tmp_path).model(events)
+    platform = get_platform("MI300X")
+    manifest = export_categories(
+        build_report(model, platform),
+        platform,
+        tmp_path / "run",
+        "t.json",
+        has_multi_kernel=False,
+        has_fusion=False,
+    )
+    assert [c.name for c in manifest.categories] == ["cpu_idle"]
+    assert manifest.notes and "no operator events" in manifest.notes[0]
+    written = (tmp_path / "run/category_data/category_manifest.json").read_text()
+    assert "no operator events" in written
