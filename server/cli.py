@@ -50,6 +50,24 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--platform-file", help="a platform JSON file (ours or TraceLens's)")
     report.add_argument("--out", required=True, help="output folder")
     report.add_argument("--categories", help="TOML file adding ops or categories")
+    analyze = commands.add_parser(
+        "analyze",
+        help="perf report plus the category data the analyses read",
+        description="Write the perf report and prepare the run folder for the category "
+        "analyses: category_data/ (manifest, per-category ops, multi-kernel data) and metadata/.",
+    )
+    analyze.add_argument("trace", help="path to a .json or .json.gz PyTorch profiler trace")
+    where = analyze.add_mutually_exclusive_group()
+    where.add_argument("--platform", help="platform name from `rooflens platforms`")
+    where.add_argument("--platform-file", help="a platform JSON file (ours or TraceLens's)")
+    analyze.add_argument("--out", required=True, help="run folder")
+    analyze.add_argument("--categories", help="TOML file adding ops or categories")
+    analyze.add_argument(
+        "--until",
+        choices=["prepare"],
+        default="prepare",
+        help="last step to run (the category analyses come in a later release)",
+    )
     commands.add_parser("platforms", help="list the GPU platform catalogue")
     return parser
 
@@ -60,6 +78,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _inspect(args.trace, as_json=args.json, include_unlinked=args.include_unlinked)
     if args.command == "report":
         return run_report(args)
+    if args.command == "analyze":
+        return run_report(args, prepare=True)
     if args.command == "platforms":
         return list_platforms(sys.stdout)
     raise AssertionError(f"unhandled command {args.command}")  # argparse enforces the choice

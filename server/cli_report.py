@@ -16,6 +16,7 @@ from rooflens.analyzers.perf.platforms import (
     load_platform_file,
     platform_table,
 )
+from rooflens.analyzers.prepare.run import prepare_run
 from rooflens.analyzers.report.build import build_report
 from rooflens.analyzers.report.files import roofline_coverage, write_report
 from rooflens.analyzers.trace.device import GpuIdentity
@@ -43,7 +44,7 @@ def choose_platform(
     return None, f"no platform ({gpu.reason}); roofline columns omitted"
 
 
-def run_report(args: argparse.Namespace) -> int:
+def run_report(args: argparse.Namespace, *, prepare: bool = False) -> int:
     try:
         categories = load_table(args.categories)
         model = build_model(load_trace(args.trace))
@@ -61,6 +62,15 @@ def run_report(args: argparse.Namespace) -> int:
     print(f"Wrote {len(files.csvs)} tables to {files.csv_folder}/ and {files.xlsx}")
     for note in report.notes:
         print(f"Note: {note}")
+    if prepare:
+        if platform is None:
+            print("rooflens: category data needs a platform; pass --platform", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        manifest = prepare_run(model, report, platform, Path(args.out), str(args.trace))
+        names = ", ".join(c.name for c in manifest.categories)
+        print(
+            f"Prepared {len(manifest.categories)} categories in {args.out}/category_data/: {names}"
+        )
     return EXIT_OK
 
 

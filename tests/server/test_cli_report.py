@@ -163,3 +163,20 @@ def test_platforms_lists_the_catalogue(capsys):
     mi300x = next(line for line in lines if line.startswith("MI300X "))
     assert "AMD" in mi300x and "5300" in mi300x and "708" in mi300x
     assert lines[0].split()[:2] == ["name", "vendor"]
+
+
+def test_analyze_prepares_the_category_data_with_relative_paths(trace, tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["analyze", str(trace), "--platform", "MI300X", "--out", str(out)]) == 0
+    manifest = json.loads((out / "category_data/category_manifest.json").read_text())
+    names = [c["name"] for c in manifest["categories"]]
+    # cpu_idle first; the 40 µs GEMM before the 5 µs elementwise op; no copies or collectives
+    assert names == ["cpu_idle", "gemm", "elementwise"]
+    gemm = manifest["categories"][1]
+    assert gemm["csv_file"] == "category_data/gemm_ops.csv"
+    assert gemm["gpu_kernel_time_ms"] == 0.04
+    assert (out / gemm["csv_file"]).is_file() and (out / gemm["metadata_file"]).is_file()
+    assert [op["name"] for op in manifest["top_operations"]] == ["aten::mm", "my::custom_op"]
+    kernels = json.loads((out / "category_data/multi_kernel_data.json").read_text())
+    assert kernels["memcpy_summary"]["total_count"] == 0
+    assert "Prepared 3 categories" in capsys.readouterr().out
