@@ -20,7 +20,7 @@ def kernel_summary(
 ) -> pd.DataFrame:
     gpu = model.gpu
     kernels = gpu[(gpu["cat"] == "kernel").to_numpy()]
-    names = model.events["name"].astype(str).to_numpy()
+    names = model.names
     launcher = kernels["launcher"].to_numpy()
     launch = kernels["launch"].to_numpy()
     kernel_names = kernels["name"].astype(str).to_numpy()

@@ -75,7 +75,7 @@ def attribute_unified(
     ev = model.events
     cat = ev["cat"]
     parent = model.tree.parent
-    names = ev["name"].astype(str).to_numpy()
+    names = model.names
     gpu = model.gpu
     linked = gpu[gpu["linked"].to_numpy()]
     gpu_uids = linked.index.to_numpy()

@@ -74,14 +74,15 @@ def _with_gemm_layout(
     names: pd.Series,
     sig: np.ndarray,
     unified: UnifiedOps,
-    ev: pd.DataFrame,
+    model: TraceModel,
 ) -> list[dict[str, Any] | None]:
     """perf_params, plus `transpose` for GEMMs whose kernel names spell their layout (§6.4)."""
     params = [dict(w.params) if w else None for w in works]
     first_row = pd.Series(np.arange(len(sig))).groupby(sig).first()
-    k = unified.kernels.assign(ts=ev["ts"].to_numpy()[unified.kernels["gpu"].to_numpy()])
+    gpu_uids = unified.kernels["gpu"].to_numpy()
+    k = unified.kernels.assign(ts=model.events["ts"].to_numpy()[gpu_uids])
     k = k.sort_values(["op", "ts"], kind="stable")
-    kernel_names = ev["name"].astype(str).to_numpy()
+    kernel_names = model.names
     for s_id, name in enumerate(names):
         if params[s_id] is None or name not in GEMM_OPS:
             continue
@@ -96,20 +97,19 @@ def _with_gemm_layout(
 def _categories(
     inst: pd.DataFrame,
     ops: pd.DataFrame,
-    ev: pd.DataFrame,
+    names: np.ndarray,
     first_kernel: pd.Series,
     categories: CategoryTable,
     model_for: Callable[[str], PerfModel | None],
 ) -> list[str]:
     """The table's category; a sole-backward row takes its forward model's bwd_category."""
-    names = ev["name"].astype(str).to_numpy()
     out = []
     for i, (name, backward, fwd) in enumerate(
         zip(inst["name"], ops["backward"], ops["model_uid"], strict=True)
     ):
-        model = model_for(names[fwd]) if backward else None
-        if model is not None and model.bwd_category:
-            out.append(model.bwd_category)
+        perf = model_for(names[fwd]) if backward else None
+        if perf is not None and perf.bwd_category:
+            out.append(perf.bwd_category)
         else:
             out.append(categories.category(name, first_kernel.get(i)))
     return out
@@ -157,7 +157,7 @@ def build_unified(
     own = model.launcher[k["gpu"].to_numpy()] == ops["uid"].to_numpy()[k["op"].to_numpy()]
     first = k.assign(ts=k_ts, nested=~own).sort_values(["op", "nested", "ts"])
     first = first.drop_duplicates("op")
-    first_kernel = pd.Series(ev["name"].astype(str).to_numpy()[first["gpu"]], index=first["op"])
+    first_kernel = pd.Series(model.names[first["gpu"]], index=first["op"])
 
     inst = pd.DataFrame(
         {
@@ -173,12 +173,14 @@ def build_unified(
             "Kernel Time (µs)": busy,
         }
     )
-    inst.insert(1, "op category", _categories(inst, ops, ev, first_kernel, categories, model_for))
+    inst.insert(
+        1, "op category", _categories(inst, ops, model.names, first_kernel, categories, model_for)
+    )
     # the model reads the forward op's args for a sole-backward row, the row's own otherwise
     model_uid = ops["model_uid"].to_numpy()
     evaluated = pd.DataFrame(
         {
-            "name": ev["name"].astype(str).to_numpy()[model_uid],
+            "name": model.names[model_uid],
             **{col: ev[col].to_numpy()[model_uid] for col in ARG_COLUMNS},
             "backward": ops["backward"].to_numpy(),
         }
@@ -197,7 +199,7 @@ def build_unified(
         platform,
         memory_only=np.array([bool(w and w.unit == "vector") for w in works]),
     )
-    static["perf_params"] = _with_gemm_layout(works, signatures["name"], sig, unified, ev)
+    static["perf_params"] = _with_gemm_layout(works, signatures["name"], sig, unified, model)
     static["has_perf_model"] = [w is not None for w in works]
     per_instance = static.iloc[sig].reset_index(drop=True)
     inst = pd.concat([inst, per_instance], axis=1)
@@ -254,7 +256,7 @@ def _summarise(
                 "group": group[k["op"].to_numpy()],
                 "instance": k["op"].to_numpy(),
                 "ts": ev["ts"].to_numpy()[gpu],
-                "name": ev["name"].astype(str).to_numpy()[gpu],
+                "name": model.names[gpu],
                 "stream": ev["stream"].to_numpy()[gpu],
                 "dur": ev["dur"].to_numpy()[gpu],
             }
@@ -279,7 +281,7 @@ def _stacks(
 ) -> list[tuple[list[Any], str]]:
     """Call stack and op name of one instance per group (the first)."""
     ev = model.events
-    names = ev["name"].astype(str).to_numpy()
+    names = model.names
     is_cpu_op = (ev["cat"] == "cpu_op").to_numpy()
     parent = model.tree.parent
     kernels_of = unified.kernels.groupby("op")["gpu"].apply(list)

@@ -45,6 +45,13 @@ class TraceModel:
         return self.trace.events
 
     @cached_property
+    def names(self) -> np.ndarray:
+        """Event name per uid, as an object array sharing the category strings (no copies)."""
+        names = self.events["name"].array
+        table = np.asarray(names.categories, dtype=object)
+        return np.append(table, None)[names.codes]
+
+    @cached_property
     def gpu(self) -> pd.DataFrame:
         """GPU events with their device, launch and launcher (one row per kernel/copy/set)."""
         ev = self.events
