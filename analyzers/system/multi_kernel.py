@@ -1,0 +1,354 @@
+"""`multi_kernel_metrics.json`: copies, collectives and their overlap (agent_workflow.md §3.12.2).
+
+Reads `category_data/multi_kernel_data.json` and the GPU timeline (its total; fallback
+`overlap_analysis.total_time_us / 1000`). Rules, all on unrounded values:
+
+* memcpy: per direction D2H and H2D only, an issue when its time > MEMCPY_PERCENT_LIMIT % of
+  the total **or** its count > MEMCPY_COUNT_LIMIT;
+* communication blocking: flagged when `comm_percent_of_total` > COMM_EXPOSED_PERCENT_LIMIT
+  (no communication at all -> not flagged, with `details`);
+* overlap: flagged when `comm_overlap_ratio` < OVERLAP_TARGET_RATIO, judged only when the
+  ratio is known and the communication lasts at least OVERLAP_MIN_COMM_US;
+* cross-validation: each multi_kernel_data time against its gpu_timeline row, WARN when the
+  difference exceeds CROSS_VALIDATION_TOLERANCE_PERCENT of the larger one.
+
+Output rounding follows TraceLens: ms to 3 decimals, percents to 2. The top-level status is
+"SUCCESS" (not "OK"), and no numeric impact is produced: `impact_estimates` is always empty.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from rooflens.analyzers.system.timeline import (
+    CATEGORY_DATA,
+    OmitNone,
+    Timeline,
+    TimelineError,
+    read_timeline,
+)
+
+MULTI_KERNEL_DATA = "multi_kernel_data.json"
+MEMCPY_DIRECTIONS = ("D2H", "H2D")
+MEMCPY_PERCENT_LIMIT = 5.0
+MEMCPY_COUNT_LIMIT = 10
+COMM_EXPOSED_PERCENT_LIMIT = 5.0
+OVERLAP_TARGET_RATIO = 0.70
+OVERLAP_TARGET_PERCENT = 70
+OVERLAP_MIN_COMM_US = 100.0
+CROSS_VALIDATION_TOLERANCE_PERCENT = 2.0
+
+NO_COMM = "No communication events detected"
+NO_OVERLAP_DATA = "Insufficient communication data for overlap analysis"
+NO_TOTAL = "No GPU total time available for the memcpy assessment"
+
+# (metric, overlap_analysis key, gpu_timeline row)
+CROSS_CHECKS = (
+    ("Computation time", "computation_time_us", "computation_time"),
+    ("Exposed communication time", "exposed_comm_time_us", "exposed_comm_time"),
+    ("Exposed memcpy time", "exposed_memcpy_time_us", "exposed_memcpy_time"),
+    ("Total GPU time", "total_time_us", "total_time"),
+)
+
+
+class MemcpyIssue(BaseModel):
+    direction: str
+    count: int
+    time_ms: float
+    percent_of_total: float
+    avg_bytes: float
+    description: str
+
+
+class MemcpyAssessment(OmitNone):
+    flagged: bool
+    details: str | None = None
+    total_count: int | None = None
+    total_time_ms: float | None = None
+    percent_of_total: float | None = None
+    issues: list[MemcpyIssue] | None = None
+
+
+class NcclBlockingAssessment(OmitNone):
+    flagged: bool
+    details: str | None = None
+    exposed_comm_time_ms: float | None = None
+    total_comm_time_ms: float | None = None
+    exposed_percent_of_total: float | None = None
+    description: str | None = None
+
+
+class OverlapAssessment(OmitNone):
+    flagged: bool
+    details: str | None = None
+    overlap_ratio: float | None = None
+    overlap_percent: float | None = None
+    target_percent: int | None = None
+    description: str | None = None
+
+
+class Pattern(BaseModel):
+    pattern: str
+    description: str
+
+
+class CrossCheck(OmitNone):
+    """Compared: metric, mk_ms, tl_ms, diff_ms, diff_pct, status. Both zero: no diff_pct.
+    Skipped (a side is missing): metric, status SKIP, reason."""
+
+    metric: str
+    status: Literal["PASS", "WARN", "SKIP"]
+    mk_ms: float | None = None
+    tl_ms: float | None = None
+    diff_ms: float | None = None
+    diff_pct: float | None = None
+    reason: str | None = None
+
+
+class CrossValidation(BaseModel):
+    status: Literal["PASS", "WARN"]
+    checks: list[CrossCheck]
+    warnings: list[str]
+
+
+class MemcpySummaryOut(BaseModel):
+    total_count: int
+    total_time_ms: float
+    by_direction: dict[str, Any]
+
+
+class NcclSummaryOut(BaseModel):
+    total_count: int
+    total_time_ms: float
+    top_ops: list[dict[str, Any]]
+
+
+class MultiKernelMetrics(OmitNone):
+    """SUCCESS: every field but `error`. ERROR: status, error, the three assessments
+    (`flagged: false` only) and an empty `patterns_detected`."""
+
+    status: Literal["SUCCESS", "ERROR"]
+    error: str | None = None
+    total_time_ms: float | None = None
+    memcpy_summary: MemcpySummaryOut | None = None
+    nccl_summary: NcclSummaryOut | None = None
+    overlap_analysis: dict[str, Any] | None = None
+    memcpy_assessment: MemcpyAssessment
+    nccl_blocking_assessment: NcclBlockingAssessment
+    overlap_assessment: OverlapAssessment
+    patterns_detected: list[Pattern]
+    cross_validation: CrossValidation | None = None
+    impact_estimates: list[dict[str, Any]] | None = None
+
+
+def error_document(message: str) -> MultiKernelMetrics:
+    return MultiKernelMetrics(
+        status="ERROR",
+        error=message,
+        memcpy_assessment=MemcpyAssessment(flagged=False),
+        nccl_blocking_assessment=NcclBlockingAssessment(flagged=False),
+        overlap_assessment=OverlapAssessment(flagged=False),
+        patterns_detected=[],
+    )
+
+
+def _num(value: Any, default: float = 0.0) -> float:
+    return (
+        float(value) if isinstance(value, int | float) and not isinstance(value, bool) else default
+    )
+
+
+def _percent(part: float, total: float) -> float:
+    return part / total * 100.0 if total > 0 else 0.0
+
+
+def assess_memcpy(memcpy: dict[str, Any], total_ms: float | None) -> MemcpyAssessment:
+    if not total_ms or total_ms <= 0:
+        return MemcpyAssessment(flagged=False, details=NO_TOTAL)
+    by_direction = memcpy.get("by_direction") or {}
+    issues = []
+    for direction in MEMCPY_DIRECTIONS:
+        stats = by_direction.get(direction)
+        if not isinstance(stats, dict):
+            continue
+        count = int(_num(stats.get("count")))
+        time_ms = _num(stats.get("total_time_us")) / 1000.0
+        pct = _percent(time_ms, total_ms)
+        if pct > MEMCPY_PERCENT_LIMIT or count > MEMCPY_COUNT_LIMIT:
+            issues.append(
+                MemcpyIssue(
+                    direction=direction,
+                    count=count,
+                    time_ms=round(time_ms, 3),
+                    percent_of_total=round(pct, 2),
+                    avg_bytes=_num(stats.get("avg_bytes")),
+                    description=(
+                        f"{direction} memcpy: {count} transfers, {time_ms:.3f}ms "
+                        f"({pct:.2f}% of total)"
+                    ),
+                )
+            )
+    total_memcpy_ms = _num(memcpy.get("total_time_us")) / 1000.0
+    return MemcpyAssessment(
+        flagged=bool(issues),
+        total_count=int(_num(memcpy.get("total_count"))),
+        total_time_ms=round(total_memcpy_ms, 3),
+        percent_of_total=round(_percent(total_memcpy_ms, total_ms), 2),
+        issues=issues,
+    )
+
+
+def _has_comm(nccl: dict[str, Any], overlap: dict[str, Any]) -> bool:
+    return _num(overlap.get("total_comm_time_us")) > 0 or _num(nccl.get("total_count")) > 0
+
+
+def assess_nccl_blocking(nccl: dict[str, Any], overlap: dict[str, Any]) -> NcclBlockingAssessment:
+    if not _has_comm(nccl, overlap):
+        return NcclBlockingAssessment(flagged=False, details=NO_COMM)
+    pct = _num(overlap.get("comm_percent_of_total"))
+    return NcclBlockingAssessment(
+        flagged=pct > COMM_EXPOSED_PERCENT_LIMIT,
+        exposed_comm_time_ms=round(_num(overlap.get("exposed_comm_time_us")) / 1000.0, 3),
+        total_comm_time_ms=round(_num(overlap.get("total_comm_time_us")) / 1000.0, 3),
+        exposed_percent_of_total=pct,
+        description=f"Exposed (non-overlapped) communication: {pct:.1f}% of total GPU time",
+    )
+
+
+def assess_overlap(overlap: dict[str, Any]) -> OverlapAssessment:
+    ratio = overlap.get("comm_overlap_ratio")
+    comm_us = _num(overlap.get("total_comm_time_us"))
+    if not isinstance(ratio, int | float) or comm_us < OVERLAP_MIN_COMM_US:
+        return OverlapAssessment(flagged=False, details=NO_OVERLAP_DATA)
+    return OverlapAssessment(
+        flagged=ratio < OVERLAP_TARGET_RATIO,
+        overlap_ratio=ratio,
+        overlap_percent=round(ratio * 100.0, 2),
+        target_percent=OVERLAP_TARGET_PERCENT,
+        description=(
+            f"Compute/communication overlap: {ratio * 100.0:.1f}% "
+            f"(target > {OVERLAP_TARGET_PERCENT}%)"
+        ),
+    )
+
+
+def cross_check(metric: str, mk_us: Any, tl_ms: float | None) -> CrossCheck:
+    if not isinstance(mk_us, int | float) or tl_ms is None:
+        side = "multi_kernel_data" if not isinstance(mk_us, int | float) else "gpu_timeline"
+        return CrossCheck(metric=metric, status="SKIP", reason=f"no {side} value")
+    mk_ms = mk_us / 1000.0
+    if mk_ms == 0 and tl_ms == 0:
+        return CrossCheck(metric=metric, status="PASS", mk_ms=0, tl_ms=0, diff_ms=0)
+    diff = abs(mk_ms - tl_ms)
+    pct = diff / max(abs(mk_ms), abs(tl_ms)) * 100.0
+    return CrossCheck(
+        metric=metric,
+        status="PASS" if pct <= CROSS_VALIDATION_TOLERANCE_PERCENT else "WARN",
+        mk_ms=round(mk_ms, 3),
+        tl_ms=round(tl_ms, 3),
+        diff_ms=round(diff, 3),
+        diff_pct=round(pct, 2),
+    )
+
+
+def cross_validate(overlap: dict[str, Any], timeline: Timeline | None) -> CrossValidation:
+    checks = []
+    warnings = []
+    for metric, key, row in CROSS_CHECKS:
+        tl_ms = timeline.time_ms.get(row) if timeline is not None else None
+        check = cross_check(metric, overlap.get(key), tl_ms)
+        checks.append(check)
+        if check.status == "WARN":
+            mk_ms = _num(overlap.get(key)) / 1000.0
+            warnings.append(
+                f"{metric}: multi_kernel_data={mk_ms:.3f}ms vs gpu_timeline={tl_ms:.3f}ms "
+                f"(diff {check.diff_pct:.1f}%)"
+            )
+    return CrossValidation(status="WARN" if warnings else "PASS", checks=checks, warnings=warnings)
+
+
+def _read_data(run_dir: Path) -> dict[str, Any] | str:
+    path = run_dir / CATEGORY_DATA / MULTI_KERNEL_DATA
+    if not path.is_file():
+        return f"{MULTI_KERNEL_DATA} not found - run `rooflens analyze` first"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        return f"{MULTI_KERNEL_DATA} unreadable: {exc}"
+    if not isinstance(data, dict):
+        return f"{MULTI_KERNEL_DATA} is not a JSON object"
+    if data.get("error"):
+        return f"{MULTI_KERNEL_DATA} reports an error: {data['error']}"
+    return data
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def analyze_multi_kernel(run_dir: Path) -> MultiKernelMetrics:
+    """The multi-kernel document for a run folder; an ERROR document when its inputs are
+    missing or unusable."""
+    run_dir = Path(run_dir)
+    data = _read_data(run_dir)
+    if isinstance(data, str):
+        return error_document(data)
+    memcpy = _dict(data.get("memcpy_summary"))
+    nccl = _dict(data.get("nccl_summary"))
+    overlap = _dict(data.get("overlap_analysis"))
+    try:
+        timeline: Timeline | None = read_timeline(run_dir)
+    except TimelineError:
+        timeline = None
+    if timeline is not None:
+        total_ms: float | None = timeline.total_ms
+    elif isinstance(overlap.get("total_time_us"), int | float):
+        total_ms = overlap["total_time_us"] / 1000.0
+    else:
+        return error_document(
+            "no GPU total time: neither a GPU timeline nor overlap_analysis.total_time_us"
+        )
+    memcpy_assessment = assess_memcpy(memcpy, total_ms)
+    nccl_assessment = assess_nccl_blocking(nccl, overlap)
+    overlap_assessment = assess_overlap(overlap)
+    patterns = [
+        Pattern(pattern=f"high_{issue.direction.lower()}_memcpy", description=issue.description)
+        for issue in memcpy_assessment.issues or []
+    ]
+    if nccl_assessment.flagged:
+        patterns.append(
+            Pattern(pattern="nccl_blocking_compute", description=nccl_assessment.description or "")
+        )
+    if overlap_assessment.flagged:
+        patterns.append(
+            Pattern(
+                pattern="poor_comm_compute_overlap",
+                description=overlap_assessment.description or "",
+            )
+        )
+    top_ops = nccl.get("top_ops")
+    return MultiKernelMetrics(
+        status="SUCCESS",
+        total_time_ms=round(total_ms, 3),
+        memcpy_summary=MemcpySummaryOut(
+            total_count=int(_num(memcpy.get("total_count"))),
+            total_time_ms=round(_num(memcpy.get("total_time_us")) / 1000.0, 3),
+            by_direction=_dict(memcpy.get("by_direction")),
+        ),
+        nccl_summary=NcclSummaryOut(
+            total_count=int(_num(nccl.get("total_count"))),
+            total_time_ms=round(_num(nccl.get("total_time_us")) / 1000.0, 3),
+            top_ops=top_ops if isinstance(top_ops, list) else [],
+        ),
+        overlap_analysis=overlap,
+        memcpy_assessment=memcpy_assessment,
+        nccl_blocking_assessment=nccl_assessment,
+        overlap_assessment=overlap_assessment,
+        patterns_detected=patterns,
+        cross_validation=cross_validate(overlap, timeline),
+        impact_estimates=[],
+    )
