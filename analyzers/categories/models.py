@@ -1,0 +1,161 @@
+"""The `<key>_metrics.json` document of one compute category (agent_workflow.md §3.3–§3.10)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+Status = Literal["OK", "ERROR", "NO_DATA"]
+Scope = Literal["standalone", "comparative"]
+
+
+class Efficiency(BaseModel):
+    """How close one operation came to its roof (standalone: `Pct Roofline_mean`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tflops_achieved: float | None = None
+    tb_s_achieved: float | None = None
+    efficiency_percent: float | None = None
+    bound_type: Literal["compute", "memory"] | None = None
+    flops_per_byte: float | None = None
+    compute_spec: str | None = None
+    resolved_peak_maf: int | float | None = None
+    resolved_peak_hbm_bw: int | float | None = None
+    warning: str | None = None
+    is_anomaly: bool = False
+
+
+class Operation(BaseModel):
+    """One row of the category CSV. Optional keys (extra fields with TraceLens headers such as
+    `Input Dims`, `cov`, `classification`, `call_chain` ...) are present only when they apply."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+    name: str
+    count: int
+    time_ms: float
+    percent_of_category: float
+    percent_of_total: float | None
+    efficiency: Efficiency
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """A declared field or an extra key by its document name."""
+        if key in type(self).model_fields:
+            return getattr(self, key)
+        return (self.__pydantic_extra__ or {}).get(key, default)
+
+
+class ImpactEstimate(BaseModel):
+    """Estimated E2E saving of one operation, in % of E2E GPU time (§3.8)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    operation: str
+    category: str
+    type: Literal["kernel_tuning", "unmodeled_significant"]
+    estimate_method: Literal["quantified", "heuristic"]
+    impact_score: float
+    impact_score_low: float
+    impact_score_high: float
+    efficiency_pct: float | None
+    bound_type: Literal["compute", "memory"] | None
+    library: str | None
+    time_ms: float
+    percent_of_total: float | None = None
+
+    def document(self) -> dict[str, Any]:
+        data = self.model_dump(mode="json")
+        if self.estimate_method == "quantified":
+            data.pop("percent_of_total")
+        return data
+
+
+class Finding(BaseModel):
+    """One P-item group of estimates (§3.9); scores are sums over the members."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rank: int
+    bound_type: Literal["compute", "memory", "unknown", "unmodeled"]
+    library: str
+    eff_bucket: Literal["0-30", "30-60", "60-100", "unknown", "all"]
+    estimate_method: Literal["quantified", "heuristic"]
+    impact_score: float
+    impact_score_low: float
+    impact_score_high: float
+    percent_of_total: float | None = None
+    member_count: int
+    members: tuple[ImpactEstimate, ...]
+
+    def document(self) -> dict[str, Any]:
+        data = self.model_dump(mode="json", exclude={"members", "rank"})
+        if self.estimate_method == "quantified":
+            data.pop("percent_of_total")
+        data["members"] = [m.document() for m in self.members]
+        data["rank"] = self.rank
+        return data
+
+
+class CategoryMetrics(BaseModel):
+    """The whole document. ERROR carries `error`, NO_DATA a `message` and no estimates."""
+
+    model_config = ConfigDict(frozen=True)
+
+    category: str
+    status: Status
+    comparison_scope: Scope = "standalone"
+    error: str | None = None
+    message: str | None = None
+    total_time_ms: float | None = None
+    percent_of_compute: float | None = None
+    operation_count: int | None = None
+    operations: tuple[Operation, ...] | None = None
+    category_specific: dict[str, Any] | None = None
+    impact_estimates: tuple[ImpactEstimate, ...] | None = None
+    category_findings: tuple[Finding, ...] | None = None
+
+    def with_specific(self, **values: Any) -> CategoryMetrics:
+        """A copy with `values` appended to `category_specific`."""
+        return self.model_copy(
+            update={"category_specific": {**(self.category_specific or {}), **values}}
+        )
+
+    def document(self) -> dict[str, Any]:
+        """The JSON document: top-level keys that do not apply are left out, nested nulls kept."""
+        data: dict[str, Any] = {"category": self.category, "status": self.status}
+        if self.status == "ERROR":
+            return {**data, "error": self.error, "comparison_scope": self.comparison_scope}
+        data["comparison_scope"] = self.comparison_scope
+        if self.message is not None:
+            data["message"] = self.message
+        data |= {
+            "total_time_ms": self.total_time_ms,
+            "percent_of_compute": self.percent_of_compute,
+            "operation_count": self.operation_count,
+            "operations": [op.model_dump(mode="json") for op in self.operations or ()],
+            "category_specific": self.category_specific or {},
+        }
+        if self.impact_estimates is not None:
+            data["impact_estimates"] = [e.document() for e in self.impact_estimates]
+        if self.category_findings is not None:
+            data["category_findings"] = [f.document() for f in self.category_findings]
+        return data
+
+
+def error_metrics(category: str, error: str) -> CategoryMetrics:
+    return CategoryMetrics(category=category, status="ERROR", error=error)
+
+
+def no_data_metrics(category: str, message: str) -> CategoryMetrics:
+    return CategoryMetrics(
+        category=category,
+        status="NO_DATA",
+        message=message,
+        total_time_ms=0,
+        percent_of_compute=0,
+        operation_count=0,
+        operations=(),
+        category_specific={},
+    )

@@ -1,0 +1,381 @@
+"""The shared pipeline every compute category runs (agent_workflow.md §3.2–§3.9).
+
+Pure functions over the rows of `category_data/<key>_ops.csv` (TraceLens headers; structured
+cells are JSON text) and the category's metadata dict. Times are in ms, scores in % of the
+end-to-end GPU time (`gpu_utilization.total_time_ms`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import pandas as pd
+
+from rooflens.analyzers.categories.impact import category_findings, impact_estimates
+from rooflens.analyzers.categories.models import CategoryMetrics, Efficiency, Operation
+
+ANOMALY_PCT = 110.0
+VARIANCE_MIN_COUNT, VARIANCE_MIN_PCT, VARIANCE_MAX_COV = 10, 5.0, 1.0
+CALL_CHAIN_MAX_OPS = 100
+KERNEL_NAME_CHARS = 75
+
+BASE_FIELDS = ("Input Dims", "Input type")
+JSON_FIELDS = frozenset({"Input Dims", "Input type", "perf_params", "kernel_details_summary"})
+DTYPES = {
+    "float": "fp32",
+    "double": "fp64",
+    "c10::BFloat16": "bf16",
+    "c10::Half": "fp16",
+    "c10::Float8_e4m3fn": "fp8",
+    "c10::Float8_e4m3fnuz": "fp8",
+    "c10::Float8_e5m2": "fp8",
+    "c10::Float8_e5m2fnuz": "fp8",
+}
+NAME_LIBRARIES = (
+    ("aiter::", "AITER"),
+    ("rocm_aiter", "AITER"),
+    ("fbgemm", "FBGEMM"),
+    ("miopen", "MIOpen"),
+    ("triton", "Triton"),
+)
+KERNEL_LIBRARIES = (
+    ("aiter", "AITER"),
+    ("ck_tile::", "CK"),
+    ("ck_tile6kentry", "CK"),
+    ("FmhaFwd", "CK"),
+    ("FmhaBwd", "CK"),
+    ("Cijk_", "Tensile"),
+    ("wvSplitK", "rocBLAS"),
+    ("splitKreduce", "rocBLAS"),
+    ("rocprim::", "rocPRIM"),
+    ("triton_", "Triton"),
+    ("void at::native::", "PyTorch Native"),
+)
+TORCH_INTERNALS = (
+    "torch/nn/modules/module.py",
+    "torch/utils/_device.py",
+    "torch/overrides.py",
+    "torch/_ops.py",
+    "multiprocessing/spawn.py",
+    "torch/_dynamo/eval_frame.py",
+    "torch/_functorch/",
+    "torch/autograd/function.py",
+    "torch/_inductor/",
+    "torch/cuda/graphs.py",
+    "torch/utils/_contextlib.py",
+)
+MODULE_PREFIX = "nn.Module: "
+
+Classifier = Callable[[Mapping[str, Any]], dict[str, Any] | None]
+
+
+def number(value: Any) -> float | None:
+    """A finite float, or None for blanks, NaN and text."""
+    if value is None or isinstance(value, bool | str):
+        return None
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        return None
+    return out if math.isfinite(out) else None
+
+
+def parsed(value: Any) -> Any:
+    """A JSON cell as its structure (None when blank or not JSON)."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return json.loads(value)
+    except ValueError:
+        return None
+
+
+def round_or_none(value: float | None, digits: int) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def baseline_ms(metadata: Mapping[str, Any]) -> float | None:
+    """E2E GPU time in ms: `gpu_utilization.total_time_ms`."""
+    return number((metadata.get("gpu_utilization") or {}).get("total_time_ms"))
+
+
+def records(ops: pd.DataFrame) -> list[dict[str, Any]]:
+    """Rows as dicts, NaN turned into None."""
+    return [
+        {k: (None if _is_nan(v) else v) for k, v in row.items()} for row in ops.to_dict("records")
+    ]
+
+
+def _is_nan(value: Any) -> bool:
+    return isinstance(value, float) and math.isnan(value)
+
+
+def time_metrics(ops: pd.DataFrame, baseline: float | None) -> dict[str, Any]:
+    """`total_time_ms` (Σ kernel µs / 1000), `percent_of_compute` (% of E2E) and op count."""
+    total_ms = float(pd.to_numeric(ops.get("Kernel Time (µs)_sum"), errors="coerce").sum()) / 1000
+    if "operation_count" in ops:
+        count = int(pd.to_numeric(ops["operation_count"], errors="coerce").fillna(0).sum())
+    else:
+        count = len(ops)
+    pct = total_ms / baseline * 100 if baseline else 0.0
+    return {
+        "total_time_ms": round(total_ms, 3),
+        "percent_of_compute": round(pct, 2),
+        "operation_count": count,
+    }
+
+
+def format_args(dims: Any, types: Any) -> str | None:
+    """`(d1,d2) dtype` per input joined by `<br>`; empty-shape blank or Scalar slots dropped."""
+    if not isinstance(dims, list) or not isinstance(types, list):
+        return None
+    parts = []
+    for shape, dtype in zip(dims, types, strict=False):
+        shape = shape if isinstance(shape, list) else []
+        if not shape and dtype in ("", "Scalar", None):
+            continue
+        body = ",".join(str(d) for d in shape) + ("," if len(shape) == 1 else "")
+        parts.append(f"({body}) {DTYPES.get(dtype, dtype)}")
+    return "<br>".join(parts)
+
+
+def kernel_names(details: Any) -> list[str]:
+    """Kernel names from a parsed `kernel_details_summary` (list of dicts)."""
+    if not isinstance(details, list):
+        return []
+    return [str(d["name"]) for d in details if isinstance(d, dict) and d.get("name")]
+
+
+def classify_library(op_name: str, kernels: Iterable[str]) -> str | None:
+    """§3.4: op-name rules (case-insensitive) first, then kernel-name substrings."""
+    lowered = op_name.lower()
+    for needle, library in NAME_LIBRARIES:
+        if needle in lowered:
+            return library
+    text = "\n".join(kernels)
+    for needle, library in KERNEL_LIBRARIES:
+        if needle in text:
+            return library
+    return None
+
+
+def launcher_path(entry_point: Any, modules: list[str], library: str | None) -> str:
+    """The entry point; else the first three modules; else `<library> (vendor)`."""
+    if isinstance(entry_point, str) and entry_point and entry_point != "Not found":
+        return entry_point
+    if modules:
+        return " > ".join(modules[:3])
+    return f"{library} (vendor)" if library else "Not found"
+
+
+def kernel_name(stack: Any) -> tuple[str | None, str | None]:
+    """Full and truncated kernel name from a parsed `call_stack_full`."""
+    if not isinstance(stack, list) or not stack:
+        return None, None
+    if any(isinstance(frame, list) for frame in stack):
+        names = [str(sub[-1]) for sub in stack if isinstance(sub, list) and sub]
+        full = "<br>".join(f"Kernel {i}: {n}" for i, n in enumerate(names, 1))
+        trunc = "<br>".join(f"Kernel {i}: {_clip(n)}" for i, n in enumerate(names, 1))
+        return full, trunc
+    names = [frame for frame in stack if isinstance(frame, str)]
+    return (names[-1], _clip(names[-1])) if names else (None, None)
+
+
+def _clip(name: str) -> str:
+    return name if len(name) <= KERNEL_NAME_CHARS else name[:KERNEL_NAME_CHARS] + "..."
+
+
+def _frames(stack: Any) -> list[str]:
+    if not isinstance(stack, list):
+        return []
+    flat: list[str] = []
+    for frame in stack:
+        flat.extend(
+            f for f in (frame if isinstance(frame, list) else [frame]) if isinstance(f, str)
+        )
+    return flat
+
+
+def module_chain(stack: Any) -> list[str]:
+    return [f.removeprefix(MODULE_PREFIX) for f in _frames(stack) if f.startswith(MODULE_PREFIX)]
+
+
+def call_chain(stack: Any) -> list[str]:
+    """Model-code frames: modules, `.py` frames and `::` ops, without torch internals."""
+    return [
+        f
+        for f in _frames(stack)
+        if (f.startswith(MODULE_PREFIX) or ".py" in f or "::" in f)
+        and not any(internal in f for internal in TORCH_INTERNALS)
+    ]
+
+
+def fusion_candidate(kernels: Iterable[str], fusion_map: Mapping[str, str]) -> str | None:
+    """§3.7: the first kernel with an exact key, else a prefix match either way."""
+    for kernel in kernels:
+        if kernel in fusion_map:
+            return fusion_map[kernel]
+        for key, candidate in fusion_map.items():
+            if kernel.startswith(key) or key.startswith(kernel):
+                return candidate
+    return None
+
+
+def efficiency(row: Mapping[str, Any], metadata: Mapping[str, Any]) -> Efficiency:
+    """Standalone efficiency: `Pct Roofline_mean`, anomalous above 110 %."""
+    roofs = metadata.get("max_achievable_tflops") or {}
+    spec = row.get("Compute Spec") if isinstance(row.get("Compute Spec"), str) else None
+    peak = roofs.get(spec) if spec and spec in roofs else roofs.get("matrix_bf16")
+    if peak is None:
+        peak = metadata.get("peak_bf16_maf_tflops")
+    pct = number(row.get("Pct Roofline_mean"))
+    anomaly = pct is not None and pct > ANOMALY_PCT
+    warning = (
+        f"[ANOMALY] Pct Roofline exceeds 110% ({pct:.1f}%): the perf model or the timing is "
+        "suspect, so no quantified estimate is made"
+        if anomaly
+        else None
+    )
+    bound = {"COMPUTE_BOUND": "compute", "MEMORY_BOUND": "memory"}.get(row.get("Roofline Bound"))
+    return Efficiency(
+        tflops_achieved=round_or_none(number(row.get("TFLOPS/s_mean")), 2),
+        tb_s_achieved=round_or_none(number(row.get("TB/s_mean")), 2),
+        efficiency_percent=round_or_none(pct, 2),
+        bound_type=bound,
+        flops_per_byte=round_or_none(number(row.get("FLOPS/Byte")) or None, 2),
+        compute_spec=spec,
+        resolved_peak_maf=peak,
+        resolved_peak_hbm_bw=metadata.get("peak_hbm_bw_tbs"),
+        warning=warning,
+        is_anomaly=anomaly,
+    )
+
+
+def build_operations(
+    ops: pd.DataFrame,
+    metadata: Mapping[str, Any],
+    *,
+    extra_fields: tuple[str, ...] = BASE_FIELDS,
+    classify: Classifier | None = None,
+    fusion_map: Mapping[str, str] | None = None,
+) -> tuple[Operation, ...]:
+    """§3.3: one entry per row, longest kernel time first."""
+    baseline = baseline_ms(metadata)
+    kernel_us = pd.to_numeric(ops.get("Kernel Time (µs)_sum"), errors="coerce").fillna(0.0)
+    category_us = float(kernel_us.sum())
+    order = kernel_us.sort_values(ascending=False, kind="stable").index
+    rows = records(ops.loc[order])
+    with_chain = len(rows) <= CALL_CHAIN_MAX_OPS
+    return tuple(
+        _operation(
+            row,
+            metadata,
+            baseline,
+            category_us,
+            extra_fields,
+            classify,
+            fusion_map or {},
+            with_chain,
+        )
+        for row in rows
+    )
+
+
+def _operation(
+    row: dict[str, Any],
+    metadata: Mapping[str, Any],
+    baseline: float | None,
+    category_us: float,
+    extra_fields: tuple[str, ...],
+    classify: Classifier | None,
+    fusion_map: Mapping[str, str],
+    with_chain: bool,
+) -> Operation:
+    name = str(row.get("name"))
+    time_us = number(row.get("Kernel Time (µs)_sum")) or 0.0
+    time_ms = time_us / 1000
+    count = number(row.get("count"))
+    count = count if count is not None else number(row.get("operation_count"))
+    pct_total = time_ms / baseline * 100 if baseline else None
+    eff = efficiency(row, metadata)
+    fields: dict[str, Any] = {
+        "name": name,
+        "count": int(count) if count is not None else 1,
+        "time_ms": round(time_ms, 3),
+        "percent_of_category": round(time_us / category_us * 100, 2) if category_us else 0.0,
+        "percent_of_total": round_or_none(pct_total, 2),
+        "efficiency": eff,
+    }
+    if eff.warning:
+        fields["efficiency_warning"] = eff.warning
+    for field in extra_fields:
+        value = row.get(field)
+        value = parsed(value) if field in JSON_FIELDS else value
+        if value is not None:
+            fields[field] = value.item() if hasattr(value, "item") else value
+    args = format_args(parsed(row.get("Input Dims")), parsed(row.get("Input type")))
+    if args is not None:
+        fields["args"] = args
+    mean, std = number(row.get("Kernel Time (µs)_mean")), number(row.get("Kernel Time (µs)_std"))
+    if (
+        fields["count"] > VARIANCE_MIN_COUNT
+        and pct_total is not None
+        and pct_total >= VARIANCE_MIN_PCT
+        and mean
+        and mean > 0
+    ):
+        cov = (std or 0.0) / mean
+        fields |= {"cov": round(cov, 3), "high_variance": cov > VARIANCE_MAX_COV}
+    if classify is not None and (classification := classify(row)) is not None:
+        fields["classification"] = classification
+    kernels = kernel_names(parsed(row.get("kernel_details_summary")))
+    library = classify_library(name, kernels)
+    fields["library"] = library
+    candidate = fusion_candidate(kernels, fusion_map)
+    if candidate is not None:
+        fields |= {"fusion_flagged": True, "fusion_candidate_name": candidate}
+    stack = parsed(row.get("call_stack_full"))
+    modules = module_chain(stack)
+    full, trunc = kernel_name(stack)
+    fields["launcher_path"] = launcher_path(row.get("entry_point"), modules, library)
+    fields |= {"kernel_name": full, "kernel_name_trunc": trunc, "module_chain": modules}
+    if with_chain:
+        fields["call_chain"] = call_chain(stack)
+    return Operation.model_validate(fields)
+
+
+def peaks(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """`peak_maf_tflops` (matrix_bf16) and `peak_hbm_bw_tbs` for `category_specific`."""
+    roofs = metadata.get("max_achievable_tflops") or {}
+    maf = roofs.get("matrix_bf16", metadata.get("peak_bf16_maf_tflops"))
+    return {"peak_maf_tflops": maf, "peak_hbm_bw_tbs": metadata.get("peak_hbm_bw_tbs")}
+
+
+def score(
+    ops: pd.DataFrame,
+    metadata: Mapping[str, Any],
+    category: str,
+    *,
+    extra_fields: tuple[str, ...] = BASE_FIELDS,
+    classify: Classifier | None = None,
+    fusion_map: Mapping[str, str] | None = None,
+    specific: Mapping[str, Any] | None = None,
+) -> CategoryMetrics:
+    """§3.2 steps 4–8: time metrics, operations, estimates and findings of one category."""
+    baseline = baseline_ms(metadata)
+    operations = build_operations(
+        ops, metadata, extra_fields=extra_fields, classify=classify, fusion_map=fusion_map
+    )
+    estimates = impact_estimates(operations, category, baseline)
+    return CategoryMetrics(
+        category=category,
+        status="OK",
+        **time_metrics(ops, baseline),
+        operations=operations,
+        category_specific=dict(specific or {}),
+        impact_estimates=estimates,
+        category_findings=category_findings(estimates),
+    )
