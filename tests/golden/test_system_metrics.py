@@ -23,8 +23,10 @@ from typing import Any
 
 import pytest
 
+from rooflens.analyzers.categories.cpu_idle import analyze_cpu_idle
+from rooflens.analyzers.categories.multi_kernel import analyze_multi_kernel
+from rooflens.analyzers.categories.system_inputs import write_metrics
 from rooflens.analyzers.prepare.run import prepare_run
-from rooflens.analyzers.system import analyze_cpu_idle, analyze_multi_kernel, write_metrics
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import TraceModel, build_model
 from tests.golden.cases import REFERENCE_FOLDERS, trace_path

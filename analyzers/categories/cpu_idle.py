@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from rooflens.analyzers.system.timeline import OmitNone, TimelineError, read_timeline
+from rooflens.analyzers.categories.system_inputs import OmitNone, TimelineError, read_timeline
 
 IDLE_THRESHOLD_PERCENT = 15.0
 

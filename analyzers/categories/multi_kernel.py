@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from rooflens.analyzers.system.timeline import (
+from rooflens.analyzers.categories.system_inputs import (
     CATEGORY_DATA,
     OmitNone,
     Timeline,

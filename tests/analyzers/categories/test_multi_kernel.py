@@ -11,15 +11,16 @@ from typing import Any
 
 import pytest
 
-from rooflens.analyzers.system import analyze_multi_kernel, write_metrics
-from rooflens.analyzers.system.multi_kernel import (
+from rooflens.analyzers.categories.multi_kernel import (
     COMM_EXPOSED_PERCENT_LIMIT,
     CROSS_VALIDATION_TOLERANCE_PERCENT,
     MEMCPY_COUNT_LIMIT,
     MEMCPY_PERCENT_LIMIT,
     OVERLAP_MIN_COMM_US,
     OVERLAP_TARGET_RATIO,
+    analyze_multi_kernel,
 )
+from rooflens.analyzers.categories.system_inputs import write_metrics
 
 TOTAL_US = 100_000.0
 

@@ -7,8 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from rooflens.analyzers.system import CpuIdleMetrics, analyze_cpu_idle, write_metrics
-from rooflens.analyzers.system.cpu_idle import IDLE_THRESHOLD_PERCENT
+from rooflens.analyzers.categories.cpu_idle import (
+    IDLE_THRESHOLD_PERCENT,
+    CpuIdleMetrics,
+    analyze_cpu_idle,
+)
+from rooflens.analyzers.categories.system_inputs import write_metrics
 
 
 def make_run(tmp_path: Path, idle: float, total: float = 200.0, **extra: object) -> Path:

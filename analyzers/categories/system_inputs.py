@@ -9,13 +9,13 @@ percent x total / 100). The manifest has no `total_comm_time` / `total_memcpy_ti
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 from pydantic import BaseModel, SerializerFunctionWrapHandler, model_serializer
+
+from rooflens.analyzers.report.write_csv import atomic_write_bytes
 
 CATEGORY_DATA = "category_data"
 MANIFEST = "category_manifest.json"
@@ -112,15 +112,6 @@ def read_timeline(run_dir: Path, manifest: dict[str, Any] | None = None) -> Time
 
 
 def write_metrics(path: Path, model: BaseModel) -> None:
-    """Write `model` as indented JSON atomically (temp file in the same folder + os.replace)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write a system metrics document as indented JSON, atomically."""
     text = json.dumps(model.model_dump(mode="json"), indent=2) + "\n"
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_bytes(Path(path), text.encode("utf-8"))
