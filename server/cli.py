@@ -64,9 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
     analyze.add_argument("--categories", help="TOML file adding ops or categories")
     analyze.add_argument(
         "--until",
-        choices=["prepare"],
-        default="prepare",
-        help="last step to run (the category analyses come in a later release)",
+        choices=["prepare", "categories"],
+        default="categories",
+        help="last step to run: prepare the category data, or also run every analysis",
     )
     commands.add_parser("platforms", help="list the GPU platform catalogue")
     return parser
@@ -79,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "report":
         return run_report(args)
     if args.command == "analyze":
-        return run_report(args, prepare=True)
+        return run_report(args, prepare=True, analyse=args.until == "categories")
     if args.command == "platforms":
         return list_platforms(sys.stdout)
     raise AssertionError(f"unhandled command {args.command}")  # argparse enforces the choice

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from rooflens.analyzers.categories.run import analyze_run
 from rooflens.analyzers.perf.categories import CategoryFileError, load_table
 from rooflens.analyzers.perf.platforms import (
     Platform,
@@ -44,7 +45,7 @@ def choose_platform(
     return None, f"no platform ({gpu.reason}); roofline columns omitted"
 
 
-def run_report(args: argparse.Namespace, *, prepare: bool = False) -> int:
+def run_report(args: argparse.Namespace, *, prepare: bool = False, analyse: bool = False) -> int:
     try:
         categories = load_table(args.categories)
         model = build_model(load_trace(args.trace))
@@ -71,6 +72,10 @@ def run_report(args: argparse.Namespace, *, prepare: bool = False) -> int:
         print(
             f"Prepared {len(manifest.categories)} categories in {args.out}/category_data/: {names}"
         )
+    if prepare and analyse:
+        for result in analyze_run(Path(args.out)):
+            found = f", {result.findings} findings" if result.findings else ""
+            print(f"  {result.key}: {result.status}{found}")
     return EXIT_OK
 
 
