@@ -24,6 +24,7 @@ from rooflens.analyzers.prepare.categories import (
     skill_for,
     time_breakdown,
 )
+from rooflens.analyzers.prepare.tree_data import write_tree_data
 from rooflens.analyzers.report.build import PerfReport
 from rooflens.analyzers.report.write_csv import atomic_write_bytes, for_output
 
@@ -59,6 +60,7 @@ class CategoryEntry(_OmitNone):
     OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset(
         {
             "data_file",
+            "tree_data_file",
             "priority",
             "gpu_kernel_time_ms",
             "cpu_duration_ms",
@@ -76,6 +78,7 @@ class CategoryEntry(_OmitNone):
     csv_file: str | None
     metadata_file: str | None
     data_file: str | None = None
+    tree_data_file: str | None = None  # ours: TraceLens documents it but never writes it
     priority: int | None = None
     gpu_kernel_time_ms: float | None = None
     cpu_duration_ms: float | None = None
@@ -277,6 +280,7 @@ def export_categories(
                     ops_count=len(rows),
                     csv_file=ops_csv_path(key),
                     metadata_file=metadata_path(key),
+                    tree_data_file=write_tree_data(run_dir, key, rows),
                 ).with_breakdown(breakdown)
             )
 

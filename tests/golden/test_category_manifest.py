@@ -62,9 +62,12 @@ def check_utilization(folder: str, ours: dict[str, float], ref: dict[str, float]
         assert abs(sum(ours[k] for k in moved) - sum(ref[k] for k in moved)) < 1e-6
 
 
+OURS_ONLY = {"tree_data_file"}  # TraceLens documents it but never writes it (deviations.md)
+
+
 def check_entry(folder: str, ours: dict[str, Any], ref: dict[str, Any]) -> None:
     name = ref["name"]
-    assert list(ours) == list(ref), name
+    assert [k for k in ours if k not in OURS_ONLY] == list(ref), name
     pinned = CATEGORY_DEVIATES.get((folder, name), {})
     for key in EXACT + EXACT_OPTIONAL:
         if key not in ref:

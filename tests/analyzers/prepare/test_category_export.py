@@ -292,6 +292,7 @@ def test_compute_entries_and_ops_csvs(tmp_path: Path) -> None:
         "ops_count": 2,
         "csv_file": "category_data/gemm_ops.csv",
         "metadata_file": "metadata/gemm_metadata.json",
+        "tree_data_file": "category_data/gemm_tree_data.json",
         "gpu_kernel_time_ms": 0.7,
         "cpu_duration_ms": 0.85,
         "sync_time_ms": 0,
@@ -451,3 +452,13 @@ def test_a_gpu_only_trace_gets_the_system_categories_and_a_note(tmp_path):
     assert manifest.notes and "no operator events" in manifest.notes[0]
     written = (tmp_path / "run/category_data/category_manifest.json").read_text()
     assert "no operator events" in written
+
+
+def test_tree_data_lists_the_significant_ops_of_a_category(tmp_path: Path) -> None:
+    """Ours: TraceLens documents `<key>_tree_data.json` but never writes it (§2.5, §8.1)."""
+    export(tmp_path)
+    tree = json.loads((tmp_path / "category_data/gemm_tree_data.json").read_text())
+    assert tree["category"] == "gemm"
+    by_name = {op["name"]: op for op in tree["operations"]}
+    assert set(by_name) == {"aten::mm", "aten::addmm"}  # both over 10 % of the category
+    assert sum(op["percent_of_category"] for op in tree["operations"]) == pytest.approx(100)
