@@ -39,6 +39,10 @@ KERNEL_TYPE_RULES: tuple[Rule, ...] = (
     Rule(r"^triton_.*rsqrt", "Normalization", 18),
     Rule(r"softmax", "Softmax", 18),
     Rule(r"cublas|splitkreduce", "GEMM", 17),
+    # PyTorch's TensorIterator wrappers outrank the functor they carry (a wrapped
+    # direct_copy or CUDAFunctor_add is "Elementwise", as in the TraceLens reference outputs,
+    # so GEMM + bias-add + copy modules stay fusion candidates); bare copy/add kernels below.
+    Rule(r"elementwise_kernel|elementwise_grid_stride", "Elementwise", 17),
     Rule(r"elementwise_add|residual_add|fused_add_kernel|^add_kernel", "Elementwise Add", 16),
     Rule(r"direct_copy|copy_kernel|cast_kernel", "Copy/Cast", 15),
     Rule(r"reduce_kernel|reduce_1block|reduction", "Reduce", 15),

@@ -44,7 +44,7 @@ CASES = [
         "Elementwise",
     ),
     ("residual_add_kernel<bf16>", "Elementwise Add", "Others"),
-    ("void at::native::elementwise_kernel<128, 4, direct_copy_kernel_cuda>", "Copy/Cast", "Others"),
+    ("void hip_copy_kernel<bf16, float>", "Copy/Cast", "Others"),
     ("void (anonymous namespace)::softmax_warp_forward<bf16>", "Softmax", "Others"),
     ("void at::native::reduce_kernel<512, 1, ReduceOp<float, MeanOps>>", "Reduce", "Others"),
     ("rotary_embedding_kernel<bf16>", "Rotary Embedding", "Elementwise"),
@@ -81,6 +81,13 @@ def test_highest_priority_wins_over_generic_gemm() -> None:
     # `gemm` (5) and `layernorm` (18) both match: the norm rule wins
     assert classify_kernel("gemm_layernorm_epilogue")[0] == "Normalization"
     assert classify_kernel("memcpy_gemm_like")[0] == "MemCpy"
+
+
+def test_torch_elementwise_wrappers_outrank_the_functor_they_carry() -> None:
+    wrapped_copy = "void at::native::elementwise_kernel<128, 4, direct_copy_kernel_cuda>"
+    wrapped_add = "void at::native::vectorized_elementwise_kernel<4, CUDAFunctor_add<bf16>>"
+    assert classify_kernel(wrapped_copy)[0] == "Elementwise"
+    assert classify_kernel(wrapped_add)[0] == "Elementwise"
 
 
 def test_every_rule_type_has_a_perf_category_entry_or_defaults() -> None:

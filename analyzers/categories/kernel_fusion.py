@@ -1,0 +1,346 @@
+"""`kernel_fusion_metrics.json`: what fusing each candidate could save (agent_workflow §3.12.3).
+
+Standalone estimate only. Inputs: `category_data/fusion_candidates.json`, the manifest (its
+`gpu_utilization.total_time_ms` is the baseline), `perf_report_csvs/unified_perf_summary.csv`
+(per-kernel Data Moved / GFLOPS / Compute Spec) and the arch peaks of the first
+`metadata/*_metadata.json` that has them (else the manifest platform's catalogue entry).
+
+A candidate is split at each matrix op: a GEMM with trailing non-matrix kernels saves those
+kernels' time (epilogue fusion); a leading run of non-matrix kernels saves what a roofline
+projection of one fused kernel says; a lone GEMM saves nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+from pathlib import Path
+from typing import Any, Literal
+
+import pandas as pd
+from pydantic import BaseModel
+
+from rooflens.analyzers.categories.system_inputs import CATEGORY_DATA, OmitNone
+from rooflens.analyzers.perf.platforms import get_platform
+
+CATEGORY = "kernel_fusion"
+MAX_FUSION_KERNEL_COUNT = 15
+MIN_IMPACT_SCORE = 2.0  # % of E2E, on the high estimate
+OVERLAP_EFFICIENCY = 0.85
+MIN_SAVINGS_MS = 0.1
+LOW_FACTOR, MID_FACTOR = 0.75, 0.875
+DEFAULT_PLATFORM = "MI300X"
+MATRIX_SPECS = frozenset(f"matrix_{t}" for t in ("fp16", "bf16", "fp32", "fp64", "fp8", "int8"))
+NORM_TYPES = frozenset({"LayerNorm", "BatchNorm", "GroupNorm", "InstanceNorm", "Norm"})
+NORM_TYPES |= {"Normalization"}  # our table's single norm type (kernel_types.py)
+NORM_NAMES = ("batchnorm", "layernorm", "groupnorm", "instancenorm", "miopenbatchnorm", "rmsnorm")
+NAME_HINTS = {
+    "attention": ("attention", "sdpa", "self_attn"),
+    "norm": ("rmsnorm", "rms_norm", "layernorm", "layer_norm", "batchnorm", "batch_norm"),
+    "mlp": ("mlp",),
+    "rope": ("rotary", "rope", "apply_rotary"),
+    "siglu": ("silu", "swiglu"),
+}
+UNMODELLED_WARNING = (
+    "{k} of {n} kernels lack perf models; savings estimate uses trace time for unmodeled kernels"
+)
+
+
+class FusionEstimate(OmitNone):
+    operation: str
+    category: str = CATEGORY
+    type: str = CATEGORY
+    impact_score: float
+    impact_score_low: float
+    impact_score_high: float
+    estimation: Literal["full", "partial"]
+    bound_type: Literal["compute", "memory"]
+    time_ms: float
+    instance_count: int
+    kernel_count: int
+    modeled_kernel_count: int
+    confidence: Literal["high", "medium", "low"]
+    affected_gpu_kernels: list[str]
+    fusion_type: Literal["matrix_compute", "memory_bound"]
+    warning: str | None = None
+
+
+class KernelFusionMetrics(OmitNone):
+    category: str = CATEGORY
+    status: Literal["OK", "NO_DATA", "ERROR"]
+    error: str | None = None
+    total_time_ms: float | None = None
+    candidate_count: int | None = None
+    estimated_count: int | None = None
+    total_impact_score: float | None = None
+    platform: str | None = None
+    peak_hbm_bw_tbs: float | None = None
+    impact_estimates: list[FusionEstimate] | None = None
+    warnings: list[str] | None = None
+    high_confidence_kernel_map: dict[str, str] | None = None
+
+
+class Peaks(BaseModel):
+    hbm_tbs: float
+    matrix_tflops: float | None
+    vector_tflops: float | None
+
+
+def _cell(text: Any) -> Any:
+    """A structured CSV cell: JSON (ours) or a Python literal (TraceLens's CSVs)."""
+    if not isinstance(text, str):
+        return None if isinstance(text, float) and math.isnan(text) else text
+    for parse in (json.loads, ast.literal_eval):
+        try:
+            return parse(text)
+        except (ValueError, SyntaxError):
+            continue
+    return None
+
+
+def _num(value: Any) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(number) else number
+
+
+def _shape(dims: Any) -> str | None:
+    dims = _cell(dims) if isinstance(dims, str) else dims
+    if isinstance(dims, list | tuple) and dims:
+        return json.dumps(dims[0], separators=(",", ":"))
+    return None
+
+
+class PerfLookup:
+    """kernel name -> {first input shape -> perf facts}; first row per (kernel, shape) wins."""
+
+    def __init__(self, summary: pd.DataFrame) -> None:
+        self.table: dict[str, dict[str | None, dict[str, Any]]] = {}
+        for row in summary.to_dict("records"):
+            details = _cell(row.get("kernel_details_summary"))
+            if not isinstance(details, list):
+                continue
+            facts = {
+                "data_moved_mb": _num(row.get("Data Moved (MB)")),
+                "gflops": _num(row.get("GFLOPS")),
+                "compute_spec": row.get("Compute Spec"),
+            }
+            shape = _shape(row.get("Input Dims"))
+            for detail in details:
+                if isinstance(detail, dict) and detail.get("name"):
+                    self.table.setdefault(str(detail["name"]), {}).setdefault(shape, facts)
+
+    def get(self, name: str, shape: str | None) -> dict[str, Any] | None:
+        shapes = self.table.get(name)
+        if shapes is None:
+            shapes = next(
+                (v for k, v in self.table.items() if k.startswith(name) or name.startswith(k)),
+                None,
+            )
+        if not shapes:
+            return None
+        return shapes.get(shape) or next(iter(shapes.values()))
+
+
+def _kernel_name(kernel: dict[str, Any]) -> str:
+    return str(kernel.get("name", kernel.get("kernel_name", "")))
+
+
+def _kernel_type(kernel: dict[str, Any]) -> str:
+    return str(kernel.get("type", kernel.get("kernel_type", "Unknown")))
+
+
+def _is_norm(kernel: dict[str, Any]) -> bool:
+    low = _kernel_name(kernel).lower()
+    return _kernel_type(kernel) in NORM_TYPES or any(n in low for n in NORM_NAMES)
+
+
+def classify_confidence(name: str, names: list[str], is_matrix: list[bool]) -> str:
+    """Both a name hint and a composition signal -> high; one -> medium; none -> low."""
+    low = name.lower()
+    by_name = any(h in low for hints in NAME_HINTS.values() for h in hints)
+    lows = [n.lower() for n in names]
+    matrix = sum(is_matrix)
+    composition = (
+        (matrix >= 2 and any("softmax" in n for n in lows))
+        or any("rsqrt" in n for n in lows)
+        or (matrix >= 2 and len(names) - matrix >= 1)
+        or (any("neg" in n for n in lows) and any("catarray" in n or "cat_" in n for n in lows))
+        or (matrix == 0 and len(names) >= 3)
+    )
+    return "high" if by_name and composition else "medium" if by_name or composition else "low"
+
+
+def prefilter(candidates: list[dict[str, Any]], baseline_ms: float) -> list[dict[str, Any]]:
+    """<= 15 kernels, >= 2 % of E2E at full recovery, one per (instances, kernels, time)."""
+    floor_us = baseline_ms * 10 * MIN_IMPACT_SCORE
+    kept: dict[tuple, dict[str, Any]] = {}
+    for c in candidates:
+        total = float(c.get("total_kernel_time_us") or 0.0)
+        if int(c.get("kernel_count") or 0) > MAX_FUSION_KERNEL_COUNT or total < floor_us:
+            continue
+        key = (c.get("instance_count"), c.get("kernel_count"), round(total, 1))
+        held = kept.get(key)
+        if held is None or len(str(c.get("module_name"))) < len(str(held.get("module_name"))):
+            kept[key] = c
+    return list(kept.values())
+
+
+def _elementwise_savings(group: list[tuple], peaks: Peaks) -> float:
+    """Roofline projection of one fused kernel for a run of non-matrix kernels."""
+    modelled = [(k, f) for k, f, _ in group if f is not None]
+    if not modelled:
+        return 0.0
+    first, first_facts = modelled[0]
+    last, last_facts = modelled[-1]
+    data_in = _num(first.get("data_in_mb"))
+    data_out = _num(last.get("data_out_mb"))
+    data_in = first_facts["data_moved_mb"] / 2 if data_in is None else data_in
+    data_out = last_facts["data_moved_mb"] / 2 if data_out is None else data_out
+    mem_us = (data_in + data_out) * 1e6 / (peaks.hbm_tbs * 1e12) * 1e6
+    gflops = sum(f["gflops"] or 0.0 for _, f in modelled)
+    vector_us = gflops * 1e9 / (peaks.vector_tflops * 1e12) * 1e6 if peaks.vector_tflops else 0.0
+    parts = (mem_us, 0.0, vector_us)
+    fused_us = max(parts) + (1 - OVERLAP_EFFICIENCY) * (sum(parts) - max(parts))
+    current = sum(float(k.get("dur_us") or 0.0) for k, _, _ in group)
+    unmodelled = sum(float(k.get("dur_us") or 0.0) for k, f, _ in group if f is None)
+    return max(0.0, current - fused_us - unmodelled)
+
+
+def estimate(
+    c: dict[str, Any], lookup: PerfLookup, peaks: Peaks, baseline_ms: float
+) -> FusionEstimate | None:
+    """The standalone estimate of one candidate, or None when a gate rejects it."""
+    kernels = list(c.get("kernels") or [])
+    names = [_kernel_name(k) for k in kernels]
+    if len(kernels) < 2 or c.get("has_fused_kernel") or any(n.startswith("triton_") for n in names):
+        return None
+    shape = _shape(c.get("input_dims"))
+    facts = [lookup.get(n, shape) for n in names]
+    facts = [f if f and f["data_moved_mb"] is not None else None for f in facts]
+    is_matrix = [
+        bool(f and f["compute_spec"] in MATRIX_SPECS)
+        or any(t in _kernel_type(k).upper() for t in ("GEMM", "CONV"))
+        for k, f in zip(kernels, facts, strict=True)
+    ]
+    modelled = sum(f is not None for f in facts)
+    others = [k for k, m in zip(kernels, is_matrix, strict=True) if not m]
+    if not modelled or not others or (any(is_matrix) and all(_is_norm(k) for k in others)):
+        return None
+    if modelled / len(kernels) < (0.5 if len(kernels) < 5 else 0.75):
+        return None
+    groups: list[list[tuple]] = []
+    for item in zip(kernels, facts, is_matrix, strict=True):
+        if item[2] or not groups:
+            groups.append([item])
+        else:
+            groups[-1].append(item)
+    savings, compute = 0.0, False
+    for group in groups:
+        if group[0][2] and len(group) > 1:  # gemm_epilogue
+            compute = True
+            savings += sum(float(k.get("dur_us") or 0.0) for k, _, _ in group[1:])
+        elif not group[0][2]:  # elementwise prefix
+            savings += _elementwise_savings(group, peaks)
+    current = sum(float(k.get("dur_us") or 0.0) for k in kernels)
+    instances = int(c.get("instance_count") or 1)
+    if current <= 0 or savings * instances / 1000 < MIN_SAVINGS_MS:
+        return None
+    time_ms = current * instances / 1000
+    high = savings / current * time_ms / baseline_ms * 100
+    if high < MIN_IMPACT_SCORE:
+        return None
+    missing = len(kernels) - modelled
+    return FusionEstimate(
+        operation=str(c.get("base_name")),
+        impact_score=round(high * MID_FACTOR, 2),
+        impact_score_low=round(high * LOW_FACTOR, 2),
+        impact_score_high=round(high, 2),
+        estimation="partial" if missing else "full",
+        bound_type="compute" if compute else "memory",
+        time_ms=round(time_ms, 3),
+        instance_count=instances,
+        kernel_count=len(kernels),
+        modeled_kernel_count=modelled,
+        confidence=classify_confidence(
+            f"{c.get('base_name')} {c.get('module_name')}", names, is_matrix
+        ),
+        affected_gpu_kernels=names,
+        fusion_type="matrix_compute" if any(is_matrix) else "memory_bound",
+        warning=UNMODELLED_WARNING.format(k=missing, n=len(kernels)) if missing else None,
+    )
+
+
+def _peaks(run_dir: Path, platform: str) -> Peaks:
+    for path in sorted((run_dir / "metadata").glob("*_metadata.json")):
+        try:
+            meta = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        roofs = meta.get("max_achievable_tflops") if isinstance(meta, dict) else None
+        if isinstance(roofs, dict) and _num(meta.get("peak_hbm_bw_tbs")):
+            return Peaks(
+                hbm_tbs=float(meta["peak_hbm_bw_tbs"]),
+                matrix_tflops=_num(roofs.get("matrix_bf16")),
+                vector_tflops=_num(roofs.get("vector_bf16")),
+            )
+    p = get_platform(platform)
+    return Peaks(
+        hbm_tbs=p.mem_bw() / 1000.0,
+        matrix_tflops=p.roof_tflops("matrix_bf16"),
+        vector_tflops=p.roof_tflops("vector_bf16"),
+    )
+
+
+def error(message: str) -> KernelFusionMetrics:
+    return KernelFusionMetrics(status="ERROR", error=message)
+
+
+def analyze_kernel_fusion(run_dir: Path) -> KernelFusionMetrics:
+    """The kernel-fusion document of a prepared run folder (ERROR when inputs are missing)."""
+    run_dir = Path(run_dir)
+    data = run_dir / CATEGORY_DATA
+    try:
+        candidates = json.loads((data / "fusion_candidates.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        return error(f"Fusion candidates not found or unreadable: {exc}")
+    try:
+        manifest = json.loads((data / "category_manifest.json").read_text(encoding="utf-8"))
+        baseline_ms = float(manifest["gpu_utilization"]["total_time_ms"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return error(f"category_manifest.json lacks gpu_utilization.total_time_ms: {exc}")
+    csv = run_dir / "perf_report_csvs" / "unified_perf_summary.csv"
+    if not csv.is_file():
+        return error(f"unified_perf_summary.csv not found: {csv}")
+    if not isinstance(candidates, list) or baseline_ms <= 0:
+        return error("fusion_candidates.json is not a list or the baseline time is not positive")
+    survivors = prefilter([c for c in candidates if isinstance(c, dict)], baseline_ms)
+    if not survivors:
+        return KernelFusionMetrics(status="NO_DATA", candidate_count=0, impact_estimates=[])
+    platform = str(manifest.get("platform") or DEFAULT_PLATFORM)
+    try:
+        peaks = _peaks(run_dir, platform)
+    except (KeyError, ValueError) as exc:
+        return error(f"no arch peaks for platform {platform}: {exc}")
+    lookup = PerfLookup(pd.read_csv(csv))
+    estimates = [e for c in survivors if (e := estimate(c, lookup, peaks, baseline_ms))]
+    estimates.sort(key=lambda e: -e.impact_score)
+    warnings = list(dict.fromkeys(e.warning for e in estimates if e.warning))
+    kernel_map = {
+        k: e.operation for e in estimates if e.confidence == "high" for k in e.affected_gpu_kernels
+    }
+    return KernelFusionMetrics(
+        status="OK",
+        total_time_ms=round(sum(c["total_kernel_time_us"] for c in survivors) / 1000, 3),
+        candidate_count=len(survivors),
+        estimated_count=len(estimates),
+        total_impact_score=round(sum(e.impact_score for e in estimates), 2),
+        platform=platform,
+        peak_hbm_bw_tbs=peaks.hbm_tbs,
+        impact_estimates=estimates,
+        warnings=warnings or None,
+        high_confidence_kernel_map=kernel_map,
+    )
