@@ -19,6 +19,16 @@ EXIT_OK = 0
 EXIT_BAD_INPUT = 2
 
 
+def _report_arguments(parser: argparse.ArgumentParser, *, out_help: str) -> None:
+    """Arguments shared by `report` and `analyze`: the trace, its platform, the output."""
+    parser.add_argument("trace", help="path to a .json or .json.gz PyTorch profiler trace")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--platform", help="platform name from `rooflens platforms`")
+    where.add_argument("--platform-file", help="a platform JSON file (ours or TraceLens's)")
+    parser.add_argument("--out", required=True, help=out_help)
+    parser.add_argument("--categories", help="TOML file adding ops or categories")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rooflens",
@@ -44,24 +54,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="Per-operation GPU time, FLOPs, bytes and roofline efficiency, in "
         "TraceLens's tables: DIR/perf_report_csvs/*.csv and DIR/perf_report.xlsx.",
     )
-    report.add_argument("trace", help="path to a .json or .json.gz PyTorch profiler trace")
-    where = report.add_mutually_exclusive_group()
-    where.add_argument("--platform", help="platform name from `rooflens platforms`")
-    where.add_argument("--platform-file", help="a platform JSON file (ours or TraceLens's)")
-    report.add_argument("--out", required=True, help="output folder")
-    report.add_argument("--categories", help="TOML file adding ops or categories")
+    _report_arguments(report, out_help="output folder")
     analyze = commands.add_parser(
         "analyze",
-        help="perf report plus the category data the analyses read",
-        description="Write the perf report and prepare the run folder for the category "
-        "analyses: category_data/ (manifest, per-category ops, multi-kernel data) and metadata/.",
+        help="perf report, category data and every category analysis",
+        description="Write the perf report, prepare the run folder (category_data/, "
+        "metadata/) and run every category analysis of its manifest.",
     )
-    analyze.add_argument("trace", help="path to a .json or .json.gz PyTorch profiler trace")
-    where = analyze.add_mutually_exclusive_group()
-    where.add_argument("--platform", help="platform name from `rooflens platforms`")
-    where.add_argument("--platform-file", help="a platform JSON file (ours or TraceLens's)")
-    analyze.add_argument("--out", required=True, help="run folder")
-    analyze.add_argument("--categories", help="TOML file adding ops or categories")
+    _report_arguments(analyze, out_help="run folder")
     analyze.add_argument(
         "--until",
         choices=["prepare", "categories"],
