@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TextIO
 
 from rooflens.analyzers.categories.run import analyze_run
+from rooflens.analyzers.findings.priorities import generate_priority_data, write_priority_data
 from rooflens.analyzers.perf.categories import CategoryFileError, load_table
 from rooflens.analyzers.perf.platforms import (
     Platform,
@@ -76,6 +77,13 @@ def run_report(args: argparse.Namespace, *, prepare: bool = False, analyse: bool
         for result in analyze_run(Path(args.out)):
             found = f", {result.findings} findings" if result.findings else ""
             print(f"  {result.key}: {result.status}{found}")
+        priorities = generate_priority_data(Path(args.out))
+        write_priority_data(Path(args.out), priorities)
+        print("Priorities (estimated saving, % of end-to-end GPU time):")
+        for row in priorities.priorities:
+            score = row.impact_score
+            shown = "no estimate" if score is None else f"{score:.2f} %"
+            print(f"  {row.rank}. {row.display_name}: {shown}")
     return EXIT_OK
 
 

@@ -179,4 +179,8 @@ def test_analyze_prepares_the_category_data_with_relative_paths(trace, tmp_path,
     assert [op["name"] for op in manifest["top_operations"]] == ["aten::mm", "my::custom_op"]
     kernels = json.loads((out / "category_data/multi_kernel_data.json").read_text())
     assert kernels["memcpy_summary"]["total_count"] == 0
-    assert "Prepared 3 categories" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "Prepared 3 categories" in printed
+    priorities = json.loads((out / "priority_data.json").read_text())
+    assert priorities["baseline_ms"] > 0
+    assert "Priorities (estimated saving" in printed
