@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import TextIO
 
 from rooflens.analyzers.categories.run import analyze_run
+from rooflens.analyzers.findings.model_info import write_model_identification
+from rooflens.analyzers.findings.plot import render_plot
 from rooflens.analyzers.findings.priorities import generate_priority_data, write_priority_data
 from rooflens.analyzers.perf.categories import CategoryFileError, load_table
 from rooflens.analyzers.perf.platforms import (
@@ -84,6 +86,11 @@ def run_report(args: argparse.Namespace, *, prepare: bool = False, analyse: bool
             score = row.impact_score
             shown = "no estimate" if score is None else f"{score:.2f} %"
             print(f"  {row.rank}. {row.display_name}: {shown}")
+        identity = write_model_identification(Path(args.out))
+        title = f"{identity.model} on {platform.name} — Performance Breakdown"
+        plot = render_plot(Path(args.out), title)
+        print(f"Model: {identity.model} ({identity.scale}, {identity.precision})")
+        print(f"Plot: {plot.path}" if plot.path else f"No plot: {plot.reason}")
     return EXIT_OK
 
 

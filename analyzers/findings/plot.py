@@ -1,0 +1,257 @@
+"""Headless performance plot: GPU time per category and the estimated savings.
+
+Reads ``<run>/category_data/category_manifest.json`` and, when present,
+``<run>/priority_data.json``; writes ``<run>/perf_improvement.png`` and
+``<run>/perf_improvement_base64.txt``. Uses ``matplotlib.figure.Figure`` with the Agg canvas
+directly so no global pyplot state is touched.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from rooflens.analyzers.report.write_csv import atomic_write_bytes
+
+PNG_NAME = "perf_improvement.png"
+BASE64_NAME = "perf_improvement_base64.txt"
+REMAINDER_LABEL = "Non-compute (idle, exposed comm/memcpy)"
+REMAINDER_COLOR = "#BBBBBB"
+# Okabe-Ito colour-blind-safe palette (black left out; grey is reserved for the remainder).
+PALETTE = (
+    "#0072B2",
+    "#E69F00",
+    "#009E73",
+    "#CC79A7",
+    "#56B4E9",
+    "#D55E00",
+    "#F0E442",
+    "#882255",
+    "#44AA99",
+    "#332288",
+)
+
+
+@dataclass(frozen=True)
+class Segment:
+    name: str
+    label: str
+    time_ms: float
+    color: str
+
+
+@dataclass(frozen=True)
+class Saving:
+    category: str
+    label: str
+    low_ms: float
+    mid_ms: float
+    high_ms: float
+    mid_pct: float
+
+
+@dataclass
+class PlotResult:
+    path: Path | None
+    png_bytes: bytes | None
+    categories_drawn: list[str] = field(default_factory=list)
+    reason: str | None = None  # why nothing was drawn, when path is None
+
+    @property
+    def drawn(self) -> bool:
+        return self.path is not None
+
+
+def _read_json(path: Path) -> dict | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _pretty(cat: dict) -> str:
+    name = str(cat.get("display_name") or cat.get("name") or "?")
+    return name[:1].upper() + name[1:]
+
+
+def compute_segments(manifest: dict) -> tuple[float, list[Segment]]:
+    """Return (baseline_ms, segments) — compute categories by time desc, then the remainder."""
+    total = float((manifest.get("gpu_utilization") or {}).get("total_time_ms") or 0.0)
+    cats = [
+        c
+        for c in manifest.get("categories") or []
+        if str(c.get("tier") or "compute").startswith("compute")
+        and float(c.get("gpu_kernel_time_ms") or 0) > 0
+    ]
+    cats.sort(key=lambda c: (-float(c["gpu_kernel_time_ms"]), str(c.get("name"))))
+    segments = [
+        Segment(str(c.get("name")), _pretty(c), float(c["gpu_kernel_time_ms"]), PALETTE[i % 10])
+        for i, c in enumerate(cats)
+    ]
+    remainder = total - sum(s.time_ms for s in segments)
+    if remainder > 0:
+        segments.append(Segment("non_compute", REMAINDER_LABEL, remainder, REMAINDER_COLOR))
+    return total, segments
+
+
+def read_savings(priority: dict | None, total_ms: float, labels: dict[str, str]) -> list[Saving]:
+    """Per-category savings in ms from ``recommendations`` (or ``priorities``), biggest first."""
+    if not priority or total_ms <= 0:
+        return []
+    rows = priority.get("recommendations") or priority.get("priorities") or []
+    acc: dict[str, list[float]] = {}
+    for row in rows:
+        mid = row.get("impact_score")
+        if not isinstance(mid, (int, float)) or mid <= 0:
+            continue
+        low = row.get("impact_score_low")
+        high = row.get("impact_score_high")
+        low = float(low) if isinstance(low, (int, float)) else float(mid)
+        high = float(high) if isinstance(high, (int, float)) else float(mid)
+        vals = acc.setdefault(str(row.get("category")), [0.0, 0.0, 0.0])
+        for i, v in enumerate((low, float(mid), high)):
+            vals[i] += v
+    out = [
+        Saving(
+            cat,
+            labels.get(cat, cat[:1].upper() + cat[1:]),
+            min(lo, mid) / 100 * total_ms,
+            mid / 100 * total_ms,
+            max(hi, mid) / 100 * total_ms,
+            mid,
+        )
+        for cat, (lo, mid, hi) in acc.items()
+    ]
+    out.sort(key=lambda s: (-s.mid_ms, s.category))
+    return out
+
+
+def _draw(title: str, total: float, segments: list[Segment], savings: list[Saving]) -> bytes:
+    n_sav = len(savings)
+    has_sav = n_sav > 0
+    legend_rows = (len(segments) + 1) // 2
+    heights = [1.3, 0.3 * legend_rows + 0.2, 1.0 + 0.5 * max(n_sav, 1)]
+    fig = Figure(figsize=(12, sum(heights) + 1.6), dpi=120)
+    FigureCanvasAgg(fig)
+    grid = fig.add_gridspec(3, 1, height_ratios=heights, hspace=0.5)
+    ax = fig.add_subplot(grid[0])
+    left = 0.0
+    for seg in segments:
+        pct = 100 * seg.time_ms / total
+        ax.barh(
+            0,
+            seg.time_ms,
+            left=left,
+            color=seg.color,
+            edgecolor="white",
+            linewidth=0.8,
+            height=0.6,
+            label=f"{seg.label} — {seg.time_ms:,.1f} ms ({pct:.1f} %)",
+        )
+        if pct >= 6:
+            ax.text(
+                left + seg.time_ms / 2,
+                0,
+                f"{pct:.0f} %",
+                ha="center",
+                va="center",
+                fontsize=10,
+                color="black",
+                fontweight="bold",
+            )
+        left += seg.time_ms
+    ax.set_xlim(0, max(total, left))
+    ax.set_yticks([])
+    ax.set_xlabel("GPU time (ms)", fontsize=10)
+    ax.set_title(f"GPU time by category — end-to-end {total:,.1f} ms", fontsize=11, loc="left")
+    lax = fig.add_subplot(grid[1])
+    lax.axis("off")
+    handles, texts = ax.get_legend_handles_labels()
+    lax.legend(handles, texts, loc="center", ncol=2, fontsize=10, frameon=False)
+    for side in ("top", "right", "left"):
+        ax.spines[side].set_visible(False)
+
+    bx = fig.add_subplot(grid[2])
+    if has_sav:
+        ys = list(range(n_sav))
+        mids = [s.mid_ms for s in savings]
+        err = [[s.mid_ms - s.low_ms for s in savings], [s.high_ms - s.mid_ms for s in savings]]
+        colors = {seg.name: seg.color for seg in segments}
+        bx.barh(
+            ys,
+            mids,
+            color=[colors.get(s.category, "#4477AA") for s in savings],
+            height=0.55,
+            xerr=err,
+            error_kw={"ecolor": "#333333", "capsize": 4, "lw": 1.2},
+        )
+        xmax = max(s.high_ms for s in savings) or 1.0
+        for y, s in enumerate(savings):
+            rng = f" (range {s.low_ms:,.1f}–{s.high_ms:,.1f})" if s.high_ms > s.low_ms else ""
+            bx.text(
+                s.high_ms + xmax * 0.015,
+                y,
+                f"{s.mid_ms:,.1f} ms · {s.mid_pct:.1f} %{rng}",
+                va="center",
+                fontsize=9,
+            )
+        bx.set_yticks(ys, [s.label for s in savings], fontsize=10)
+        bx.invert_yaxis()
+        bx.set_xlim(0, xmax * 1.6)
+        total_mid = sum(mids)
+        bx.set_title(
+            f"Estimated savings — ≈ {total_mid:,.1f} ms ({100 * total_mid / total:.1f} %) "
+            "in total at the mid estimate; whiskers show low–high",
+            fontsize=11,
+            loc="left",
+        )
+        bx.set_xlabel("Estimated GPU time saved (ms)", fontsize=10)
+    else:
+        bx.axis("off")
+        bx.text(
+            0.5,
+            0.5,
+            "No quantified savings estimates (priority_data.json missing or empty)",
+            ha="center",
+            va="center",
+            fontsize=10,
+            color="#555555",
+        )
+    for side in ("top", "right"):
+        bx.spines[side].set_visible(False)
+    fig.suptitle(title, fontsize=14, fontweight="bold")
+    fig.subplots_adjust(
+        left=0.2, right=0.97, top=1 - 0.75 / fig.get_figheight(), bottom=0.55 / fig.get_figheight()
+    )
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", facecolor="white")
+    return buf.getvalue()
+
+
+def render_plot(run_dir: str | Path, title: str) -> PlotResult:
+    """Draw the plot for ``run_dir``; never raises for missing/degenerate inputs."""
+    run = Path(run_dir)
+    manifest = _read_json(run / "category_data" / "category_manifest.json")
+    if manifest is None:
+        return PlotResult(None, None, reason="category manifest missing or unreadable")
+    total, segments = compute_segments(manifest)
+    if total <= 0:
+        return PlotResult(None, None, reason="baseline (total_time_ms) is not positive")
+    if not any(s.name != "non_compute" for s in segments):
+        return PlotResult(None, None, reason="no segments: no compute category has GPU time")
+    labels = {s.name: s.label for s in segments}
+    for c in manifest.get("categories") or []:
+        labels.setdefault(str(c.get("name")), _pretty(c))
+    savings = read_savings(_read_json(run / "priority_data.json"), total, labels)
+    png = _draw(title, total, segments, savings)
+    path = run / PNG_NAME
+    atomic_write_bytes(path, png)
+    atomic_write_bytes(run / BASE64_NAME, base64.b64encode(png))
+    return PlotResult(path, png, [s.name for s in segments])
