@@ -87,9 +87,14 @@ def run_report(args: argparse.Namespace, *, prepare: bool = False, analyse: bool
             shown = "no estimate" if score is None else f"{score:.2f} %"
             print(f"  {row.rank}. {row.display_name}: {shown}")
         identity = write_model_identification(Path(args.out))
-        title = f"{identity.model} on {platform.name} — Performance Breakdown"
-        plot = render_plot(Path(args.out), title)
-        print(f"Model: {identity.model} ({identity.scale}, {identity.precision})")
+        model_name = identity.model if identity else "Unidentified model"
+        plot = render_plot(
+            Path(args.out), f"{model_name} on {platform.name} — Performance Breakdown"
+        )
+        if identity is None:
+            print("Model: not identified (the trace records no operators)")
+        else:
+            print(f"Model: {identity.model} ({identity.scale}, {identity.precision})")
         print(f"Plot: {plot.path}" if plot.path else f"No plot: {plot.reason}")
     return EXIT_OK
 
