@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TextIO
 
 from rooflens.analyzers.categories.run import analyze_run
+from rooflens.analyzers.findings.drafts import write_draft
 from rooflens.analyzers.findings.model_info import write_model_identification
 from rooflens.analyzers.findings.plot import render_plot
 from rooflens.analyzers.findings.priorities import generate_priority_data, write_priority_data
@@ -78,7 +79,8 @@ def run_report(args: argparse.Namespace, *, prepare: bool = False, analyse: bool
     if prepare and analyse:
         for result in analyze_run(Path(args.out)):
             found = f", {result.findings} findings" if result.findings else ""
-            print(f"  {result.key}: {result.status}{found}")
+            draft = write_draft(Path(args.out), result.key)
+            print(f"  {result.key}: {result.status}{found} -> {draft.relative_to(args.out)}")
         priorities = generate_priority_data(Path(args.out))
         write_priority_data(Path(args.out), priorities)
         print("Priorities (estimated saving, % of end-to-end GPU time):")

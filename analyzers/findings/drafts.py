@@ -1,0 +1,445 @@
+"""Deterministic draft findings files built from the metrics JSON (spec §4.1–§4.7).
+
+``draft_findings(run_dir, key)`` reads ``category_data/<key>_metrics.json`` and returns a
+complete :class:`Findings` for the key's tier: one card plus one Detailed Analysis block per
+compute ``category_findings[]`` entry, per flagged system issue, or per kernel-fusion
+estimate.  Impact markers carry the metrics numbers verbatim; prose is short template text
+built only from those numbers.  Metrics with nothing to report (no findings, NO_DATA, or no
+flagged issue) give the NO_FINDINGS form; an ERROR document gives ``**Status**: ERROR``.
+
+``write_draft(run_dir, key)`` writes the rendered draft atomically to
+``category_findings/<key>_findings.md`` (compute) or ``system_findings/<key>_findings.md``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from rooflens.analyzers.findings.contract import (
+    NOT_QUANTIFIABLE,
+    SYSTEM_IMPACT_SENTENCE,
+    DetailBlock,
+    Findings,
+    Marker,
+    PItem,
+    Section,
+    Status,
+    Table,
+    Tier,
+    no_findings,
+    render_findings,
+)
+from rooflens.analyzers.report.write_csv import atomic_write_bytes
+
+SYSTEM_KEYS = ("cpu_idle", "multi_kernel")
+FUSION_KEY = "kernel_fusion"
+DASH = "—"
+STANDALONE = (
+    "Operation", "Args", "Kernel Path", "Kernel Name", "Time (ms)", "%E2E", "Count",
+    "FLOPS/Byte", "Efficiency", "Bound",
+)  # fmt: skip
+COMPARATIVE = (
+    "Operation", "Args (T1)", "Kernel Path", "Kernel Name", "Trace 1 Time (ms)",
+    "Trace 2 Time (ms)", "Count (T1/T2)", "Difference (ms)", "FLOPS/Byte (T1)", "Bound (T1)",
+)  # fmt: skip
+ICONS = {"high": "🔴", "medium": "🟡", "low": "🟢"}
+COUNTERS = (
+    "The trace cannot show the root cause: profile the slowest kernel with hardware counters."
+)
+ACTIONS = {
+    "compute": "Try a better-tuned kernel or library backend for these shapes, "
+    "and check that the shapes map well onto the matrix units.",
+    "memory": "Cut the bytes moved: fuse these ops with their neighbours, "
+    "or keep the data in a lower-precision dtype.",
+    "unmodeled": "Profile this op's kernels with hardware counters "
+    "to find which resource limits them.",
+}
+
+
+def tier_for(key: str) -> Tier:
+    """Findings tier of a manifest key."""
+    if key == FUSION_KEY:
+        return Tier.FUSION
+    return Tier.SYSTEM if key in SYSTEM_KEYS else Tier.COMPUTE
+
+
+def findings_path(run_dir: Path, key: str) -> Path:
+    """Where the findings file of ``key`` lives inside ``run_dir``."""
+    folder = "category_findings" if tier_for(key) == Tier.COMPUTE else "system_findings"
+    return Path(run_dir) / folder / f"{key}_findings.md"
+
+
+def num(value: Any) -> str:
+    """A metrics number as text, verbatim (``None`` → ``—``)."""
+    return DASH if value is None else str(value)
+
+
+def cell(value: Any) -> str:
+    """A table cell: verbatim text, ``—`` when empty, pipes escaped."""
+    text = num(value) if not isinstance(value, str) else value
+    return text.replace("|", "\\|") if text else DASH
+
+
+def p_marker(item: Mapping) -> Marker:
+    keys = (("low", "impact_score_low"), ("mid", "impact_score"), ("high", "impact_score_high"))
+    return Marker("p_item", tuple((k, num(item.get(src))) for k, src in keys))
+
+
+def estimate_section(item: Mapping, extra: tuple[str, ...] = ()) -> Section:
+    low, high = num(item.get("impact_score_low")), num(item.get("impact_score_high"))
+    marker = Marker("detail_estimate", (("low", low), ("high", high)))
+    lines = [
+        marker.render(),
+        f"- Low end impact_score: {low}",
+        f"- High end impact_score: {high}",
+        *(f"- {e}" for e in extra),
+        "<!-- impact-end -->",
+    ]
+    return Section("Impact estimate", body="\n".join(lines))
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def match_ops(operations: list[Mapping], members: list[Mapping]) -> list[Mapping | None]:
+    """The ``operations[]`` row of each member (same name, then same time), used once."""
+    used: set[int] = set()
+    found: list[Mapping | None] = []
+    for m in members:
+        same = [i for i, o in enumerate(operations) if o.get("name") == m.get("operation")]
+        free = [i for i in same if i not in used]
+        exact = [i for i in free if operations[i].get("time_ms") == m.get("time_ms")]
+        pick = (exact or free or [None])[0]
+        if pick is not None:
+            used.add(pick)
+        found.append(operations[pick] if pick is not None else None)
+    return found
+
+
+def efficiency_cell(eff: Mapping) -> str:
+    pct = eff.get("efficiency_percent")
+    if pct is None:
+        return DASH
+    if eff.get("bound_type") == "memory":
+        return f"{pct:.2f}% of {num(eff.get('resolved_peak_hbm_bw'))} TB/s"
+    return f"{pct:.2f}% of {num(eff.get('resolved_peak_maf'))} TFLOPS"
+
+
+def data_row(op: Mapping | None, member: Mapping, comparative: bool) -> tuple[str, ...]:
+    if op is None:
+        time = cell(member.get("time_ms"))
+        return (cell(member.get("operation")), DASH, DASH, DASH, time, *([DASH] * 5))
+    eff = op.get("efficiency") or {}
+    heuristic = member.get("estimate_method") == "heuristic"
+    bound = eff.get("bound_type")
+    bound_cell = DASH if heuristic or not bound else f"{bound}-bound"
+    head = (cell(op.get("name")), cell(op.get("args")), cell(op.get("launcher_path")))
+    kernel = cell(op.get("kernel_name_trunc"))
+    if comparative:
+        counts = f"{num(op.get('count'))}/{num(op.get('count_trace2'))}"
+        return (
+            *head, kernel, cell(op.get("time_ms")), cell(op.get("t2_time_ms")), counts,
+            cell(op.get("difference_ms")), cell(eff.get("flops_per_byte")), bound_cell,
+        )  # fmt: skip
+    return (
+        *head, kernel, cell(op.get("time_ms")), cell(op.get("percent_of_total")),
+        cell(op.get("count")), cell(eff.get("flops_per_byte")),
+        DASH if heuristic else efficiency_cell(eff), bound_cell,
+    )  # fmt: skip
+
+
+def peak_phrase(bound: str, ops: list[Mapping]) -> str:
+    """``the matrix_bf16 roofline (708.0 TFLOPS)`` / ``the HBM bandwidth roofline (5.3 TB/s)``."""
+    eff = next((o.get("efficiency") or {} for o in ops if o and o.get("efficiency")), {})
+    if bound == "memory":
+        return f"the HBM bandwidth roofline ({num(eff.get('resolved_peak_hbm_bw'))} TB/s)"
+    spec = eff.get("compute_spec") or "compute"
+    return f"the {spec} roofline ({num(eff.get('resolved_peak_maf'))} TFLOPS)"
+
+
+def compute_card(metrics: Mapping, finding: Mapping) -> tuple[PItem, DetailBlock]:
+    members = list(finding.get("members") or [])
+    ops = match_ops(list(metrics.get("operations") or []), members)
+    rank, bound = int(finding.get("rank") or 0), str(finding.get("bound_type") or "unknown")
+    library = finding.get("library")
+    suffix = library if library and library != "Unknown" else None
+    category = str(metrics.get("category") or "")
+    time_ms = round(sum(float(m.get("time_ms") or 0) for m in members), 3)
+    names = sorted({str(m.get("operation")) for m in members})
+    n = int(finding.get("member_count") or len(members))
+    count, verb = plural(n, "operation"), "runs" if n == 1 else "run"
+    comparative = metrics.get("comparison_scope") == "comparative"
+    heuristic = finding.get("estimate_method") == "heuristic"
+    trailer = ""
+    if heuristic:
+        pct = num(finding.get("percent_of_total"))
+        title = f"Unmodelled {', '.join(names)}"
+        insight = f"{', '.join(names)} ({num(time_ms)} ms) takes {pct}% of GPU time."
+        reason = (
+            f"No performance model covers this op, so its roofline gap is unknown. "
+            f"It takes {pct}% of the end-to-end GPU time. {COUNTERS}"
+        )
+        trailer = (
+            f"> **Estimated:** no performance model covers this op. The impact is a fixed "
+            f"share of its GPU time ({pct}%), not a roofline gap."
+        )
+        action = ACTIONS["unmodeled"]
+    else:
+        bucket = str(finding.get("eff_bucket") or "unknown")
+        where = "at an unknown fraction of" if bucket in ("unknown", "all") else f"at {bucket} % of"
+        title = f"{bound.capitalize()}-bound {category} ops {where} roofline"
+        peak = peak_phrase(bound, [o for o in ops if o])
+        insight = f"{count} ({num(time_ms)} ms) {verb} {where} {peak}."
+        effs = [m.get("efficiency_pct") for m in members if m.get("efficiency_pct") is not None]
+        span = f"{min(effs)}-{max(effs)} %" if effs else "an unknown fraction"
+        span = f"{effs[0]} %" if effs and min(effs) == max(effs) else span
+        reason = f"These ops reach {span} of {peak}. {COUNTERS}"
+        action = ACTIONS.get(bound, ACTIONS["unmodeled"])
+    card = PItem(
+        rank, title, suffix, fields=(("Insight", insight), ("Action", action)),
+        impact=p_marker(finding), impact_text=f"impact_score: {num(finding.get('impact_score'))}",
+        trailer=trailer,
+    )  # fmt: skip
+    layer = next((" > ".join(o["module_chain"]) for o in ops if o and o.get("module_chain")), "")
+    ident = (
+        f"{count} of the {category} category ({', '.join(names)}) {verb}"
+        + (f" on the {library} backend" if suffix else "")
+        + (f" in the {layer} layer" if layer else "")
+        + f" (source: `{category}_metrics.json` → `category_findings[rank={rank}]`, "
+        "`operations[].library`, `operations[].module_chain`)."
+    )
+    table = Table(
+        COMPARATIVE if comparative else STANDALONE,
+        tuple(data_row(o, m, comparative) for o, m in zip(ops, members, strict=True)),
+    )
+    sections = (
+        Section("Identification", ident),
+        Section("Data", body=table.render()),
+        Section("Reasoning for Slowdown", reason),
+        Section("Resolution", action),
+        estimate_section(finding),
+    )
+    return card, DetailBlock("compute", rank, title, sections=sections)
+
+
+def draft_compute(key: str, metrics: Mapping) -> Findings:
+    title = f"{metrics.get('category') or key} findings"
+    findings = sorted(metrics.get("category_findings") or [], key=lambda f: f.get("rank") or 0)
+    if metrics.get("status") == "NO_DATA":
+        reason = metrics.get("message") or "No operations of this category in the trace."
+        return no_findings(Tier.COMPUTE, title, str(reason))
+    ops_text = (
+        f"{plural(int(metrics.get('operation_count') or 0), 'operation')} take "
+        f"{num(metrics.get('total_time_ms'))} ms ({num(metrics.get('percent_of_compute'))}% "
+        "of compute)."
+    )
+    if not findings:
+        reason = f"No finding reaches the P-item threshold. {ops_text}"
+        return no_findings(Tier.COMPUTE, title, reason)
+    pairs = [compute_card(metrics, f) for f in findings]
+    overview = f"{ops_text} {plural(len(pairs), 'finding')} above the P-item threshold."
+    return success(Tier.COMPUTE, title, overview, pairs)
+
+
+def success(tier: Tier, title: str, overview: str, pairs: list) -> Findings:
+    preamble = f"# {title}\n\n**Status**: {Status.SUCCESS}\n\n{overview}"
+    cards = tuple(c for c, _ in pairs)
+    return Findings(tier, preamble, cards=cards, details=tuple(b for _, b in pairs))
+
+
+def system_pair(rank: int, title: str, insight: str, action: str, ident: str, rows, reason):
+    card = PItem(
+        rank, title, fields=(("Insight", insight), ("Action", action)),
+        impact=Marker("p_item", (("low", "null"), ("mid", "null"), ("high", "null"))),
+        impact_text=NOT_QUANTIFIABLE,
+    )  # fmt: skip
+    table = Table(("Metric", "Value", "Flagged"), tuple(rows))
+    sections = (
+        Section("Identification", ident),
+        Section("Data", body=table.render()),
+        Section("Reasoning for Slowdown", reason),
+        Section("Resolution", action),
+        Section("Impact estimate", SYSTEM_IMPACT_SENTENCE),
+    )
+    block = DetailBlock("system", rank, title, sections=sections)
+    return card, block
+
+
+def cpu_idle_pairs(m: Mapping) -> list:
+    if not m.get("idle_flagged"):
+        return []
+    u = m.get("gpu_utilization") or {}
+    idle, pct, total = (
+        num(u.get(k)) for k in ("idle_time_ms", "idle_time_percent", "total_time_ms")
+    )
+    rows = [
+        ("Idle time", f"{idle} ms ({pct}%)", "true"),
+        ("Total time", f"{total} ms", "false"),
+        ("Computation", f"{num(u.get('computation_percent'))}%", "false"),
+        ("Communication", f"{num(u.get('communication_percent'))}%", "false"),
+        ("Memcpy", f"{num(u.get('memcpy_percent'))}%", "false"),
+    ]
+    return [
+        system_pair(
+            1,
+            f"GPU idle for {pct}% of the trace",
+            f"The GPU is idle for {idle} ms of {total} ms ({pct}%), above the 15% threshold.",
+            "Capture the step in a GPU graph, remove host synchronisations, and prepare the "
+            "next inputs while the GPU is busy.",
+            "The GPU timeline shows gaps with no kernel running "
+            "(source: `cpu_idle_metrics.json` → `gpu_utilization`).",
+            rows,
+            "While the host launches kernels or waits on synchronisation, the GPU has no work.",
+        )
+    ]
+
+
+def multi_kernel_pairs(m: Mapping) -> list:
+    out: list = []
+    src = "(source: `multi_kernel_metrics.json` → `{}`)."
+    memcpy = m.get("memcpy_assessment") or {}
+    for issue in memcpy.get("issues") or [] if memcpy.get("flagged") else []:
+        d, pct = issue.get("direction"), num(issue.get("percent_of_total"))
+        rows = [
+            (f"{d} copies", num(issue.get("count")), "true"),
+            (f"{d} time", f"{num(issue.get('time_ms'))} ms ({pct}%)", "true"),
+            (f"{d} average size", f"{num(issue.get('avg_bytes'))} bytes", "false"),
+        ]
+        out.append((
+            f"{d} memory copies take {pct}% of the trace",
+            f"{num(issue.get('count'))} {d} copies take {num(issue.get('time_ms'))} ms ({pct}%).",
+            "Keep tensors on the device, batch small copies, and use pinned host memory with "
+            "asynchronous copies.",
+            f"Host-device copies in the {d} direction " + src.format("memcpy_assessment.issues"),
+            rows,
+            "Copies between host and device stall the stream when they are frequent or large.",
+        ))  # fmt: skip
+    nccl = m.get("nccl_blocking_assessment") or {}
+    if nccl.get("flagged"):
+        exp, pct = num(nccl.get("exposed_comm_time_ms")), num(nccl.get("exposed_percent_of_total"))
+        rows = [
+            ("Exposed communication", f"{exp} ms ({pct}%)", "true"),
+            ("Total communication", f"{num(nccl.get('total_comm_time_ms'))} ms", "false"),
+        ]
+        out.append((
+            f"Exposed collective communication is {pct}% of the trace",
+            f"{exp} ms of collective communication ({pct}%) is not hidden behind compute.",
+            "Overlap collectives with compute, for example by bucketing gradients or "
+            "prefetching parameters.",
+            "Collective communication kernels " + src.format("nccl_blocking_assessment"),
+            rows,
+            "While a collective runs without overlapping compute, the GPU does no model work.",
+        ))  # fmt: skip
+    overlap = m.get("overlap_assessment") or {}
+    if overlap.get("flagged"):
+        pct, target = num(overlap.get("overlap_percent")), num(overlap.get("target_percent"))
+        rows = [
+            ("Overlap ratio", f"{pct}%", "true"),
+            ("Target", f"{target}%", "false"),
+        ]
+        out.append((
+            f"Communication overlaps compute for only {pct}% of its time",
+            f"Communication overlaps compute for {pct}% of its time, under the {target}% target.",
+            "Schedule collectives on their own stream and issue them early so they run beside "
+            "compute kernels.",
+            "Communication and compute timelines " + src.format("overlap_assessment"),
+            rows,
+            "Communication that does not overlap compute adds directly to the step time.",
+        ))  # fmt: skip
+    return [system_pair(i, *args) for i, args in enumerate(out, 1)]
+
+
+def fusion_pair(rank: int, est: Mapping, comparative: bool):
+    name, conf = str(est.get("operation")), str(est.get("confidence") or "low")
+    modelled, kernels = num(est.get("modeled_kernel_count")), num(est.get("kernel_count"))
+    coverage = f"{modelled}/{kernels} kernels"
+    impact = f"impact_score: {num(est.get('impact_score'))}"
+    if not comparative:
+        impact += f" (perf-model coverage {coverage})"
+    title = f"Fuse the {name} kernels"
+    suffix = f"{num(est.get('time_ms'))} ms, {num(est.get('instance_count'))} instances"
+    insight = (
+        f"{name} launches {kernels} kernels per instance, {num(est.get('instance_count'))} "
+        f"times ({num(est.get('time_ms'))} ms in total)."
+    )
+    action = "Fuse the chain into one kernel with a compiler or a hand-written fused kernel."
+    card = PItem(
+        rank, title, suffix, ICONS.get(conf, ICONS["low"]),
+        fields=(("Insight", insight), ("Action", action),
+                ("Confidence", f"{conf.capitalize()} -- from the module name and kernel mix")),
+        impact=p_marker(est), impact_text=impact,
+    )  # fmt: skip
+    rows = [
+        ("Time (ms)", num(est.get("time_ms"))),
+        ("Instances", num(est.get("instance_count"))),
+        ("Kernels per instance", kernels),
+        ("Modelled kernels", modelled),
+        ("Bound", cell(est.get("bound_type"))),
+        ("Fusion type", cell(est.get("fusion_type"))),
+        ("Estimation", cell(est.get("estimation"))),
+    ]
+    affected = [(str(i), cell(k)) for i, k in enumerate(est.get("affected_gpu_kernels") or [], 1)]
+    body = Table(("Metric", "Value"), tuple(rows)).render()
+    if affected:
+        body += "\n\n" + Table(("#", "Kernel"), tuple(affected)).render()
+    extra = (f"Coverage: {modelled} of {kernels} kernels modelled", f"Confidence: {conf}")
+    ident = (
+        f"The {name} module runs as {kernels} separate kernels "
+        "(source: `kernel_fusion_metrics.json` → `impact_estimates`)."
+    )
+    sections = (
+        Section("Identification", ident),
+        Section("Data", body=body),
+        estimate_section(est, extra if not comparative else extra[1:]),
+    )
+    block = DetailBlock("fusion", rank, f"{name} kernel fusion", sections=sections)
+    return card, block
+
+
+def load_metrics(run_dir: Path, key: str) -> Mapping | None:
+    path = Path(run_dir) / "category_data" / f"{key}_metrics.json"
+    try:
+        loaded = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return loaded if isinstance(loaded, dict) else None
+
+
+def draft_findings(run_dir: Path, key: str) -> Findings:
+    """The drafted findings of category ``key`` from ``run_dir``'s metrics JSON."""
+    tier, title = tier_for(key), f"{key} findings"
+    metrics = load_metrics(run_dir, key)
+    if metrics is None:
+        metrics = {"status": "ERROR", "error": f"category_data/{key}_metrics.json is unreadable"}
+    if metrics.get("status") == "ERROR":
+        error = metrics.get("error") or "the analysis failed"
+        return Findings(tier, f"# {title}\n\n**Status**: {Status.ERROR}\n\nError: {error}")
+    if tier == Tier.COMPUTE:
+        return draft_compute(key, metrics)
+    if tier == Tier.FUSION:
+        ests = list(metrics.get("impact_estimates") or [])
+        ests.sort(key=lambda e: -(e.get("impact_score") or 0))
+        comparative = any(e.get("estimation") == "measured" for e in ests)
+        pairs = [fusion_pair(i, e, comparative) for i, e in enumerate(ests, 1)]
+        overview = (
+            f"{plural(int(metrics.get('candidate_count') or 0), 'fusion candidate')} "
+            f"checked, {plural(len(pairs), 'estimate')} above the threshold."
+        )
+    else:
+        pairs = cpu_idle_pairs(metrics) if key == "cpu_idle" else multi_kernel_pairs(metrics)
+        overview = f"{plural(len(pairs), 'flagged issue')} in `{key}_metrics.json`."
+    if not pairs:
+        return no_findings(tier, title, "No flagged issue or estimate in the metrics.")
+    return success(tier, title, overview, pairs)
+
+
+def write_draft(run_dir: Path, key: str) -> Path:
+    """Render and atomically write the draft of ``key``; returns the file path."""
+    path = findings_path(run_dir, key)
+    text = render_findings(draft_findings(run_dir, key))
+    atomic_write_bytes(path, text.encode("utf-8"))
+    return path
