@@ -1,0 +1,224 @@
+"""Level-2 sanity checks of an analysis run folder (agent_workflow.md §4.9, never blocks).
+
+``validate_run(run_dir)`` returns four checks, each ``{status: PASS|WARN, messages}``:
+
+* ``time_check`` — Σ ``gpu_kernel_time_ms`` of the manifest's ``compute_kernel`` categories vs
+  the computation time ``total_time_ms × computation_time_percent / 100``; WARN when the relative
+  difference is above 10 % or the computation time is ≤ 0.
+* ``coverage_check`` — every manifest category has its findings file in its tier folder
+  (``category_findings/`` or ``system_findings/``, per ``drafts.findings_path``). Fix of the
+  reference ⚠: ``cpu_idle`` is expected like any other category, since we always draft one.
+* ``priority_check`` — ``priority_data.json`` invariants INV1 (findings sorted by impact_score
+  desc), INV2 (``global_rank == i+1``), INV3 (``priorities[i].rank == i+1``) and INV7′
+  (``findings_rollup`` rows: impact_score ≈ Σ quantified findings of the category, tol 0.02).
+* ``efficiency_check`` — the check the reference only promises: every standalone
+  ``operations[]`` entry of ``category_data/*_metrics.json`` whose
+  ``efficiency.efficiency_percent`` is above 110 is listed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from rooflens.analyzers.findings.contract import Tier
+from rooflens.analyzers.findings.drafts import findings_path, tier_for
+
+TIME_TOLERANCE_PCT = 10.0
+SCORE_TOLERANCE = 0.02
+EFFICIENCY_LIMIT_PCT = 110.0
+EPS = 1e-9  # absorbs float noise so the limits themselves pass
+MANIFEST = "category_data/category_manifest.json"
+PRIORITY_DATA = "priority_data.json"
+
+
+class Check(BaseModel):
+    status: Literal["PASS", "WARN"] = "PASS"
+    messages: list[str] = Field(default_factory=list)
+
+
+class RunValidation(BaseModel):
+    time_check: Check
+    coverage_check: Check
+    priority_check: Check
+    efficiency_check: Check
+
+    @property
+    def passed(self) -> bool:
+        """True when every check passed."""
+        checks = (self.time_check, self.coverage_check, self.priority_check, self.efficiency_check)
+        return all(c.status == "PASS" for c in checks)
+
+    def summary(self) -> str:
+        lines = []
+        for name in ("time_check", "coverage_check", "priority_check", "efficiency_check"):
+            check: Check = getattr(self, name)
+            lines.append(f"{name}: {check.status}")
+            lines.extend(f"  - {m}" for m in check.messages)
+        return "\n".join(lines)
+
+
+def _check(messages: list[str]) -> Check:
+    return Check(status="WARN" if messages else "PASS", messages=messages)
+
+
+def _read_json(path: Path) -> tuple[Any, str | None]:
+    """(document, None) or (None, reason it could not be read)."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8")), None
+    except FileNotFoundError:
+        return None, "not found"
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        return None, f"unreadable ({exc})"
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def _time_check(manifest: dict[str, Any]) -> Check:
+    gpu = manifest.get("gpu_utilization") or {}
+    total = _number(gpu.get("total_time_ms")) or 0.0
+    compute_pct = _number(gpu.get("computation_time_percent")) or 0.0
+    computation = total * compute_pct / 100
+    categories = [c for c in manifest.get("categories") or [] if isinstance(c, dict)]
+    category_sum = sum(
+        _number(c.get("gpu_kernel_time_ms")) or 0.0
+        for c in categories
+        if c.get("tier") == "compute_kernel"
+    )
+    if computation <= 0:
+        return _check(
+            [
+                f"Computation time is {computation:.3f} ms (total_time_ms={total}, "
+                f"computation_time_percent={compute_pct}): the time sanity check cannot run; "
+                "check gpu_utilization in the manifest and the trace's GPU events."
+            ]
+        )
+    diff_pct = abs(category_sum - computation) / computation * 100
+    if diff_pct > TIME_TOLERANCE_PCT + EPS:
+        return _check(
+            [
+                f"Category sum ({category_sum:.3f} ms) vs Computation time ({computation:.3f} ms)"
+                f" = {diff_pct:.2f}% difference (limit {TIME_TOLERANCE_PCT:g}%): some kernels are "
+                "missing from or double-counted in the compute categories; check the "
+                "categorisation before trusting per-category shares."
+            ]
+        )
+    return Check()
+
+
+def _coverage_check(run_dir: Path, manifest: dict[str, Any]) -> Check:
+    missing: dict[str, list[str]] = {"system": [], "compute": []}
+    for entry in manifest.get("categories") or []:
+        name = entry.get("name") if isinstance(entry, dict) else None
+        if not isinstance(name, str) or not name:
+            continue
+        if not findings_path(run_dir, name).is_file():
+            missing["compute" if tier_for(name) == Tier.COMPUTE else "system"].append(name)
+    messages = []
+    for tier, folder in (("system", "system_findings"), ("compute", "category_findings")):
+        if missing[tier]:
+            messages.append(
+                f"Missing {tier} findings: {', '.join(missing[tier])} — expected "
+                f"{folder}/<name>_findings.md; run the drafts step (or the sub-agent) for them."
+            )
+    return _check(messages)
+
+
+def _priority_check(run_dir: Path) -> Check:
+    data, problem = _read_json(run_dir / PRIORITY_DATA)
+    if problem == "not found":
+        return _check([f"{PRIORITY_DATA} not found: run the priorities step first."])
+    if problem or not isinstance(data, dict):
+        reason = problem or f"expected a JSON object, got {type(data).__name__}"
+        return _check([f"{PRIORITY_DATA} {reason}: regenerate it with the priorities step."])
+    findings = [f for f in data.get("findings") or [] if isinstance(f, dict)]
+    priorities = [p for p in data.get("priorities") or [] if isinstance(p, dict)]
+    messages = []
+    scores = [_number(f.get("impact_score")) or 0.0 for f in findings]
+    for i in range(1, len(scores)):
+        if scores[i] > scores[i - 1]:
+            messages.append(
+                f"INV1: findings[{i}].impact_score={scores[i]} > "
+                f"findings[{i - 1}].impact_score={scores[i - 1]}: findings must be sorted "
+                "by impact_score descending; regenerate priority_data.json."
+            )
+    for i, finding in enumerate(findings):
+        if finding.get("global_rank") != i + 1:
+            messages.append(
+                f"INV2: findings[{i}].global_rank={finding.get('global_rank')} != {i + 1}: "
+                "global ranks must follow list order; regenerate priority_data.json."
+            )
+    for i, row in enumerate(priorities):
+        if row.get("rank") != i + 1:
+            messages.append(
+                f"INV3: priorities[{i}].rank={row.get('rank')} != {i + 1}: "
+                "Top Operations ranks must follow list order; regenerate priority_data.json."
+            )
+    for row in priorities:
+        if row.get("source") != "findings_rollup":
+            continue
+        category = row.get("category")
+        expected = sum(
+            _number(f.get("impact_score")) or 0.0
+            for f in findings
+            if f.get("category") == category and f.get("estimate_method") != "heuristic"
+        )
+        score = _number(row.get("impact_score"))
+        if score is None or abs(score - expected) > SCORE_TOLERANCE + EPS:
+            messages.append(
+                f"INV7': priorities[category={category}].impact_score={row.get('impact_score')}"
+                f" != sum(findings[].impact_score)={expected:.2f} (tol {SCORE_TOLERANCE}): "
+                "the rollup and its findings disagree; regenerate priority_data.json."
+            )
+    return _check(messages)
+
+
+def _efficiency_check(run_dir: Path) -> Check:
+    messages = []
+    for path in sorted((run_dir / "category_data").glob("*_metrics.json")):
+        metrics, problem = _read_json(path)
+        if problem or not isinstance(metrics, dict):
+            continue  # the priorities step reports unreadable metrics (failed_categories)
+        if metrics.get("comparison_scope", "standalone") != "standalone":
+            continue
+        category = metrics.get("category") or path.name.removesuffix("_metrics.json")
+        for op in metrics.get("operations") or []:
+            if not isinstance(op, dict):
+                continue
+            eff = _number((op.get("efficiency") or {}).get("efficiency_percent"))
+            if eff is not None and eff > EFFICIENCY_LIMIT_PCT + EPS:
+                messages.append(
+                    f"Efficiency anomaly: category={category} operation={op.get('name')} "
+                    f"efficiency={eff:g}% (> {EFFICIENCY_LIMIT_PCT:g}%): the roofline model or "
+                    "peak for this op is likely wrong; do not treat it as a tuning target."
+                )
+    return _check(messages)
+
+
+def validate_run(run_dir: Path) -> RunValidation:
+    """Run the four §4.9 checks on the analysis output folder ``run_dir``."""
+    run_dir = Path(run_dir)
+    manifest, problem = _read_json(run_dir / MANIFEST)
+    if problem or not isinstance(manifest, dict):
+        reason = problem or "not a JSON object"
+        bad = Check(
+            status="WARN",
+            messages=[f"{MANIFEST} {reason}: run the prepare step before validating."],
+        )
+        time_check, coverage_check = bad, bad.model_copy(deep=True)
+    else:
+        time_check = _time_check(manifest)
+        coverage_check = _coverage_check(run_dir, manifest)
+    return RunValidation(
+        time_check=time_check,
+        coverage_check=coverage_check,
+        priority_check=_priority_check(run_dir),
+        efficiency_check=_efficiency_check(run_dir),
+    )
