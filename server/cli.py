@@ -14,6 +14,7 @@ from typing import TextIO
 from rooflens.analyzers.trace.errors import TraceError
 from rooflens.analyzers.trace.inspect import Inspection, TimelineRow, inspect_trace
 from rooflens.server.cli_report import list_platforms, run_report
+from rooflens.server.cli_validate import run_validate
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -68,6 +69,11 @@ def build_parser() -> argparse.ArgumentParser:
         default="categories",
         help="last step to run: prepare the category data, or also run every analysis",
     )
+    validate = commands.add_parser(
+        "validate",
+        help="run every validator over a run folder (exit 0 only when all pass)",
+    )
+    validate.add_argument("run", help="a run folder written by `rooflens analyze`")
     commands.add_parser("platforms", help="list the GPU platform catalogue")
     return parser
 
@@ -80,6 +86,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_report(args)
     if args.command == "analyze":
         return run_report(args, prepare=True, analyse=args.until == "categories")
+    if args.command == "validate":
+        return run_validate(args.run)
     if args.command == "platforms":
         return list_platforms(sys.stdout)
     raise AssertionError(f"unhandled command {args.command}")  # argparse enforces the choice

@@ -184,3 +184,22 @@ def test_analyze_prepares_the_category_data_with_relative_paths(trace, tmp_path,
     priorities = json.loads((out / "priority_data.json").read_text())
     assert priorities["baseline_ms"] > 0
     assert "Priorities (estimated saving" in printed
+
+
+def test_validate_passes_on_an_analysed_run_and_fails_on_a_broken_finding(trace, tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["analyze", str(trace), "--platform", "MI300X", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["validate", str(out)]) == 0
+    assert "All checks passed." in capsys.readouterr().out
+    finding = out / "category_findings/gemm_findings.md"
+    finding.write_text(finding.read_text().replace("## Recommendations", "## Recs"))
+    assert main(["validate", str(out)]) == 1
+    printed = capsys.readouterr().out
+    assert "category_findings/gemm_findings.md: line" in printed
+    assert "Some checks failed" in printed
+
+
+def test_validate_refuses_a_folder_that_is_not_a_run(tmp_path, capsys):
+    assert main(["validate", str(tmp_path)]) == 2
+    assert "not a run folder" in capsys.readouterr().err

@@ -1,0 +1,48 @@
+"""`rooflens validate DIR`: every validator over a run folder; exit 0 only when all pass."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from rooflens.analyzers.findings.drafts import tier_for
+from rooflens.analyzers.findings.validate import validate_findings_file
+from rooflens.analyzers.findings.validate_run import validate_run
+
+EXIT_OK = 0
+EXIT_PROBLEMS = 1
+EXIT_BAD_INPUT = 2
+FINDINGS_FOLDERS = ("system_findings", "category_findings")
+
+
+def findings_problems(run_dir: Path) -> list[str]:
+    """`<file>: line N: [rule] message` for every findings file of the run."""
+    out = []
+    for folder in FINDINGS_FOLDERS:
+        for path in sorted((run_dir / folder).glob("*_findings.md")):
+            key = path.name.removesuffix("_findings.md")
+            out.extend(
+                f"{folder}/{path.name}: {p}" for p in validate_findings_file(path, tier_for(key))
+            )
+    return out
+
+
+def run_validate(run_dir: str, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    folder = Path(run_dir)
+    if not (folder / "category_data" / "category_manifest.json").is_file():
+        print(
+            f"rooflens: {folder} is not a run folder (no category_data/category_manifest.json); "
+            "create one with `rooflens analyze TRACE --out DIR`",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
+    problems = findings_problems(folder)
+    run = validate_run(folder)
+    for line in problems:
+        out.write(f"{line}\n")
+    out.write(run.summary() + "\n")
+    passed = not problems and run.passed
+    out.write("All checks passed.\n" if passed else "Some checks failed (see above).\n")
+    return EXIT_OK if passed else EXIT_PROBLEMS
