@@ -12,6 +12,7 @@ from rooflens.analyzers.findings.drafts import write_draft
 from rooflens.analyzers.findings.model_info import write_model_identification
 from rooflens.analyzers.findings.plot import render_plot
 from rooflens.analyzers.findings.priorities import generate_priority_data, write_priority_data
+from rooflens.analyzers.findings.report import write_report as write_analysis
 from rooflens.analyzers.perf.categories import CategoryFileError, load_table
 from rooflens.analyzers.perf.platforms import (
     Platform,
@@ -98,6 +99,7 @@ def run_report(args: argparse.Namespace, *, prepare: bool = False, analyse: bool
         else:
             print(f"Model: {identity.model} ({identity.scale}, {identity.precision})")
         print(f"Plot: {plot.path}" if plot.path else f"No plot: {plot.reason}")
+        print(f"Report: {write_analysis(Path(args.out))}")
     return EXIT_OK
 
 

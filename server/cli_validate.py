@@ -8,6 +8,7 @@ from typing import TextIO
 
 from rooflens.analyzers.findings.drafts import tier_for
 from rooflens.analyzers.findings.validate import validate_findings_file
+from rooflens.analyzers.findings.validate_report import validate_report
 from rooflens.analyzers.findings.validate_run import validate_run
 
 EXIT_OK = 0
@@ -39,6 +40,10 @@ def run_validate(run_dir: str, out: TextIO | None = None) -> int:
         )
         return EXIT_BAD_INPUT
     problems = findings_problems(folder)
+    if (folder / "analysis.md").is_file():
+        problems += [str(p) for p in validate_report(folder)]
+    else:
+        problems.append("analysis.md: missing; `rooflens analyze` writes it")
     run = validate_run(folder)
     for line in problems:
         out.write(f"{line}\n")

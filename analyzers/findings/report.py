@@ -1,0 +1,413 @@
+"""Compose ``analysis.md`` from a run folder (spec §5.4, deterministic, no LLM).
+
+``compose_report(run_dir)`` reads the manifest, ``priority_data.json``, the findings files,
+``metadata/model_info.json``, the platform peaks in ``metadata/*_metadata.json`` and the plot,
+and returns the report text in the §5.4 order: title, Executive Summary, optional Warnings,
+Compute Kernel Optimizations, Kernel Fusion Opportunities (Experimental), System-Level
+Optimizations, Detailed Analysis, Appendix.
+
+Choices:
+
+* Compute cards follow ``priority_data.findings`` order; each one copies the sub-agent card and
+  Detailed Analysis block matched by ``(category, category_rank)``. When the findings file has no
+  such card (missing file, ERROR status) a short card is built from the finding's numbers, so
+  the report always has one card per finding. Marker numbers come from ``priority_data.json``.
+* The plot is linked, not inlined: ``![Performance breakdown](perf_improvement.png)`` next to
+  ``analysis.md``. Without a PNG the Executive Summary says so in a sentence (no placeholder).
+* Only the standalone layout is composed (comparative runs get the same sections).
+* System cards: cpu_idle first, then multi_kernel, renumbered, icons by position.
+
+``write_report(run_dir)`` writes ``<run_dir>/analysis.md`` atomically.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from rooflens.analyzers.findings.contract import (
+    DetailBlock,
+    Findings,
+    Marker,
+    PItem,
+    Section,
+    Status,
+    Tier,
+    parse_findings,
+)
+from rooflens.analyzers.findings.drafts import (
+    FUSION_KEY,
+    SYSTEM_KEYS,
+    estimate_section,
+    findings_path,
+    num,
+)
+from rooflens.analyzers.findings.plot import PNG_NAME
+from rooflens.analyzers.report.write_csv import atomic_write_bytes
+
+REPORT_NAME = "analysis.md"
+UNKNOWN = "Cannot be inferred from trace"
+POSITION_ICONS = ("🔴", "🟡")
+LOW_ICON = "🟢"
+SECTIONS = (
+    "Executive Summary",
+    "Compute Kernel Optimizations",
+    "Kernel Fusion Opportunities (Experimental)",
+    "System-Level Optimizations",
+    "Detailed Analysis",
+    "Appendix",
+)
+INSIGHTS = {
+    "compute": "Compute Kernel Insights",
+    "fusion": "Kernel Fusion Insights",
+    "system": "System-Level Insights",
+}
+LINK_LABEL = {
+    "compute": "Compute kernel insights",
+    "fusion": "Kernel fusion insights",
+    "system": "System-level insights",
+}
+NO_COMPUTE = (
+    "✅ No compute kernel optimization opportunities identified. "
+    "All categories are within target performance bounds."
+)
+NO_FUSION = "No kernel fusion opportunities detected."
+FUSION_NOTE = (
+    "> **Experimental.** Savings assume a fused kernel hides about 85 % of the time of the "
+    "kernels it replaces. Kernels without a performance model at trace time lower the "
+    "confidence, and a candidate is only kept when at least 75 % of its kernels are modelled."
+)
+SYSTEM_NOTE = (
+    "> System-level findings are exploratory: the trace shows symptoms (idle gaps, exposed "
+    "communication) but not always their cause."
+)
+
+
+def _json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _pct(value: Any) -> str:
+    return "—" if value is None else f"{float(value):.2f}%"
+
+
+def position_icon(n: int) -> str:
+    """Compute/system icon of the n-th (1-based) card: P1 red, P2 yellow, P3+ green."""
+    return POSITION_ICONS[n - 1] if 0 < n <= len(POSITION_ICONS) else LOW_ICON
+
+
+def anchor(tier: str, n: int) -> str:
+    return f"detailed-analysis-{tier}-p{n}"
+
+
+def link(tier: str, n: int) -> str:
+    return f"→ *See [Detailed Analysis: {LINK_LABEL[tier]} > P{n}](#{anchor(tier, n)}) for details*"
+
+
+class _Run:
+    """Everything the report needs from a run folder, read once."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.dir = Path(run_dir)
+        self.manifest: dict = _json(self.dir / "category_data" / "category_manifest.json") or {}
+        self.priority: dict = _json(self.dir / "priority_data.json") or {}
+        self.model: dict = _json(self.dir / "metadata" / "model_info.json") or {}
+        self.util: dict = self.manifest.get("gpu_utilization") or {}
+        self.categories: list[dict] = list(self.manifest.get("categories") or [])
+        self.by_name = {c.get("name"): c for c in self.categories}
+        self.findings: dict[str, Findings | None] = {}
+
+    def compute_ms(self) -> float:
+        total = float(self.util.get("total_time_ms") or 0)
+        return total * float(self.util.get("computation_time_percent") or 0) / 100
+
+    def findings_of(self, key: str) -> Findings | None:
+        if key not in self.findings:
+            path = findings_path(self.dir, key)
+            try:
+                self.findings[key] = parse_findings(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                self.findings[key] = None
+        return self.findings[key]
+
+    def compute_categories(self) -> list[dict]:
+        return [c for c in self.categories if c.get("tier") not in ("system", Tier.SYSTEM)]
+
+    def peaks(self) -> dict:
+        for path in sorted((self.dir / "metadata").glob("*_metadata.json")):
+            meta = _json(path)
+            if isinstance(meta, dict) and meta.get("max_achievable_tflops"):
+                return meta
+        return {}
+
+
+def _title(run: _Run) -> str:
+    model = run.model.get("model") or UNKNOWN
+    model = "Unidentified model" if model == UNKNOWN else model
+    return f"# {model} - {run.manifest.get('platform') or 'Unknown platform'} Standalone Analysis"
+
+
+def _top_category(run: _Run) -> tuple[str, str]:
+    cats = [c for c in run.compute_categories() if c.get("gpu_kernel_time_ms") is not None]
+    if not cats:
+        return "—", "—"
+    top = max(cats, key=lambda c: float(c.get("gpu_kernel_time_ms") or 0))
+    share = float(top["gpu_kernel_time_ms"]) / run.compute_ms() * 100 if run.compute_ms() else 0
+    return str(top.get("display_name") or top.get("name")), f"{share:.1f}%"
+
+
+def executive_summary(run: _Run, counts: tuple[int, int, int]) -> str:
+    total = run.util.get("total_time_ms")
+    top, share = _top_category(run)
+    rows = [
+        ("Total Time", "—" if total is None else f"{float(total):.2f} ms"),
+        ("Compute %", _pct(run.util.get("computation_time_percent"))),
+        ("Idle %", _pct(run.util.get("idle_time_percent"))),
+        ("Exposed Communication %", _pct(run.util.get("exposed_comm_time_percent"))),
+        ("Top Bottleneck Category", f"{top} ({share})"),
+    ]
+    table = "\n".join(["| Metric | Value |", "| --- | --- |", *(f"| {a} | {b} |" for a, b in rows)])
+    ncomp, nfus, nsys = counts
+    para = (
+        f"The profiled step takes {rows[0][1]} of GPU time. Compute kernels are busy "
+        f"{rows[1][1]} of it and the GPU is idle {rows[2][1]}. The largest compute category "
+        f"is {top}. This report lists {ncomp} compute kernel finding(s), {nfus} kernel fusion "
+        f"candidate(s) and {nsys} system-level finding(s)."
+    )
+    if (run.dir / PNG_NAME).is_file():
+        plot = f"![Performance breakdown]({PNG_NAME})"
+    else:
+        plot = "_No performance breakdown plot was produced for this run._"
+    return "\n\n".join(["## Executive Summary", para, table, plot])
+
+
+def warnings(run: _Run) -> str | None:
+    failed: list[tuple[str, str, str]] = []
+    for item in run.priority.get("failed_categories") or []:
+        if item.get("status") == "ERROR":
+            cat = str(item.get("category"))
+            failed.append((cat, _tier_name(cat), str(item.get("message") or "analysis failed")))
+    seen = {f[0] for f in failed}
+    keys = [c.get("name") for c in run.categories if c.get("name")]
+    for key in [*keys, FUSION_KEY]:
+        found = run.findings_of(key)
+        if key not in seen and found is not None and found.status == Status.ERROR:
+            msg = next((ln for ln in found.preamble.splitlines() if ln.startswith("Error")), "")
+            failed.append((key, _tier_name(key), msg.replace("|", "\\|") or "analysis failed"))
+            seen.add(key)
+    variance: list[tuple[str, str, str, str]] = []
+    for path in sorted((run.dir / "category_data").glob("*_metrics.json")):
+        metrics = _json(path)
+        if not isinstance(metrics, dict):
+            continue
+        for op in metrics.get("operations") or []:
+            if isinstance(op, Mapping) and op.get("high_variance") is True:
+                cat = str(metrics.get("category") or path.name.removesuffix("_metrics.json"))
+                row = (str(op.get("name")), cat, num(op.get("cov")), num(op.get("time_ms")))
+                variance.append(row)
+    if not failed and not variance:
+        return None
+    out = ["## Warnings"]
+    if failed:
+        out.append("Some analyses failed, so their findings are missing from this report.")
+        rows = [f"| {a} | {t} | {e} |" for a, t, e in failed]
+        out.append("\n".join(["| Analysis | Tier | Error Summary |", "| --- | --- | --- |", *rows]))
+    if variance:
+        out.append("These ops vary a lot between calls, so their averaged numbers are less sure.")
+        rows = [f"| {o} | {c} | {v} | {t} |" for o, c, v, t in variance]
+        head = "| Operation | Category | CoV | Reported Time (ms) |\n| --- | --- | --- | --- |"
+        out.append("\n".join([head, *rows]))
+    return "\n\n".join(out)
+
+
+def _tier_name(key: str) -> str:
+    return "fusion" if key == FUSION_KEY else "system" if key in SYSTEM_KEYS else "compute"
+
+
+def top_operations(run: _Run) -> str:
+    rows = []
+    compute = run.compute_ms()
+    for p in run.priority.get("priorities") or []:
+        cat = run.by_name.get(p.get("category")) or {}
+        ms = cat.get("gpu_kernel_time_ms", p.get("gpu_kernel_time_ms"))
+        share = "—" if ms is None or not compute else f"{float(ms) / compute * 100:.1f}%"
+        low, high = p.get("impact_score_low"), p.get("impact_score_high")
+        tail = f"<!-- top-ops-row low={'null' if low is None else low} "
+        tail += f"high={'null' if high is None else high} -->"
+        cells = (p.get("rank"), p.get("display_name"), num(ms), share, num(cat.get("ops_count")))
+        rows.append("| " + " | ".join(str(c) for c in cells) + f" | {tail}")
+    head = (
+        "| Rank | Category | Time (ms) | % of Compute Time | Ops |\n| --- | --- | --- | --- | --- |"
+    )
+    body = "\n".join([head, *rows])
+    return f"### Top Operations\n\n<!-- impact-begin kind=top_ops -->\n{body}\n<!-- impact-end -->"
+
+
+def _fallback_pair(f: Mapping) -> tuple[PItem, DetailBlock]:
+    cat, bound = str(f.get("category")), str(f.get("bound_type") or "unknown")
+    title = f"{bound.capitalize()}-bound {cat} ops ({f.get('eff_bucket') or 'unknown'} % bucket)"
+    names = ", ".join(sorted({str(m.get("operation")) for m in f.get("members") or []}))
+    insight = f"{names or cat} leave(s) an estimated impact_score of {num(f.get('impact_score'))}."
+    action = "Re-run the category analysis to get the full card for this finding."
+    card = PItem(0, title, None, fields=(("Insight", insight), ("Action", action)))
+    ident = (
+        f"The {cat} findings file has no card for this finding, so only the ranked numbers are "
+        f"shown (source: `priority_data.json` → `findings[category={cat}]`)."
+    )
+    sections = (Section("Identification", ident), estimate_section(f))
+    return card, DetailBlock("compute", 0, title, sections=sections)
+
+
+def _compute_pair(run: _Run, f: Mapping) -> tuple[PItem, DetailBlock]:
+    found = run.findings_of(str(f.get("category")))
+    rank = int(f.get("category_rank") or 0)
+    card = next((c for c in (found.cards if found else ()) if c.number == rank), None)
+    block = next((b for b in (found.details if found else ()) if b.rank == rank), None)
+    if card is None or block is None:
+        return _fallback_pair(f)
+    return card, block
+
+
+def _p_marker(f: Mapping, category: str | None) -> Marker:
+    attrs = [("category", category)] if category else []
+    keys = (("low", "impact_score_low"), ("mid", "impact_score"), ("high", "impact_score_high"))
+    attrs += [(k, "null" if f.get(src) is None else str(f.get(src))) for k, src in keys]
+    return Marker("p_item", tuple(attrs))
+
+
+def _card_text(card: PItem, n: int, icon: str | None, tier: str, marker: Marker) -> str:
+    lib = card.suffix if tier != "system" and card.suffix not in (None, "Unknown") else None
+    text = card.impact_text
+    if text is None:
+        text = "Not quantifiable from trace data" if tier == "system" else "impact_score: —"
+    renumbered = PItem(n, card.title, lib, icon, card.fields, marker, text, card.trailer)
+    return f"{renumbered.render()}\n\n{link(tier, n)}\n\n---"
+
+
+def _detail_text(block: DetailBlock, n: int, tier: str, heading: str) -> str:
+    renumbered = DetailBlock(tier, n, heading, block.lead, block.sections)
+    return f'<a id="{anchor(tier, n)}"></a>\n\n{renumbered.render()}'
+
+
+def _system_cards(run: _Run) -> list[tuple[PItem, DetailBlock]]:
+    pairs = []
+    for key in SYSTEM_KEYS:
+        found = run.findings_of(key)
+        if found is None or found.status == Status.ERROR:
+            continue
+        pairs += _pairs(found)
+    return pairs
+
+
+def _pairs(found: Findings) -> list[tuple[PItem, DetailBlock]]:
+    """Cards with their Detailed Analysis block (card number == block rank)."""
+    blocks = {b.rank: b for b in found.details}
+    return [(c, blocks[c.number]) for c in found.cards if c.number in blocks]
+
+
+def _system_clear(run: _Run) -> str:
+    u = run.util
+    return (
+        f"✅ No system-level bottlenecks detected. GPU activity breakdown shows "
+        f"{_pct(u.get('computation_time_percent'))} computation, "
+        f"{_pct(u.get('idle_time_percent'))} idle, "
+        f"{_pct(u.get('exposed_comm_time_percent'))} exposed communication and "
+        f"{_pct(u.get('exposed_memcpy_time_percent'))} exposed memory copies."
+    )
+
+
+def compose_report(run_dir: Path) -> str:
+    """The complete ``analysis.md`` text for ``run_dir`` (see the module docstring)."""
+    run = _Run(Path(run_dir))
+    findings = list(run.priority.get("findings") or [])
+    compute = [(f, *_compute_pair(run, f)) for f in findings]
+    fusion_file = run.findings_of(FUSION_KEY)
+    fusion_ok = fusion_file is not None and fusion_file.status != Status.ERROR
+    fusion = _pairs(fusion_file) if fusion_ok else []
+    system = _system_cards(run)
+
+    comp_cards, comp_details = [], []
+    for n, (f, card, block) in enumerate(compute, 1):
+        icon = position_icon(n)
+        comp_cards.append(_card_text(card, n, icon, "compute", _p_marker(f, str(f["category"]))))
+        heading = f"{icon} P{n}: {block.title or card.title}"
+        comp_details.append(_detail_text(block, n, "compute", heading))
+    fus_cards, fus_details = [], []
+    for n, (card, block) in enumerate(fusion, 1):
+        marker = card.impact or Marker("p_item", (("low", "—"), ("mid", "—"), ("high", "—")))
+        fus_cards.append(_card_text(card, n, card.icon, "fusion", marker))
+        heading = f"{card.icon or LOW_ICON} P{n}: {card.title}" + (
+            f" ({card.suffix})" if card.suffix else ""
+        )
+        fus_details.append(_detail_text(block, n, "fusion", heading))
+    sys_cards, sys_details = [], []
+    null = Marker("p_item", (("low", "null"), ("mid", "null"), ("high", "null")))
+    for n, (card, block) in enumerate(system, 1):
+        icon = position_icon(n)
+        sys_cards.append(_card_text(card, n, icon, "system", null))
+        sys_details.append(_detail_text(block, n, "system", f"{icon} P{n}: {card.title}"))
+
+    parts = [_title(run), executive_summary(run, (len(compute), len(fusion), len(system)))]
+    warn = warnings(run)
+    if warn:
+        parts.append(warn)
+    parts += ["## Compute Kernel Optimizations", top_operations(run), *(comp_cards or [NO_COMPUTE])]
+    parts += ["## Kernel Fusion Opportunities (Experimental)", FUSION_NOTE]
+    parts += fus_cards or [NO_FUSION]
+    parts += ["## System-Level Optimizations", SYSTEM_NOTE, *(sys_cards or [_system_clear(run)])]
+    parts.append("## Detailed Analysis")
+    for tier, blocks in (
+        ("compute", comp_details),
+        ("fusion", fus_details),
+        ("system", sys_details),
+    ):
+        parts.append(f"### {INSIGHTS[tier]}")
+        parts += blocks or ["No items in this tier."]
+    parts.append(appendix(run))
+    return "\n\n".join(parts) + "\n"
+
+
+def appendix(run: _Run) -> str:
+    m = run.model
+    model_rows = [(k.capitalize(), m.get(k) or UNKNOWN) for k in ("model", "architecture")]
+    model_rows += [(k.capitalize(), m.get(k) or UNKNOWN) for k in ("scale", "precision")]
+    peaks = run.peaks()
+    tflops = peaks.get("max_achievable_tflops") or {}
+    bw = peaks.get("peak_hbm_bw_tbs")
+    if bw is None and peaks.get("mem_bw_gbps") is not None:
+        bw = float(peaks["mem_bw_gbps"]) / 1000
+    hw_rows = [
+        ("Platform", run.manifest.get("platform") or peaks.get("platform") or UNKNOWN),
+        ("Peak HBM BW", "—" if bw is None else f"{bw} TB/s"),
+        ("Peak MAF (BF16)", f"{num(tflops.get('matrix_bf16'))} TFLOPS"),
+    ]
+    for key, label in (("matrix_fp8", "FP8"), ("matrix_fp4", "FP4")):
+        if tflops.get(key) is not None:
+            hw_rows.append((f"Peak MAF ({label})", f"{tflops[key]} TFLOPS"))
+
+    def table(rows: list[tuple[str, Any]]) -> str:
+        return "\n".join(
+            ["| Field | Value |", "| --- | --- |", *(f"| {a} | {b} |" for a, b in rows)]
+        )
+
+    return "\n\n".join(
+        [
+            "## Appendix",
+            "### Model Architecture",
+            table(model_rows),
+            "### Hardware Reference",
+            table(hw_rows),
+        ]
+    )
+
+
+def write_report(run_dir: Path) -> Path:
+    """Compose and atomically write ``<run_dir>/analysis.md``; returns its path."""
+    path = Path(run_dir) / REPORT_NAME
+    atomic_write_bytes(path, compose_report(Path(run_dir)).encode("utf-8"))
+    return path

@@ -1,0 +1,304 @@
+"""analysis.md composition and the Level-3 report validator on a small hand-made run folder."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from rooflens.analyzers.findings.report import compose_report, write_report
+from rooflens.analyzers.findings.validate_report import validate_report, validate_report_text
+
+ARGS = "(64,128) bf16<br>(128,256) bf16"
+HEADER = (
+    "| Operation | Args | Kernel Path | Kernel Name | Time (ms) | %E2E | Count | FLOPS/Byte "
+    "| Efficiency | Bound |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+)
+
+ROW = (
+    f"| aten::mm | {ARGS} | a.py(1): f | k1 | 1.0 | 10.0 | 4 | 12.0 | 20.00% of 700 TFLOPS "
+    "| compute-bound |"
+)
+
+
+def _compute_file(cat: str, low: float, mid: float, high: float, lib: str) -> str:
+    return f"""# {cat} findings
+
+**Status**: SUCCESS
+
+One finding.
+
+## Recommendations
+
+### P1: Slow {cat} ops ({lib})
+**Insight**: The {cat} ops run far below the roofline.
+**Action**: Pick a better tuned kernel.
+<!-- impact-begin kind=p_item low={low} mid={mid} high={high} -->
+**Impact**: impact_score: {mid}
+<!-- impact-end -->
+
+## Detailed Analysis
+
+<!-- reasoning-candidate tier=compute rank=1 -->
+#### Slow {cat} ops
+**Identification:** One op (source: `{cat}_metrics.json` → `category_findings`).
+
+**Data:**
+{HEADER}
+{ROW}
+
+**Reasoning for Slowdown:** It is far from the roofline.
+
+**Resolution:** Pick a better tuned kernel.
+
+**Impact estimate:**
+<!-- impact-begin kind=detail_estimate low={low} high={high} -->
+- Low end impact_score: {low}
+- High end impact_score: {high}
+<!-- impact-end -->
+"""
+
+
+FUSION = """# kernel_fusion findings
+
+**Status**: SUCCESS
+
+## Recommendations
+
+### 🟡 P1: Fuse the Norm kernels (1.5 ms, 10 instances)
+**Insight**: Norm launches 4 kernels per instance.
+**Action**: Fuse the chain into one kernel.
+**Confidence**: Medium -- module name only
+<!-- impact-begin kind=p_item low=1.0 mid=1.2 high=1.4 -->
+**Impact**: impact_score: 1.2 (perf-model coverage 4/4 kernels)
+<!-- impact-end -->
+
+## Detailed Analysis
+
+<!-- reasoning-candidate tier=fusion rank=1 -->
+#### Norm kernel fusion
+**Identification:** Norm runs as 4 kernels (source: `kernel_fusion_metrics.json`).
+
+**Data:**
+| Metric | Value |
+| --- | --- |
+| Time (ms) | 1.5 |
+
+**Impact estimate:**
+<!-- impact-begin kind=detail_estimate low=1.0 high=1.4 -->
+- Low end impact_score: 1.0
+- High end impact_score: 1.4
+<!-- impact-end -->
+"""
+
+CPU_IDLE = """# cpu_idle findings
+
+**Status**: SUCCESS
+
+## Recommendations
+
+### P1: GPU waits on the host
+**Insight**: The GPU is idle 30% of the time.
+**Action**: Overlap host work with GPU work.
+<!-- impact-begin kind=p_item low=null mid=null high=null -->
+**Impact**: Not quantifiable from trace data
+<!-- impact-end -->
+
+## Detailed Analysis
+
+<!-- reasoning-candidate tier=system rank=1 -->
+#### GPU waits on the host
+**Identification:** Idle is high (source: `cpu_idle_metrics.json` → `gpu_utilization`).
+
+**Data:**
+| Metric | Value | Flagged |
+| --- | --- | --- |
+| Idle time | 3.0 ms (30.0%) | true |
+
+**Impact estimate:** Impact estimate is not quantifiable from trace data.
+"""
+
+
+def _finding(cat: str, low: float, mid: float, high: float, rank: int) -> dict:
+    return {
+        "bound_type": "compute", "library": "hipBLASLt", "eff_bucket": "0-30",
+        "estimate_method": "quantified", "impact_score": mid, "impact_score_low": low,
+        "impact_score_high": high, "member_count": 1, "members": [],
+        "category": cat, "category_rank": 1, "global_rank": rank,
+    }  # fmt: skip
+
+
+def _write(path: Path, data: object) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
+
+
+@pytest.fixture
+def run(tmp_path: Path) -> Path:
+    util = {"total_time_ms": 10.0, "computation_time_percent": 70.0, "idle_time_percent": 30.0,
+            "exposed_comm_time_percent": 0.0, "exposed_memcpy_time_percent": 0.0}  # fmt: skip
+    cats = [
+        {"name": "cpu_idle", "display_name": "CPU/Idle", "tier": "system", "ops_count": 0},
+        {"name": "gemm", "display_name": "GEMM", "tier": "compute_kernel", "ops_count": 3,
+         "gpu_kernel_time_ms": 4.0},
+        {"name": "elementwise", "display_name": "Elementwise", "tier": "compute_kernel",
+         "ops_count": 2, "gpu_kernel_time_ms": 2.0},
+    ]  # fmt: skip
+    manifest = {"platform": "MI300X", "comparison_scope": "standalone", "gpu_utilization": util,
+                "categories": cats}  # fmt: skip
+    _write(tmp_path / "category_data" / "category_manifest.json", manifest)
+    for cat, var in (("gemm", True), ("elementwise", False)):
+        op = {"name": "aten::mm", "args": ARGS, "time_ms": 1.0, "cov": 0.4, "high_variance": var}
+        metrics = {"category": cat, "status": "OK", "operations": [op]}
+        _write(tmp_path / "category_data" / f"{cat}_metrics.json", metrics)
+    priority = {
+        "baseline_ms": 10.0,
+        "findings": [_finding("gemm", 4.0, 5.0, 6.0, 1), _finding("elementwise", 1.5, 2.0, 2.5, 2)],
+        "priorities": [
+            {"rank": 1, "category": "gemm", "display_name": "GEMM", "impact_score": 5.0,
+             "impact_score_low": 4.0, "impact_score_high": 6.0, "source": "findings_rollup"},
+            {"rank": 2, "category": "elementwise", "display_name": "Elementwise",
+             "impact_score": 2.0, "impact_score_low": 1.5, "impact_score_high": 2.5,
+             "source": "findings_rollup"},
+        ],
+        "recommendations": [], "all_estimates": [],
+        "failed_categories": [{"category": "reduce", "status": "ERROR", "message": "boom"}],
+    }  # fmt: skip
+    _write(tmp_path / "priority_data.json", priority)
+    _write(tmp_path / "category_findings" / "gemm_findings.md",
+           _compute_file("gemm", 4.0, 5.0, 6.0, "hipBLASLt"))  # fmt: skip
+    _write(tmp_path / "category_findings" / "elementwise_findings.md",
+           _compute_file("elementwise", 1.5, 2.0, 2.5, "PyTorch Native"))  # fmt: skip
+    _write(tmp_path / "system_findings" / "kernel_fusion_findings.md", FUSION)
+    _write(tmp_path / "system_findings" / "cpu_idle_findings.md", CPU_IDLE)
+    model = {"model": "Llama", "architecture": "decoder", "scale": "~1B", "precision": "bf16"}
+    _write(tmp_path / "metadata" / "model_info.json", model)
+    meta = {"platform": "MI300X", "peak_hbm_bw_tbs": 5.3,
+            "max_achievable_tflops": {"matrix_bf16": 708.0, "matrix_fp8": 1273.0}}  # fmt: skip
+    _write(tmp_path / "metadata" / "gemm_metadata.json", meta)
+    (tmp_path / "perf_improvement.png").write_bytes(b"\x89PNG")
+    return tmp_path
+
+
+def test_composed_report_passes_and_has_every_part(run):
+    path = write_report(run)
+    text = path.read_text(encoding="utf-8")
+    assert validate_report(run) == []
+    heads = [ln for ln in text.splitlines() if ln.startswith("## ")]
+    assert heads == [
+        "## Executive Summary", "## Warnings", "## Compute Kernel Optimizations",
+        "## Kernel Fusion Opportunities (Experimental)", "## System-Level Optimizations",
+        "## Detailed Analysis", "## Appendix",
+    ]  # fmt: skip
+    assert text.startswith("# Llama - MI300X Standalone Analysis\n")
+    assert "![Performance breakdown](perf_improvement.png)" in text
+    assert "| Top Bottleneck Category | GEMM (57.1%) |" in text
+    assert "### 🔴 P1: Slow gemm ops (hipBLASLt)" in text
+    assert "### 🟡 P2: Slow elementwise ops (PyTorch Native)" in text
+    assert "kind=p_item category=elementwise low=1.5 mid=2.0 high=2.5" in text
+    assert "### 🟡 P1: Fuse the Norm kernels (1.5 ms, 10 instances)" in text
+    assert "### 🔴 P1: GPU waits on the host" in text
+    for anchor in ("compute-p1", "compute-p2", "fusion-p1", "system-p1"):
+        assert f'<a id="detailed-analysis-{anchor}"></a>' in text
+        assert f"(#detailed-analysis-{anchor})" in text
+    assert "| reduce | compute | boom |" in text
+    assert "| aten::mm | gemm | 0.4 | 1.0 |" in text
+    assert "| 1 | GEMM | 4.0 | 57.1% | 3 | <!-- top-ops-row low=4.0 high=6.0 -->" in text
+    assert "| Peak MAF (FP8) | 1273.0 TFLOPS |" in text
+
+
+def test_no_findings_gives_clear_sections(run):
+    data = json.loads((run / "priority_data.json").read_text())
+    data.update(findings=[], priorities=[], failed_categories=[])
+    _write(run / "priority_data.json", data)
+    (run / "system_findings" / "kernel_fusion_findings.md").unlink()
+    (run / "system_findings" / "cpu_idle_findings.md").unlink()
+    text = compose_report(run)
+    assert "✅ No compute kernel optimization opportunities identified." in text
+    assert "No kernel fusion opportunities detected." in text
+    assert "✅ No system-level bottlenecks detected." in text
+    assert validate_report_text(text, run) == []
+
+
+def _drop_exec_table(text: str) -> str:
+    head, rest = text.split("## Compute Kernel Optimizations", 1)
+    head = "\n".join(ln for ln in head.splitlines() if not ln.startswith("|"))
+    return head + "\n## Compute Kernel Optimizations" + rest
+
+
+def _drop_top_ops(text: str) -> str:
+    text = text.replace("<!-- impact-begin kind=top_ops -->\n", "", 1)
+    start = text.index("### Top Operations")
+    end = text.index("<!-- impact-end -->\n", start)
+    return text[:end] + text[end + len("<!-- impact-end -->\n") :]
+
+
+BROKEN = {
+    "V1": lambda t: t.replace("## Appendix\n", "## Annex\n"),
+    "V2": _drop_exec_table,
+    "V3": lambda t: t.replace("| Idle % |", "| Idle |"),
+    "V4": lambda t: t.replace("| Total Time | 10.00 ms |", "| Total Time | X ms |"),
+    "V5": lambda t: t.replace("# Llama - MI300X", "# <Model> - <Platform>"),
+    "V6": lambda t: t.replace(f"| {ARGS} |", "| (1,2) fp32 |", 1),
+    "V7": lambda t: t.replace("impact_score: 1.2 (perf-model coverage 4/4 kernels)", "1.2"),
+    "R1": lambda t: t.replace("### 🟡 P2: Slow elementwise", "### Slow elementwise"),
+    "R2": lambda t: t.replace("category=elementwise", "category=gemm"),
+    "R3": lambda t: t.replace("category=gemm low=4.0 mid=5.0", "category=gemm low=4.0 mid=5.1"),
+    "R4": lambda t: re.sub(r"^\| 2 \| Elementwise .*\n", "", t, flags=re.M),
+    "R5": lambda t: t.replace("<!-- reasoning-candidate tier=compute rank=2 -->\n", ""),
+    "M1": lambda t: t.replace("<!-- impact-end -->\n\n→ *See [Detailed Analysis: Compute", "→ *Se"),
+    "M3": lambda t: t.replace("kind=detail_estimate", "kind=estimate", 1),
+    "M4": lambda t: t.replace("kind=p_item category=gemm low=4.0 ", "kind=p_item category=gemm "),
+    "M5": lambda t: t.replace("low=null mid=null high=null", "low=null mid=1.0 high=null"),
+    "M6": _drop_top_ops,
+}
+
+
+@pytest.mark.parametrize("rule", sorted(BROKEN))
+def test_broken_report_is_caught(run, rule):
+    text = compose_report(run)
+    broken = BROKEN[rule](text)
+    assert broken != text, "the mutation did not apply"
+    problems = validate_report_text(broken, run)
+    assert rule in {p.rule for p in problems}, problems
+    assert all(p.message and p.line >= 1 for p in problems)
+
+
+@pytest.mark.parametrize(
+    "placeholder", ["<Model>", "<platform>", "<Brief Title>", "<Library>", "{{PERF_PLOT}}"]
+)
+def test_placeholders_are_caught(run, placeholder):
+    text = compose_report(run).replace(
+        "![Performance breakdown](perf_improvement.png)", placeholder
+    )
+    problems = [p for p in validate_report_text(text, run) if p.rule == "V5"]
+    assert problems and placeholder in problems[0].message
+
+
+def test_kernel_markup_is_not_a_placeholder(run):
+    text = compose_report(run).replace("Slow gemm ops", "Slow gemm<br>ops <T> x<i>")
+    assert [p for p in validate_report_text(text, run) if p.rule == "V5"] == []
+
+
+def test_missing_or_short_report_is_v0(run):
+    assert [p.rule for p in validate_report(run)] == ["V0"]
+    assert [p.rule for p in validate_report_text("# tiny", run)] == ["V0"]
+
+
+def test_comparative_scope_from_manifest(run):
+    text = compose_report(run)
+    manifest = json.loads((run / "category_data" / "category_manifest.json").read_text())
+    manifest["comparison_scope"] = "comparative"
+    _write(run / "category_data" / "category_manifest.json", manifest)
+    assert "V7" in {p.rule for p in validate_report_text(text, run)}
+    fixed = text.replace(" (perf-model coverage 4/4 kernels)", "")
+    assert "V7" not in {p.rule for p in validate_report_text(fixed, run)}
+
+
+def test_missing_finding_card_gets_a_fallback(run):
+    (run / "category_findings" / "elementwise_findings.md").unlink()
+    text = compose_report(run)
+    assert "### 🟡 P2: Compute-bound elementwise ops" in text
+    assert validate_report_text(text, run) == []
