@@ -8,24 +8,29 @@ from pathlib import Path
 import pytest
 
 from rooflens.analyzers.findings.contract import BEGIN_RE, Marker
-from rooflens.analyzers.findings.report import write_report
+from rooflens.analyzers.findings.drafts import tier_for
+from rooflens.analyzers.findings.validate import validate_findings_file
 from rooflens.analyzers.findings.validate_report import validate_report
 from rooflens.server.cli import main
-from tests.golden.cases import trace_path
+from tests.golden.cases import REFERENCE_FOLDERS, trace_path
 
-FOLDERS = (
-    "mi300_Qwen_Qwen1.5-0.5B-Chat__1016005",
-    "h100_gaunernst_bert-small-uncased__1016001",
-    "mi300_resnet_act_checkpoint",
-)
+# every shared trace with a TraceLens reference, the GPU-only MI210 one included
+FOLDERS = REFERENCE_FOLDERS
 
 
 @pytest.fixture(scope="module", params=FOLDERS)
 def run(request, shared, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("report") / request.param
-    main(["analyze", str(trace_path(shared, request.param)), "--out", str(out)])
-    write_report(out)
+    assert main(["analyze", str(trace_path(shared, request.param)), "--out", str(out)]) == 0
     return out
+
+
+def test_every_findings_file_validates(run):
+    files = sorted(run.glob("*_findings/*_findings.md"))
+    assert files  # at least cpu_idle
+    for path in files:
+        key = path.name.removesuffix("_findings.md")
+        assert validate_findings_file(path, tier_for(key)) == [], path.name
 
 
 def _compute_markers(text: str) -> list[dict[str, str]]:

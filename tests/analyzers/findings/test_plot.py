@@ -108,6 +108,8 @@ def test_render_writes_valid_png(tmp_path: Path, with_priority: bool) -> None:
     assert img.format == "PNG"
     assert img.size[0] == 1440  # 12 in × 120 dpi
     assert img.size[1] > 600
+    # not blank: many distinct colours (the bars, the palette, the text)
+    assert len(img.convert("RGB").getcolors(maxcolors=1 << 20) or []) > 50
     b64 = (run / "perf_improvement_base64.txt").read_text()
     assert base64.b64decode(b64) == data
     assert res.categories_drawn == ["elementwise", "gemm", "sdpa_fwd", "non_compute"]
