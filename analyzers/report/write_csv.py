@@ -41,6 +41,15 @@ def for_output(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _current_umask()
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write to a temporary file in the same folder, then rename over the target."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -48,6 +57,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; artifacts get the usual mode
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

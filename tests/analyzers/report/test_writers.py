@@ -231,3 +231,14 @@ def test_xlsx_cells_hold_the_same_json_and_numbers(workbook):
 )
 def test_number_format_by_column_name(column, fmt):
     assert number_format(column) == fmt
+
+
+def test_atomic_writes_get_the_usual_file_mode_not_mkstemps_0600(tmp_path):
+    import os
+    import stat
+
+    target = tmp_path / "out.csv"
+    write_csv.atomic_write_bytes(target, b"a\n")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~umask
