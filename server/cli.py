@@ -14,6 +14,7 @@ from typing import TextIO
 from rooflens.analyzers.trace.errors import TraceError
 from rooflens.analyzers.trace.inspect import Inspection, TimelineRow, inspect_trace
 from rooflens.server.cli_report import list_platforms, run_report
+from rooflens.server.cli_serve import add_serve_parser, run_serve
 from rooflens.server.cli_validate import run_validate
 
 EXIT_OK = 0
@@ -74,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="run every validator over a run folder (exit 0 only when all pass)",
     )
     validate.add_argument("run", help="a run folder written by `rooflens analyze`")
+    add_serve_parser(commands)
     commands.add_parser("platforms", help="list the GPU platform catalogue")
     return parser
 
@@ -86,6 +88,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_report(args)
     if args.command == "analyze":
         return run_report(args, prepare=True, analyse=args.until == "categories")
+    if args.command == "serve":
+        return run_serve(args)
     if args.command == "validate":
         return run_validate(args.run)
     if args.command == "platforms":
