@@ -9,7 +9,7 @@ from pathlib import Path
 
 from mcp.server import MCPServer
 
-from rooflens.server import tools
+from rooflens.server import tools, tools_model
 from rooflens.server.paths import PathPolicy
 from rooflens.server.runs import AppState, RunStore
 
@@ -39,4 +39,6 @@ def build_server(config: ServerConfig) -> MCPServer:
 
     mcp = MCPServer("rooflens", instructions=INSTRUCTIONS, lifespan=lifespan)
     tools.register(mcp)
+    tools_model.register(mcp)
+    tools_model.register_prompts(mcp)
     return mcp

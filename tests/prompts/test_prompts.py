@@ -1,0 +1,241 @@
+"""The packaged orchestrator and analyst prompts: loading, tool names, hygiene, rendering."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from rooflens.prompts import PromptSpec, load_prompts, parse_prompt, render
+
+# The MCP tools the server exposes. To be replaced by the real server's tool list.
+SERVER_TOOLS = {
+    "list_platforms",
+    "inspect_trace",
+    "load_trace",
+    "prepare_category_data",
+    "run_category_analysis",
+    "draft_findings",
+    "submit_findings",
+    "validate_findings",
+    "aggregate_findings",
+    "validate_run",
+    "get_model_identification_data",
+    "submit_model_info",
+    "render_performance_plot",
+    "compose_report",
+    "validate_report",
+    "query_operations",
+    "run_full_analysis",
+}
+
+ANALYSTS = {
+    "cpu-idle",
+    "multi-kernel",
+    "kernel-fusion",
+    "model-identification",
+    "gemm",
+    "sdpa",
+    "elementwise",
+    "reduce",
+    "triton",
+    "moe",
+    "norm",
+    "convolution",
+    "generic-op",
+}
+COMPUTE = {"gemm", "sdpa", "elementwise", "reduce", "triton", "moe", "norm", "convolution"}
+COMPUTE |= {"generic-op"}
+MULTI_KEY = {"sdpa", "norm", "convolution", "moe", "generic-op"}
+
+# A backticked snake_case word starting with one of these verbs reads as a tool name.
+TOOL_VERBS = (
+    "list|inspect|load|prepare|run|draft|submit|validate|aggregate|get|render|compose|query"
+)
+TOOLISH = re.compile(rf"`((?:{TOOL_VERBS})_[a-z0-9_]+)`")
+CALLED = re.compile(r"\b[Cc]all(?:s|ing)?\s+`([^`]+)`")
+NOT_TOOLS = {"run_id"}
+
+SHELL = [
+    re.compile(r"python3?\s"),
+    re.compile(r"\bbash\b"),
+    re.compile(r"\$ "),
+    re.compile(r"\btee\s"),
+    re.compile(r"\bcd\s"),
+    re.compile(r"\bcat\s+[<./\w]"),
+    re.compile(r"```(?:sh|shell|console)"),
+    re.compile(r"\bpip install\b"),
+]
+PATHS = [
+    re.compile(r"category_data/"),
+    re.compile(r"category_findings/"),
+    re.compile(r"system_findings/"),
+    re.compile(r"\w\.csv\b"),
+    re.compile(r"\w\.json\b"),
+    re.compile(r"\w\.py\b"),
+    re.compile(r"(?<![:/\w])/(?:tmp|home|work|usr)/"),
+    re.compile(r"<output_dir>|output_dir"),
+]
+PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+@pytest.fixture(scope="module")
+def prompts() -> dict[str, PromptSpec]:
+    return {p.name: p for p in load_prompts()}
+
+
+def _args(spec: PromptSpec) -> dict[str, object]:
+    return {a.name: a for a in spec.arguments}
+
+
+def test_fourteen_prompts_load(prompts):
+    assert set(prompts) == ANALYSTS | {"orchestrator"}
+    assert len(prompts) == 14
+
+
+@pytest.mark.parametrize("name", sorted(ANALYSTS | {"orchestrator"}))
+def test_front_matter_is_complete(prompts, name):
+    spec = prompts[name]
+    assert spec.title.strip()
+    assert len(spec.description) > 30
+    assert spec.body.strip()
+    for arg in spec.arguments:
+        assert arg.name.isidentifier()
+        assert arg.description.strip(), f"{name}: argument {arg.name} lacks a description"
+    names = [a.name for a in spec.arguments]
+    assert len(names) == len(set(names))
+    # every placeholder in the body is a declared argument
+    used = set(PLACEHOLDER.findall(spec.body))
+    assert used <= set(names), f"{name}: undeclared placeholders {used - set(names)}"
+
+
+@pytest.mark.parametrize("name", sorted(ANALYSTS))
+def test_analyst_arguments(prompts, name):
+    args = _args(prompts[name])
+    assert args["run_id"].required
+    scope = args["comparison_scope"]
+    assert not scope.required
+    assert scope.default == "standalone"
+    if name in MULTI_KEY:
+        assert "category" in args and args["category"].required
+    if name in COMPUTE:
+        assert "category" in args
+    if "category" in args:
+        assert "{category}" in prompts[name].body
+    assert "{run_id}" in prompts[name].body
+
+
+def test_orchestrator_arguments(prompts):
+    args = _args(prompts["orchestrator"])
+    assert args["trace"].required
+    assert args["comparison_scope"].default == "standalone"
+    body = prompts["orchestrator"].body
+    for role in ANALYSTS:
+        assert f"`{role}`" in body, f"orchestrator never starts {role}"
+
+
+@pytest.mark.parametrize("name", sorted(ANALYSTS | {"orchestrator"}))
+def test_named_tools_exist(prompts, name):
+    body = prompts[name].body
+    named = set(TOOLISH.findall(body)) - NOT_TOOLS
+    called = set(CALLED.findall(body))
+    unknown = (named | called) - SERVER_TOOLS
+    assert not unknown, f"{name} names tools the server lacks: {sorted(unknown)}"
+    assert named, f"{name} names no tool at all"
+
+
+@pytest.mark.parametrize("name", sorted(COMPUTE))
+def test_compute_prompts_follow_the_recipe(prompts, name):
+    body = prompts[name].body
+    for tool in ("run_category_analysis", "draft_findings", "submit_findings", "validate_findings"):
+        assert f"`{tool}`" in body
+    assert "rooflens://runs/{run_id}/metrics/{category}" in body
+    assert "rooflens://contract/findings" in body
+    for heading in (
+        "## Action by bound type",
+        "## Expected efficiency",
+        "## Common patterns",
+        "## What the trace cannot show",
+    ):
+        assert heading in body, f"{name} lacks {heading!r}"
+    assert "110 %" in body
+    assert "nothing to report" in body
+
+
+@pytest.mark.parametrize("name", ["cpu-idle", "multi-kernel"])
+def test_system_prompts_have_null_markers(prompts, name):
+    assert "null" in prompts[name].body
+
+
+@pytest.mark.parametrize("name", sorted(ANALYSTS | {"orchestrator"}))
+def test_no_shell_commands_or_paths(prompts, name):
+    body = prompts[name].body
+    for pattern in SHELL:
+        assert not pattern.search(body), f"{name}: shell-like text {pattern.pattern!r}"
+    for pattern in PATHS:
+        assert not pattern.search(body), f"{name}: file path {pattern.pattern!r}"
+
+
+def test_render_fills_placeholders(prompts):
+    spec = prompts["sdpa"]
+    text = render(spec, run_id="r42", category="sdpa_bwd")
+    assert "r42" in text and "sdpa_bwd" in text
+    assert "rooflens://runs/r42/metrics/sdpa_bwd" in text
+    assert "standalone" in text  # default for comparison_scope
+    assert not PLACEHOLDER.search(text)
+
+
+@pytest.mark.parametrize("name", sorted(ANALYSTS | {"orchestrator"}))
+def test_render_leaves_no_placeholder(prompts, name):
+    spec = prompts[name]
+    values = {a.name: f"v_{a.name}" for a in spec.arguments}
+    text = render(spec, **values)
+    assert not PLACEHOLDER.search(text), PLACEHOLDER.findall(text)
+
+
+def test_render_uses_defaults(prompts):
+    text = render(prompts["gemm"], run_id="abc")
+    assert "rooflens://runs/abc/metrics/gemm" in text
+
+
+def test_render_refuses_missing_required(prompts):
+    with pytest.raises(ValueError, match="run_id"):
+        render(prompts["gemm"])
+    with pytest.raises(ValueError, match="category"):
+        render(prompts["norm"], run_id="abc")
+    with pytest.raises(ValueError, match="trace"):
+        render(prompts["orchestrator"])
+
+
+def test_render_refuses_unknown_argument(prompts):
+    with pytest.raises(ValueError, match="bogus"):
+        render(prompts["gemm"], run_id="abc", bogus="x")
+
+
+def test_parser_subset():
+    spec = parse_prompt(
+        "---\nname: demo\ntitle: Demo\ndescription: 'A demo: with colon'\narguments:\n"
+        "  - name: run_id\n    description: The run.\n    required: true\n"
+        "  - name: scope\n    description: Scope.\n    required: false\n"
+        "    default: standalone\n---\n\nHello {run_id} ({scope}) {other}\n"
+    )
+    assert spec.description == "A demo: with colon"
+    assert [(a.name, a.required, a.default) for a in spec.arguments] == [
+        ("run_id", True, None),
+        ("scope", False, "standalone"),
+    ]
+    assert render(spec, run_id="x") == "Hello x (standalone) {other}\n"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "name: x\n",
+        "---\nname: x\ntitle: X\n",
+        "---\ntitle: X\ndescription: d\n---\nbody\n",
+        "---\nname: x\ntitle: X\ndescription: d\narguments:\n    description: no name\n---\n",
+    ],
+)
+def test_parser_rejects_bad_front_matter(text):
+    with pytest.raises(ValueError):
+        parse_prompt(text)
