@@ -29,6 +29,9 @@ TOOLS = {
     "validate_report",
     "query_operations",
     "run_full_analysis",
+    "get_model_identification_data",
+    "submit_model_info",
+    "render_performance_plot",
 }
 
 
