@@ -200,23 +200,6 @@ def do_compose(run: Run) -> m.ReportResult:
     )
 
 
-def do_full(st: AppState, path: str, platform: str | None) -> m.FullAnalysisResult:
-    loaded = do_load(st, path, platform, None)
-    run = st.runs.get(loaded.run_id)
-    prepared = do_prepare(st, run)
-    names = [c.name for c in prepared.categories if c.analysable]
-    ordered = [n for n in names if n in SYSTEM_ANALYSES] + [
-        n for n in names if n not in SYSTEM_ANALYSES
-    ]
-    results = [do_analyse(run, key) for key in ordered]
-    for key in ordered:
-        drafts.write_draft(run.out_dir, key)
-    aggregated = do_aggregate(run)
-    return m.FullAnalysisResult(
-        load=loaded, categories=results, priorities=aggregated.priorities, report=do_compose(run)
-    )
-
-
 def register(mcp: MCPServer) -> None:
     @mcp.tool(title="List platforms", annotations=READ_ONLY)
     async def list_platforms() -> m.PlatformList:
@@ -364,5 +347,25 @@ def register(mcp: MCPServer) -> None:
         path: str, ctx: Ctx, platform: str | None = None
     ) -> m.FullAnalysisResult:
         """The deterministic pipeline in one call: load, prepare, analyse every category,
-        draft findings, aggregate and compose the report."""
-        return await engine(do_full, state(ctx), path, platform)
+        draft findings, aggregate and compose the report. Reports progress per step."""
+        st = state(ctx)
+        await ctx.report_progress(0, 5, "loading the trace and building the perf report")
+        loaded = await engine(do_load, st, path, platform, None)
+        run = st.runs.get(loaded.run_id)
+        await ctx.report_progress(1, 5, "preparing the category data")
+        prepared = await engine(do_prepare, st, run)
+        names = [c.name for c in prepared.categories if c.analysable]
+        ordered = [n for n in names if n in SYSTEM_ANALYSES]
+        ordered += [n for n in names if n not in SYSTEM_ANALYSES]
+        await ctx.report_progress(2, 5, f"analysing {len(ordered)} categories")
+        results = [await engine(do_analyse, run, key) for key in ordered]
+        await ctx.report_progress(3, 5, "drafting findings and ranking priorities")
+        for key in ordered:
+            await engine(drafts.write_draft, run.out_dir, key)
+        aggregated = await engine(do_aggregate, run)
+        await ctx.report_progress(4, 5, "composing the report")
+        report = await engine(do_compose, run)
+        await ctx.report_progress(5, 5, "done")
+        return m.FullAnalysisResult(
+            load=loaded, categories=results, priorities=aggregated.priorities, report=report
+        )

@@ -160,3 +160,21 @@ async def test_invalid_submission_lists_the_problems(connect, trace: Path) -> No
                 {"run_id": run_id, "category": key, "items": [{"rank": 99, "title": "x"}]},
             )
     assert result.is_error and "submit" in text(result).lower()
+
+
+@pytest.mark.anyio
+async def test_run_full_analysis_reports_progress_and_a_valid_report(connect, trace: Path) -> None:
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
+
+    async with connect() as client:
+        result = await client.call_tool(
+            "run_full_analysis", {"path": str(trace)}, progress_callback=on_progress
+        )
+    assert not result.is_error, text(result)
+    report = result.structured_content["report"]
+    assert report["problems"] == []
+    assert [p for p, _, _ in seen] == [0, 1, 2, 3, 4, 5]
+    assert all(total == 5 for _, total, _ in seen)
