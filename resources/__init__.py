@@ -1,1 +1,156 @@
-"""MCP resources: URIs that name the artifacts of a run and the static references."""
+"""MCP resources: URIs that name the artifacts of a run and the static references.
+
+`register(mcp)` adds the `rooflens://runs...`, `rooflens://platforms...` and
+`rooflens://contract/...` resources and a completion handler for run ids, categories,
+tables and platform names.
+"""
+
+from __future__ import annotations
+
+import json
+
+from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError
+from mcp.types import CompleteRequestParams, CompleteResult, Completion, ResourceTemplateReference
+
+from rooflens.analyzers.perf.platforms import (
+    UnknownPlatform,
+    catalogue,
+    get_platform,
+    platform_table,
+)
+from rooflens.resources import run_files as rf
+from rooflens.resources.text import FINDINGS_CONTRACT, report_template
+from rooflens.server.runs import AppState
+
+JSON = "application/json"
+CSV = "text/csv"
+MD = "text/markdown"
+PNG = "image/png"
+XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+RUN = "rooflens://runs/{run_id}"
+MAX_COMPLETIONS = 100
+
+
+def state(ctx: Context) -> AppState:
+    return ctx.request_context.lifespan_context
+
+
+def register(mcp: MCPServer) -> None:
+    """Add every rooflens resource and the completion handler to `mcp`."""
+
+    @mcp.resource("rooflens://runs{?step}", mime_type=JSON)
+    def runs(ctx: Context, step: str = "") -> str:
+        """The runs of this server: id, trace file, output folder name, platform, steps done
+        (`?step=reported` keeps only runs that reached that step)."""
+        return rf.list_runs(state(ctx), step or None)
+
+    @mcp.resource(RUN + "/manifest", mime_type=JSON)
+    def manifest(run_id: str, ctx: Context) -> str:
+        """The run's category manifest (categories, tiers, GPU utilisation)."""
+        run = rf.run_for(state(ctx), run_id)
+        return rf.need(run, rf.MANIFEST, "category manifest", "prepare_category_data").read_text()
+
+    @mcp.resource(RUN + "/metrics/{category}", mime_type=JSON)
+    def metrics(run_id: str, category: str, ctx: Context) -> str:
+        """A category's metrics JSON (written by run_category_analysis)."""
+        return rf.category_file(rf.run_for(state(ctx), run_id), category, "metrics").read_text()
+
+    @mcp.resource(RUN + "/ops/{category}", mime_type=CSV)
+    def ops(run_id: str, category: str, ctx: Context) -> str:
+        """A category's operations table (CSV)."""
+        return rf.category_file(rf.run_for(state(ctx), run_id), category, "ops").read_text()
+
+    @mcp.resource(RUN + "/findings/{category}", mime_type=MD)
+    def findings(run_id: str, category: str, ctx: Context) -> str:
+        """A category's findings markdown (system or compute folder)."""
+        return rf.category_file(rf.run_for(state(ctx), run_id), category, "findings").read_text()
+
+    @mcp.resource(RUN + "/priorities", mime_type=JSON)
+    def priorities(run_id: str, ctx: Context) -> str:
+        """The ranked priority data (written by aggregate_findings)."""
+        run = rf.run_for(state(ctx), run_id)
+        return rf.need(run, "priority_data.json", "priority data", "aggregate_findings").read_text()
+
+    @mcp.resource(RUN + "/report", mime_type=MD)
+    def report(run_id: str, ctx: Context) -> str:
+        """The run's analysis.md (written by compose_report)."""
+        run = rf.run_for(state(ctx), run_id)
+        return rf.need(run, "analysis.md", "report", "compose_report").read_text()
+
+    @mcp.resource(RUN + "/plot", mime_type=PNG)
+    def plot(run_id: str, ctx: Context) -> bytes:
+        """The performance-breakdown plot (PNG, written by compose_report)."""
+        run = rf.run_for(state(ctx), run_id)
+        return rf.need(run, "perf_improvement.png", "plot", "compose_report").read_bytes()
+
+    @mcp.resource(RUN + "/tables/{table}", mime_type=CSV)
+    def table(run_id: str, table: str, ctx: Context) -> str:
+        """One perf report table from perf_report_csvs/ (e.g. ops_summary)."""
+        return rf.table_file(rf.run_for(state(ctx), run_id), table).read_text()
+
+    @mcp.resource(RUN + "/workbook", mime_type=XLSX)
+    def workbook(run_id: str, ctx: Context) -> bytes:
+        """The perf report workbook (perf_report.xlsx)."""
+        run = rf.run_for(state(ctx), run_id)
+        return rf.need(run, "perf_report.xlsx", "workbook", "load_trace").read_bytes()
+
+    @mcp.resource("rooflens://platforms", mime_type=JSON)
+    def platforms() -> str:
+        """The platform catalogue: name, vendor, memory, bandwidth and matrix TFLOPS."""
+        return json.dumps([p.model_dump(mode="json") for p in platform_table()], indent=2)
+
+    @mcp.resource("rooflens://platforms/{name}", mime_type=JSON)
+    def platform(name: str) -> str:
+        """One catalogue platform's full roofline figures (name or alias)."""
+        try:
+            found = get_platform(name)
+        except UnknownPlatform:
+            raise ResourceNotFoundError(
+                f"unknown platform {name!r}; known platforms: {rf.known(sorted(catalogue()))}"
+            ) from None
+        return json.dumps(found.model_dump(mode="json", exclude_none=True), indent=2)
+
+    @mcp.resource("rooflens://contract/findings", mime_type=MD)
+    def findings_contract() -> str:
+        """What a findings markdown file must look like (checked by validate_findings)."""
+        return FINDINGS_CONTRACT
+
+    @mcp.resource("rooflens://contract/report-template", mime_type=MD)
+    def report_contract() -> str:
+        """The analysis.md section order (checked by validate_report)."""
+        return report_template()
+
+    async def complete(ctx, params: CompleteRequestParams) -> CompleteResult:
+        values = completions(ctx.lifespan_context, params)
+        return CompleteResult(
+            completion=Completion(
+                values=values[:MAX_COMPLETIONS],
+                total=len(values),
+                has_more=len(values) > MAX_COMPLETIONS,
+            )
+        )
+
+    # `@mcp.completion()` does not pass the request context, and run ids live in the lifespan
+    # state, so register the handler the same way that decorator does, but with the context.
+    mcp._lowlevel_server.add_request_handler("completion/complete", CompleteRequestParams, complete)
+
+
+def completions(st: AppState, params: CompleteRequestParams) -> list[str]:
+    """Run ids, categories, tables or platform names starting with the typed prefix."""
+    ref, arg = params.ref, params.argument
+    if not isinstance(ref, ResourceTemplateReference) or not ref.uri.startswith("rooflens://"):
+        return []
+    given = (params.context.arguments if params.context else None) or {}
+    options: list[str] = []
+    if arg.name == "run_id":
+        options = list(st.runs.runs)
+    elif arg.name in ("category", "table") and given.get("run_id") in st.runs.runs:
+        run = st.runs.runs[given["run_id"]]
+        options = rf.categories(run) if arg.name == "category" else rf.tables(run)
+    elif arg.name == "name" and ref.uri.startswith("rooflens://platforms"):
+        options = sorted(catalogue())
+    elif arg.name == "step":
+        options = list(rf.STEP_ORDER)
+    return [o for o in options if o.startswith(arg.value)]

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from mcp.server import MCPServer
 
+from rooflens import resources
 from rooflens.server import tools, tools_model
 from rooflens.server.paths import PathPolicy
 from rooflens.server.runs import AppState, RunStore
@@ -41,4 +42,5 @@ def build_server(config: ServerConfig) -> MCPServer:
     tools.register(mcp)
     tools_model.register(mcp)
     tools_model.register_prompts(mcp)
+    resources.register(mcp)
     return mcp

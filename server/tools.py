@@ -40,6 +40,7 @@ from rooflens.server.runs import (
     ANALYSED,
     LOADED,
     PREPARED,
+    REPORTED,
     AppState,
     EngineData,
     Run,
@@ -191,6 +192,7 @@ def do_compose(run: Run) -> m.ReportResult:
     name = identity.model if identity else "Unidentified model"
     plot = render_plot(run.out_dir, f"{name} on {run.platform} — Performance Breakdown")
     path = write_analysis(run.out_dir)
+    run.steps.add(REPORTED)
     return m.ReportResult(
         run_id=run.id,
         report=str(path),

@@ -1,0 +1,154 @@
+"""Resources over MCP: run artifacts by URI, platforms, contracts, errors and completions."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from mcp import Client, MCPError
+from mcp.types import ResourceTemplateReference
+
+from rooflens import resources
+from rooflens.analyzers.findings.validate_report import validate_report_text
+from rooflens.server.app import ServerConfig, build_server
+from tests.golden.conftest import shared_dir
+
+TRACE = "gaunernst_bert-small-uncased__1016001.json.gz"
+TEMPLATES = {
+    "rooflens://runs{?step}": "application/json",
+    "rooflens://runs/{run_id}/manifest": "application/json",
+    "rooflens://runs/{run_id}/metrics/{category}": "application/json",
+    "rooflens://runs/{run_id}/ops/{category}": "text/csv",
+    "rooflens://runs/{run_id}/findings/{category}": "text/markdown",
+    "rooflens://runs/{run_id}/priorities": "application/json",
+    "rooflens://runs/{run_id}/report": "text/markdown",
+    "rooflens://runs/{run_id}/plot": "image/png",
+    "rooflens://runs/{run_id}/tables/{table}": "text/csv",
+    "rooflens://runs/{run_id}/workbook": resources.XLSX,
+    "rooflens://platforms/{name}": "application/json",
+}
+STATIC = {
+    "rooflens://platforms": "application/json",
+    "rooflens://contract/findings": "text/markdown",
+    "rooflens://contract/report-template": "text/markdown",
+}
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(params=["auto", "legacy"])
+def mode(request) -> str:
+    return request.param
+
+
+def server_for(folder: Path):
+    server = build_server(ServerConfig(allowed_dirs=[folder]))
+    if not any(str(t.uri_template).startswith("rooflens://") for t in server_templates(server)):
+        resources.register(server)  # until app.build_server wires it
+    return server
+
+
+def server_templates(server) -> list:
+    return list(server._resource_manager.list_templates())
+
+
+@pytest.fixture
+def trace(tmp_path) -> Path:
+    shared = shared_dir()
+    if shared is None:
+        if os.environ.get("CI"):
+            pytest.fail("../shared is missing in CI")
+        pytest.skip("../shared (reference traces) not found next to the repo")
+    return Path(shutil.copy(shared / "traces" / "h100" / TRACE, tmp_path / TRACE))
+
+
+async def text_of(client: Client, uri: str) -> str:
+    return (await client.read_resource(uri)).contents[0].text
+
+
+@pytest.mark.anyio
+async def test_templates_and_static_resources_are_listed_with_mime_types(tmp_path, mode) -> None:
+    async with Client(server_for(tmp_path), mode=mode) as client:
+        templates = (await client.list_resource_templates()).resource_templates
+        listed = {t.uri_template: t.mime_type for t in templates}
+        assert {k: listed.get(k) for k in TEMPLATES} == TEMPLATES
+        static = {str(r.uri): r.mime_type for r in (await client.list_resources()).resources}
+        assert {k: static.get(k) for k in STATIC} == STATIC
+
+
+@pytest.mark.anyio
+async def test_static_references(tmp_path, mode) -> None:
+    async with Client(server_for(tmp_path), mode=mode) as client:
+        names = [p["name"] for p in json.loads(await text_of(client, "rooflens://platforms"))]
+        assert "H100_SXM" in names
+        one = json.loads(await text_of(client, "rooflens://platforms/H100_SXM"))
+        assert one["name"] == "H100_SXM" and one["mem_bw_gbps"] > 0
+        with pytest.raises(MCPError, match="H100_SXM"):
+            await client.read_resource("rooflens://platforms/NoSuchGPU")
+        contract = await text_of(client, "rooflens://contract/findings")
+        assert "## Recommendations" in contract and "NO_FINDINGS" in contract
+        template = await text_of(client, "rooflens://contract/report-template")
+        assert template.index("## Executive Summary") < template.index("## Appendix")
+
+
+@pytest.mark.anyio
+async def test_every_artifact_of_a_full_run_reads_back(trace, mode) -> None:
+    async with Client(server_for(trace.parent), mode=mode) as client:
+        empty = json.loads(await text_of(client, "rooflens://runs"))
+        assert empty == {"runs": []}
+        with pytest.raises(MCPError, match="none"):
+            await client.read_resource("rooflens://runs/run-9/manifest")
+        result = await client.call_tool("run_full_analysis", {"path": str(trace)})
+        assert not result.is_error, result.content
+        run_id = result.structured_content["load"]["run_id"]
+        base = f"rooflens://runs/{run_id}"
+
+        (row,) = json.loads(await text_of(client, "rooflens://runs"))["runs"]
+        assert row["run_id"] == run_id and row["trace"] == TRACE
+        assert row["steps"][0] == "loaded" and "aggregated" in row["steps"]
+        assert json.loads(await text_of(client, "rooflens://runs?step=aggregated"))["runs"]
+        assert json.loads(await text_of(client, "rooflens://runs?step=nope"))["runs"] == []
+
+        manifest = json.loads(await text_of(client, f"{base}/manifest"))
+        names = [c["name"] for c in manifest["categories"]]
+        assert "gemm" in names and "cpu_idle" in names
+        metrics = json.loads(await text_of(client, f"{base}/metrics/gemm"))
+        assert isinstance(metrics, dict)
+        assert (await text_of(client, f"{base}/ops/gemm")).count("\n") > 1
+        assert "## Recommendations" in await text_of(client, f"{base}/findings/gemm")
+        assert "## Recommendations" in await text_of(client, f"{base}/findings/cpu_idle")
+        assert json.loads(await text_of(client, f"{base}/priorities"))
+
+        report = await text_of(client, f"{base}/report")
+        run_dir = trace.parent / "analysis_output" / run_id
+        assert validate_report_text(report, run_dir) == []
+
+        plot = (await client.read_resource(f"{base}/plot")).contents[0]
+        assert plot.mime_type == "image/png"
+        assert plot.blob  # base64 PNG
+        workbook = (await client.read_resource(f"{base}/workbook")).contents[0]
+        assert workbook.mime_type == resources.XLSX and workbook.blob
+        assert "," in (await text_of(client, f"{base}/tables/ops_summary")).splitlines()[0]
+
+        with pytest.raises(MCPError, match=run_id):
+            await client.read_resource("rooflens://runs/run-99/report")
+        with pytest.raises(MCPError, match="gemm"):
+            await client.read_resource(f"{base}/metrics/nope")
+        with pytest.raises(MCPError, match="ops_summary"):
+            await client.read_resource(f"{base}/tables/nope")
+
+        ref = ResourceTemplateReference(uri=f"{base}/metrics/{{category}}")
+        runs = await client.complete(ref, {"name": "run_id", "value": "run"})
+        assert runs.completion.values == [run_id]
+        cats = await client.complete(ref, {"name": "category", "value": "g"}, {"run_id": run_id})
+        assert cats.completion.values == ["gemm"]
+        pref = ResourceTemplateReference(uri="rooflens://platforms/{name}")
+        plats = await client.complete(pref, {"name": "name", "value": "H1"})
+        assert "H100_SXM" in plats.completion.values
+        assert all(v.startswith("H1") for v in plats.completion.values)
