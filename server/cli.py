@@ -16,6 +16,7 @@ from rooflens.analyzers.trace.inspect import Inspection, TimelineRow, inspect_tr
 from rooflens.server.cli_report import list_platforms, run_report
 from rooflens.server.cli_serve import add_serve_parser, run_serve
 from rooflens.server.cli_validate import run_validate
+from rooflens.server.demo import run_demo
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -76,6 +77,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     validate.add_argument("run", help="a run folder written by `rooflens analyze`")
     add_serve_parser(commands)
+    demo = commands.add_parser("demo", help="analyse a sample (or given) trace end to end over MCP")
+    demo.add_argument(
+        "trace", nargs="?", default=None, help="a .json/.json.gz trace (default: a sample)"
+    )
     commands.add_parser("platforms", help="list the GPU platform catalogue")
     return parser
 
@@ -88,6 +93,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_report(args)
     if args.command == "analyze":
         return run_report(args, prepare=True, analyse=args.until == "categories")
+    if args.command == "demo":
+        return run_demo(args.trace)
     if args.command == "serve":
         return run_serve(args)
     if args.command == "validate":
