@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import os
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -11,6 +12,11 @@ from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 
+from rooflens.analyzers.perf.platforms import UnknownPlatform, get_platform
+from rooflens.analyzers.report.build import build_report
+from rooflens.analyzers.report.write_csv import atomic_write_bytes
+from rooflens.analyzers.trace.load import load_trace
+from rooflens.analyzers.trace.model import build_model
 from rooflens.server.paths import PathPolicy, PathRefused
 
 MAX_IN_MEMORY = 4
@@ -26,6 +32,9 @@ class StepMissing(ToolError):
     """A tool was called before the step it needs; the message names the tool to call first."""
 
 
+RUN_FILE = "run.json"
+
+
 @dataclass
 class Run:
     id: str
@@ -33,6 +42,32 @@ class Run:
     out_dir: Path
     platform: str | None
     steps: set[str] = field(default_factory=set)
+
+    def mark(self, step: str) -> None:
+        """Record a finished step, in memory and in the run folder (survives a restart)."""
+        self.steps.add(step)
+        self.save()
+
+    def save(self) -> None:
+        record = {
+            "id": self.id,
+            "trace_path": str(self.trace_path),
+            "platform": self.platform,
+            "steps": sorted(self.steps),
+        }
+        text = json.dumps(record, indent=2) + "\n"
+        atomic_write_bytes(self.out_dir / RUN_FILE, text.encode("utf-8"))
+
+    @classmethod
+    def restore(cls, folder: Path) -> Run:
+        record = json.loads((folder / RUN_FILE).read_text())
+        return cls(
+            id=record["id"],
+            trace_path=Path(record["trace_path"]),
+            out_dir=folder,
+            platform=record.get("platform"),
+            steps=set(record.get("steps", [])),
+        )
 
     def require(self, step: str, next_tool: str) -> None:
         if step not in self.steps:
@@ -58,10 +93,24 @@ class RunStore:
         self._ids = itertools.count(1)
 
     def new_run(self, trace_path: Path, platform: str | None) -> Run:
-        run_id = f"run-{next(self._ids)}"
-        run = Run(run_id, trace_path, self.out_dir_for(trace_path, run_id), platform)
+        """A run with the next id whose folder is free (earlier sessions' runs are kept)."""
+        while True:
+            run_id = f"run-{next(self._ids)}"
+            out_dir = self.out_dir_for(trace_path, run_id)
+            if run_id not in self.runs and not (out_dir / RUN_FILE).exists():
+                break
+        run = Run(run_id, trace_path, out_dir, platform)
         self.runs[run_id] = run
         return run
+
+    def find_saved(self, run_id: str) -> Run | None:
+        """A run of an earlier session, from its `run.json` inside the allowed directories."""
+        patterns = (f"rooflens_runs/{run_id}/{RUN_FILE}", f"**/analysis_output/{run_id}/{RUN_FILE}")
+        found = [p for root in self.policy.allowed for pat in patterns for p in root.glob(pat)]
+        if not found:
+            return None
+        newest = max(found, key=lambda p: p.stat().st_mtime)
+        return Run.restore(newest.parent)
 
     def out_dir_for(self, trace_path: Path, run_id: str) -> Path:
         """`<trace folder>/analysis_output/<id>` if allowed and writable; else under the first
@@ -76,7 +125,9 @@ class RunStore:
         return self.policy.allowed[0] / "rooflens_runs" / run_id
 
     def get(self, run_id: str) -> Run:
-        run = self.runs.get(run_id)
+        run = self.runs.get(run_id) or self.find_saved(run_id)
+        if run is not None:
+            self.runs[run_id] = run
         if run is None:
             known = ", ".join(self.runs) or "none yet"
             raise ToolError(
@@ -92,14 +143,30 @@ class RunStore:
             self.engine.popitem(last=False)
 
     def data(self, run: Run) -> EngineData:
+        """The run's engine data; rebuilt from its trace when evicted or after a restart."""
         data = self.engine.get(run.id)
         if data is None:
-            raise ToolError(
-                f"the trace data of {run.id} is no longer in memory (only the last "
-                f"{MAX_IN_MEMORY} runs are kept); call load_trace({str(run.trace_path)!r}) again"
-            )
+            data = self.reload(run)
+            self.keep(run.id, data)
         self.engine.move_to_end(run.id)
         return data
+
+    @staticmethod
+    def reload(run: Run) -> EngineData:
+        """Decode the run's trace again and rebuild its report (deterministic: same numbers)."""
+        if not run.trace_path.is_file():
+            raise ToolError(
+                f"the trace of {run.id} ({run.trace_path}) is gone; call load_trace to start a "
+                "new run"
+            )
+        try:
+            platform = get_platform(run.platform) if run.platform else None
+        except UnknownPlatform:
+            raise ToolError(
+                f"{run.id} was scored against a platform file; call load_trace with it again"
+            ) from None
+        model = build_model(load_trace(run.trace_path))
+        return EngineData(model, build_report(model, platform), platform)
 
 
 @dataclass

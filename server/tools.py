@@ -107,7 +107,7 @@ def do_load(st: AppState, path: str, platform: str | None, platform_file: str | 
     run.out_dir.mkdir(parents=True, exist_ok=True)
     files = write_report(report, run.out_dir, trace.name, health.gpu.model)
     st.runs.keep(run.id, EngineData(model, report, chosen))
-    run.steps.add(LOADED)
+    run.mark(LOADED)
     coverage = roofline_coverage(report)
     return m.LoadResult(
         run_id=run.id,
@@ -135,7 +135,7 @@ def do_prepare(st: AppState, run: Run) -> m.PrepareResult:
             "load_trace(path, platform=...) with a name from list_platforms"
         )
     manifest = prepare_run(data.model, data.report, data.platform, run.out_dir, str(run.trace_path))
-    run.steps.add(PREPARED)
+    run.mark(PREPARED)
     return m.PrepareResult(
         run_id=run.id,
         category_data=str(run.out_dir / "category_data"),
@@ -154,7 +154,7 @@ def do_prepare(st: AppState, run: Run) -> m.PrepareResult:
 
 def do_analyse(run: Run, category: str) -> m.AnalysisResultModel:
     result = analyze(run.out_dir, category)
-    run.steps.add(ANALYSED)
+    run.mark(ANALYSED)
     return m.AnalysisResultModel(
         run_id=run.id,
         category=category,
@@ -167,7 +167,7 @@ def do_analyse(run: Run, category: str) -> m.AnalysisResultModel:
 def do_aggregate(run: Run) -> m.AggregateResult:
     data = priorities.generate_priority_data(run.out_dir)
     path = priorities.write_priority_data(run.out_dir, data)
-    run.steps.add(AGGREGATED)
+    run.mark(AGGREGATED)
     return m.AggregateResult(
         run_id=run.id,
         path=str(path),
@@ -192,7 +192,7 @@ def do_compose(run: Run) -> m.ReportResult:
     name = identity.model if identity else "Unidentified model"
     plot = render_plot(run.out_dir, f"{name} on {run.platform} — Performance Breakdown")
     path = write_analysis(run.out_dir)
-    run.steps.add(REPORTED)
+    run.mark(REPORTED)
     return m.ReportResult(
         run_id=run.id,
         report=str(path),

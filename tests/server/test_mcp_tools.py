@@ -178,3 +178,17 @@ async def test_run_full_analysis_reports_progress_and_a_valid_report(connect, tr
     assert report["problems"] == []
     assert [p for p, _, _ in seen] == [0, 1, 2, 3, 4, 5]
     assert all(total == 5 for _, total, _ in seen)
+
+
+@pytest.mark.anyio
+async def test_a_run_survives_a_server_restart(tmp_path: Path, trace: Path) -> None:
+    """The run folder records the run; a new server finds it and rebuilds its engine data."""
+    first = build_server(ServerConfig(allowed_dirs=[tmp_path]))
+    async with Client(first) as client:
+        run_id = (await call(client, "load_trace", {"path": str(trace)}))["run_id"]
+    second = build_server(ServerConfig(allowed_dirs=[tmp_path]))
+    async with Client(second) as client:
+        prepared = await call(client, "prepare_category_data", {"run_id": run_id})
+        assert any(c["name"] == "gemm" for c in prepared["categories"])
+        again = await call(client, "load_trace", {"path": str(trace)})
+        assert again["run_id"] != run_id  # the earlier run's folder is not overwritten
