@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import anyio.to_thread
@@ -96,8 +98,24 @@ def known_category(run: Run, category: str) -> None:
         raise ToolError(f"unknown category {category!r} for {run.id}; known: {', '.join(names)}")
 
 
+MAX_TRACE_ENV = "ROOFLENS_MAX_TRACE_MB"
+DEFAULT_MAX_TRACE_MB = 4096
+
+
+def check_size(trace: Path) -> None:
+    """Refuse a trace file larger than the configured limit before reading it."""
+    limit_mb = float(os.environ.get(MAX_TRACE_ENV, DEFAULT_MAX_TRACE_MB))
+    size_mb = trace.stat().st_size / 2**20
+    if size_mb > limit_mb:
+        raise ToolError(
+            f"{trace.name} is {size_mb:.0f} MB, over the {limit_mb:.0f} MB limit of this server "
+            f"({MAX_TRACE_ENV}); profile fewer steps, or raise the limit when starting the server"
+        )
+
+
 def do_load(st: AppState, path: str, platform: str | None, platform_file: str | None):
     trace = st.policy.resolve(path, must_exist=True)
+    check_size(trace)
     pfile = str(st.policy.resolve(platform_file, must_exist=True)) if platform_file else None
     model = build_model(engine_load(trace))
     health = assess(model)

@@ -192,3 +192,12 @@ async def test_a_run_survives_a_server_restart(tmp_path: Path, trace: Path) -> N
         assert any(c["name"] == "gemm" for c in prepared["categories"])
         again = await call(client, "load_trace", {"path": str(trace)})
         assert again["run_id"] != run_id  # the earlier run's folder is not overwritten
+
+
+@pytest.mark.anyio
+async def test_a_trace_over_the_size_limit_is_refused_before_it_is_read(
+    connect, trace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ROOFLENS_MAX_TRACE_MB", "0.01")
+    message = await error_text(connect, "load_trace", {"path": str(trace)})
+    assert "over the 0 MB limit" in message and "ROOFLENS_MAX_TRACE_MB" in message
