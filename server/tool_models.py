@@ -37,6 +37,9 @@ class LoadResult(BaseModel):
     output_dir: str
     csv_folder: str
     xlsx: str
+    resources: list[str] = Field(
+        default_factory=list, description="rooflens:// URIs of the big artifacts to read"
+    )
     next_step: str = "prepare_category_data(run_id)"
 
 
@@ -122,6 +125,9 @@ class ReportResult(BaseModel):
     plot: str | None
     model: str | None
     problems: list[ProblemModel]
+    resources: list[str] = Field(
+        default_factory=list, description="rooflens:// URIs of the report, plot and priorities"
+    )
 
 
 class OperationsPage(BaseModel):

@@ -142,6 +142,11 @@ def do_load(st: AppState, path: str, platform: str | None, platform_file: str | 
         output_dir=str(run.out_dir),
         csv_folder=str(files.csv_folder),
         xlsx=str(files.xlsx),
+        resources=[
+            f"rooflens://runs/{run.id}/tables/unified_perf_summary",
+            f"rooflens://runs/{run.id}/tables/gpu_timeline",
+            f"rooflens://runs/{run.id}/workbook",
+        ],
     )
 
 
@@ -217,6 +222,11 @@ def do_compose(run: Run) -> m.ReportResult:
         plot=str(plot.path) if plot.path else None,
         model=identity.model if identity else None,
         problems=problems(check_report(run.out_dir)),
+        resources=[
+            f"rooflens://runs/{run.id}/report",
+            f"rooflens://runs/{run.id}/plot",
+            f"rooflens://runs/{run.id}/priorities",
+        ],
     )
 
 

@@ -152,3 +152,23 @@ async def test_every_artifact_of_a_full_run_reads_back(trace, mode) -> None:
         plats = await client.complete(pref, {"name": "name", "value": "H1"})
         assert "H100_SXM" in plats.completion.values
         assert all(v.startswith("H1") for v in plats.completion.values)
+
+
+@pytest.mark.anyio
+async def test_tool_results_link_resources_that_can_be_read(tmp_path) -> None:
+    shared = shared_dir()
+    if shared is None:
+        if os.environ.get("CI"):
+            pytest.fail("the shared traces are missing")
+        pytest.skip("the shared traces are not available")
+    trace = Path(shutil.copy(shared / "traces" / "h100" / TRACE, tmp_path / TRACE))
+    async with Client(build_server(ServerConfig(allowed_dirs=[tmp_path]))) as client:
+        result = await client.call_tool("run_full_analysis", {"path": str(trace)})
+        links = [
+            *result.structured_content["load"]["resources"],
+            *result.structured_content["report"]["resources"],
+        ]
+        assert len(links) == 6
+        for uri in links:
+            read = await client.read_resource(uri)
+            assert read.contents, uri
