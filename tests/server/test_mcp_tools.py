@@ -10,6 +10,7 @@ import anyio
 import pytest
 from mcp import Client
 
+from rooflens.analyzers.findings.validate_report import validate_report_text
 from rooflens.server.app import ServerConfig, build_server
 from tests.golden.conftest import shared_dir
 
@@ -101,7 +102,11 @@ async def test_full_workflow_ends_with_a_valid_report(connect, trace: Path) -> N
             composed = await call(client, "compose_report", {"run_id": run_id})
             assert Path(composed["report"]).is_file()
             checked = await call(client, "validate_report", {"run_id": run_id})
+            report = await client.read_resource(f"rooflens://runs/{run_id}/report")
     assert checked["problems"] == []
+    text_back = report.contents[0].text
+    assert text_back == Path(composed["report"]).read_text()
+    assert validate_report_text(text_back, Path(composed["report"]).parent) == []
 
 
 async def error_text(connect, name: str, args: dict) -> str:
