@@ -7,27 +7,10 @@ import re
 import pytest
 
 from rooflens.prompts import PromptSpec, load_prompts, parse_prompt, render
+from tests.server.test_mcp_tools import TOOLS
 
-# The MCP tools the server exposes. To be replaced by the real server's tool list.
-SERVER_TOOLS = {
-    "list_platforms",
-    "inspect_trace",
-    "load_trace",
-    "prepare_category_data",
-    "run_category_analysis",
-    "draft_findings",
-    "submit_findings",
-    "validate_findings",
-    "aggregate_findings",
-    "validate_run",
-    "get_model_identification_data",
-    "submit_model_info",
-    "render_performance_plot",
-    "compose_report",
-    "validate_report",
-    "query_operations",
-    "run_full_analysis",
-}
+# The tool list test_mcp_tools checks against the live server's tools/list.
+SERVER_TOOLS = TOOLS
 
 ANALYSTS = {
     "cpu-idle",
