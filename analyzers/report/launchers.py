@@ -41,8 +41,10 @@ def find_launchers(model: TraceModel) -> np.ndarray:
     launch = model.links.launch
     gpu = np.flatnonzero(launch != MISSING)
     result = np.full(len(ev), MISSING, dtype=np.int64)
-    result[gpu] = launch[gpu]  # default: the launch itself
-    position, current = gpu, parent[launch[gpu]]
+    # a GPU event hangs under its launch; after a capture merge, under the capture-time launch
+    own_launch = parent[gpu]
+    result[gpu] = own_launch  # default: the launch itself
+    position, current = gpu, parent[own_launch]
     while len(position):
         alive = current != MISSING
         position, current = position[alive], current[alive]

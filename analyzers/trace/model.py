@@ -6,14 +6,17 @@ derived fact is one integer column indexed by uid.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
 import pandas as pd
 
 from rooflens.analyzers.trace.autograd import AutogradLinks, link_autograd
+from rooflens.analyzers.trace.capture import CaptureTrace
 from rooflens.analyzers.trace.columns import MISSING, name_matches
+from rooflens.analyzers.trace.graft import CaptureMerge, graft_captures
 from rooflens.analyzers.trace.link import Links, link_launches
 from rooflens.analyzers.trace.load import Trace
 from rooflens.analyzers.trace.schema import GPU_CATEGORIES
@@ -31,7 +34,11 @@ MODULE_PREFIX = "nn.Module:"
 
 @dataclass(frozen=True)
 class TraceModel:
-    """A decoded trace with its links; `launcher[uid]` is a GPU event's nearest cpu_op."""
+    """A decoded trace with its links; `launcher[uid]` is a GPU event's nearest cpu_op.
+
+    With a capture merge, `events` ends with the grafted capture-time rows: uids from
+    `recorded_events` on are not in the file (see graft.py).
+    """
 
     trace: Trace
     links: Links
@@ -39,6 +46,15 @@ class TraceModel:
     autograd: AutogradLinks
     launcher: np.ndarray
     module: np.ndarray  # innermost enclosing `nn.Module:` python frame, or -1
+    recorded_events: int = -1  # -1: every row is recorded (no merge)
+    capture: CaptureMerge | None = None
+
+    @property
+    def recorded(self) -> pd.DataFrame:
+        """The events the trace file holds (grafted capture rows left out)."""
+        if self.recorded_events < 0:
+            return self.events
+        return self.events.iloc[: self.recorded_events]
 
     @property
     def events(self) -> pd.DataFrame:
@@ -121,11 +137,28 @@ def _module_class(frame_name: str) -> str:
     return head if sep and tail.isdigit() else frame_name[len(MODULE_PREFIX) :].strip()
 
 
-def build_model(trace: Trace, *, bleed: BleedPolicy = "drop") -> TraceModel:
-    """Link launches, nest the host tree, pair autograd nodes, find launchers and modules."""
+def build_model(
+    trace: Trace,
+    *,
+    bleed: BleedPolicy = "drop",
+    captures: Sequence[CaptureTrace] = (),
+    capture_folder: str = "",
+) -> TraceModel:
+    """Link launches, nest the host tree, pair autograd nodes, find launchers and modules.
+
+    With capture traces, replayed graph kernels first get their capture-time operators.
+    """
     events = trace.events
     links = link_launches(events)
     tree = build_host_tree(events, links.launch, bleed=bleed)
+    recorded, merge = len(events), None
+    if captures:
+        grafted = graft_captures(events, links.launch, tree.parent, captures, capture_folder)
+        merge = grafted.merge
+        events = grafted.events
+        trace = replace(trace, events=events)
+        links = replace(links, launch=grafted.launch)
+        tree = replace(tree, parent=grafted.parent)
     autograd = link_autograd(events)
     is_cpu_op = (events["cat"] == "cpu_op").to_numpy()
     is_module = (events["cat"] == "python_function").to_numpy() & name_matches(
@@ -143,4 +176,6 @@ def build_model(trace: Trace, *, bleed: BleedPolicy = "drop") -> TraceModel:
         autograd=autograd,
         launcher=launcher,
         module=module,
+        recorded_events=recorded if merge else -1,
+        capture=merge,
     )
