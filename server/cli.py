@@ -13,7 +13,7 @@ from typing import TextIO
 
 from rooflens.analyzers.trace.errors import TraceError
 from rooflens.analyzers.trace.inspect import Inspection, TimelineRow, inspect_trace
-from rooflens.server.cli_report import list_platforms, run_report
+from rooflens.server.cli_report import capture_choice, list_platforms, run_report
 from rooflens.server.cli_serve import add_serve_parser, run_serve
 from rooflens.server.cli_validate import run_validate
 from rooflens.server.demo import run_demo
@@ -22,9 +22,25 @@ EXIT_OK = 0
 EXIT_BAD_INPUT = 2
 
 
+def _capture_arguments(parser: argparse.ArgumentParser) -> None:
+    """Where the graph-capture traces of a CUDA/HIP-graph replay are."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "--capture-folder",
+        help="folder of graph-capture traces whose operators and shapes are grafted onto "
+        "the replayed graphs (default: a 'capture_traces' folder beside the trace, if any)",
+    )
+    group.add_argument(
+        "--no-captures",
+        action="store_true",
+        help="do not look for graph-capture traces",
+    )
+
+
 def _report_arguments(parser: argparse.ArgumentParser, *, out_help: str) -> None:
     """Arguments shared by `report` and `analyze`: the trace, its platform, the output."""
     parser.add_argument("trace", help="path to a .json or .json.gz PyTorch profiler trace")
+    _capture_arguments(parser)
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--platform", help="platform name from `rooflens platforms`")
     where.add_argument("--platform-file", help="a platform JSON file (ours or TraceLens's)")
@@ -51,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="count GPU events that have no host launch in the timeline too",
     )
+    _capture_arguments(inspect)
     report = commands.add_parser(
         "report",
         help="write the perf report (CSV folder and XLSX) of one trace",
@@ -88,7 +105,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "inspect":
-        return _inspect(args.trace, as_json=args.json, include_unlinked=args.include_unlinked)
+        return _inspect(
+            args.trace,
+            as_json=args.json,
+            include_unlinked=args.include_unlinked,
+            captures=capture_choice(args),
+        )
     if args.command == "report":
         return run_report(args)
     if args.command == "analyze":
@@ -104,9 +126,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     raise AssertionError(f"unhandled command {args.command}")  # argparse enforces the choice
 
 
-def _inspect(path: str, *, as_json: bool, include_unlinked: bool) -> int:
+def _inspect(path: str, *, as_json: bool, include_unlinked: bool, captures: str | None) -> int:
     try:
-        result = inspect_trace(path, include_unlinked=include_unlinked)
+        result = inspect_trace(path, include_unlinked=include_unlinked, captures=captures)
     except TraceError as exc:
         print(f"rooflens: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -135,6 +157,12 @@ def print_inspection(result: Inspection, out: TextIO) -> None:
     out.write(f"{', '.join(map(str, h.devices_with_gpu_events)) or 'none'}\n")
     out.write(f"Platform   suggested {platform} ({gpu.reason})\n")
     out.write(f"Execution  {h.execution}; graph launches {h.graph_launches}\n")
+    if (merge := h.capture_merge) is not None:
+        files = ", ".join(f"{c.file} (batch {c.batch_size}, {c.mode})" for c in merge.captures)
+        out.write(
+            f"Captures   {merge.merged_graph_launches} of {merge.graph_launches} graph launches "
+            f"merged from {merge.folder}/: {files or 'none usable'}\n"
+        )
     recorded = {
         "shapes": h.shapes_recorded,
         "python stacks": h.python_stacks_recorded,

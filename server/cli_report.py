@@ -28,11 +28,17 @@ from rooflens.analyzers.report.files import roofline_coverage, write_report
 from rooflens.analyzers.trace.device import GpuIdentity
 from rooflens.analyzers.trace.errors import TraceError
 from rooflens.analyzers.trace.health import assess
-from rooflens.analyzers.trace.load import load_trace
-from rooflens.analyzers.trace.model import build_model
+from rooflens.analyzers.trace.open_trace import AUTO, open_trace
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
+
+
+def capture_choice(args: argparse.Namespace) -> str | None:
+    """`open_trace`'s `captures` argument from --capture-folder / --no-captures."""
+    if args.no_captures:
+        return None
+    return args.capture_folder or AUTO
 
 
 def choose_platform(
@@ -53,7 +59,7 @@ def choose_platform(
 def run_report(args: argparse.Namespace, *, prepare: bool = False, analyse: bool = False) -> int:
     try:
         categories = load_table(args.categories)
-        model = build_model(load_trace(args.trace))
+        model = open_trace(args.trace, captures=capture_choice(args))
         health = assess(model)
         platform, source = choose_platform(args.platform, args.platform_file, health.gpu)
     except (TraceError, PlatformFileError, UnknownPlatform, CategoryFileError) as exc:

@@ -15,8 +15,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from rooflens.analyzers.perf.platforms import UnknownPlatform, get_platform
 from rooflens.analyzers.report.build import build_report
 from rooflens.analyzers.report.write_csv import atomic_write_bytes
-from rooflens.analyzers.trace.load import load_trace
-from rooflens.analyzers.trace.model import build_model
+from rooflens.analyzers.trace.open_trace import open_trace
 from rooflens.server.paths import PathPolicy, PathRefused
 
 MAX_IN_MEMORY = 4
@@ -41,6 +40,7 @@ class Run:
     trace_path: Path
     out_dir: Path
     platform: str | None
+    captures: str | None = "auto"  # open_trace's choice: "auto", a capture folder, or None
     steps: set[str] = field(default_factory=set)
 
     def mark(self, step: str) -> None:
@@ -53,6 +53,7 @@ class Run:
             "id": self.id,
             "trace_path": str(self.trace_path),
             "platform": self.platform,
+            "captures": self.captures,
             "steps": sorted(self.steps),
         }
         text = json.dumps(record, indent=2) + "\n"
@@ -66,6 +67,7 @@ class Run:
             trace_path=Path(record["trace_path"]),
             out_dir=folder,
             platform=record.get("platform"),
+            captures=record.get("captures", "auto"),
             steps=set(record.get("steps", [])),
         )
 
@@ -92,14 +94,14 @@ class RunStore:
         self.engine: OrderedDict[str, EngineData] = OrderedDict()
         self._ids = itertools.count(1)
 
-    def new_run(self, trace_path: Path, platform: str | None) -> Run:
+    def new_run(self, trace_path: Path, platform: str | None, captures: str | None) -> Run:
         """A run with the next id whose folder is free (earlier sessions' runs are kept)."""
         while True:
             run_id = f"run-{next(self._ids)}"
             out_dir = self.out_dir_for(trace_path, run_id)
             if run_id not in self.runs and not (out_dir / RUN_FILE).exists():
                 break
-        run = Run(run_id, trace_path, out_dir, platform)
+        run = Run(run_id, trace_path, out_dir, platform, captures)
         self.runs[run_id] = run
         return run
 
@@ -151,8 +153,7 @@ class RunStore:
         self.engine.move_to_end(run.id)
         return data
 
-    @staticmethod
-    def reload(run: Run) -> EngineData:
+    def reload(self, run: Run) -> EngineData:
         """Decode the run's trace again and rebuild its report (deterministic: same numbers)."""
         if not run.trace_path.is_file():
             raise ToolError(
@@ -165,7 +166,7 @@ class RunStore:
             raise ToolError(
                 f"{run.id} was scored against a platform file; call load_trace with it again"
             ) from None
-        model = build_model(load_trace(run.trace_path))
+        model = open_trace(run.trace_path, captures=run.captures, allow=self.policy.contains)
         return EngineData(model, build_report(model, platform), platform)
 
 

@@ -32,8 +32,7 @@ from rooflens.analyzers.trace.errors import TraceError
 from rooflens.analyzers.trace.health import assess
 from rooflens.analyzers.trace.inspect import Inspection
 from rooflens.analyzers.trace.inspect import inspect_trace as engine_inspect
-from rooflens.analyzers.trace.load import load_trace as engine_load
-from rooflens.analyzers.trace.model import build_model
+from rooflens.analyzers.trace.open_trace import AUTO, open_trace
 from rooflens.server import tool_models as m
 from rooflens.server.cli_report import choose_platform
 from rooflens.server.paths import PathRefused
@@ -113,15 +112,22 @@ def check_size(trace: Path) -> None:
         )
 
 
-def do_load(st: AppState, path: str, platform: str | None, platform_file: str | None):
+def do_load(
+    st: AppState,
+    path: str,
+    platform: str | None,
+    platform_file: str | None,
+    capture_folder: str | None = None,
+):
     trace = st.policy.resolve(path, must_exist=True)
     check_size(trace)
     pfile = str(st.policy.resolve(platform_file, must_exist=True)) if platform_file else None
-    model = build_model(engine_load(trace))
+    captures = str(st.policy.resolve(capture_folder, must_exist=True)) if capture_folder else AUTO
+    model = open_trace(trace, captures=captures, allow=st.policy.contains)
     health = assess(model)
     chosen, source = choose_platform(platform, pfile, health.gpu)
     report = build_report(model, chosen)
-    run = st.runs.new_run(trace, chosen.name if chosen else None)
+    run = st.runs.new_run(trace, chosen.name if chosen else None, captures)
     run.out_dir.mkdir(parents=True, exist_ok=True)
     files = write_report(report, run.out_dir, trace.name, health.gpu.model)
     st.runs.keep(run.id, EngineData(model, report, chosen))
@@ -240,16 +246,23 @@ def register(mcp: MCPServer) -> None:
     async def inspect_trace(path: str, ctx: Ctx) -> Inspection:
         """Load a trace and report its GPU timeline and health, without starting a run."""
         resolve = functools.partial(state(ctx).policy.resolve, must_exist=True)
-        return await engine(lambda: engine_inspect(resolve(path)))
+        allow = state(ctx).policy.contains
+        return await engine(lambda: engine_inspect(resolve(path), allow=allow))
 
     @mcp.tool(title="Load a trace", annotations=WRITES_RUN)
     async def load_trace(
-        path: str, ctx: Ctx, platform: str | None = None, platform_file: str | None = None
+        path: str,
+        ctx: Ctx,
+        platform: str | None = None,
+        platform_file: str | None = None,
+        capture_folder: str | None = None,
     ) -> m.LoadResult:
         """Start a run: load a PyTorch profiler trace, build the perf report (CSVs + xlsx).
 
-        Omit `platform` to use the one the trace suggests. Next: prepare_category_data."""
-        return await engine(do_load, state(ctx), path, platform, platform_file)
+        Omit `platform` to use the one the trace suggests. For a CUDA/HIP-graph replay,
+        `capture_folder` holds the graph-capture traces (default: capture_traces/ beside
+        the trace). Next: prepare_category_data."""
+        return await engine(do_load, state(ctx), path, platform, platform_file, capture_folder)
 
     @mcp.tool(title="Prepare category data", annotations=WRITES_RUN)
     async def prepare_category_data(run_id: str, ctx: Ctx) -> m.PrepareResult:
@@ -374,13 +387,13 @@ def register(mcp: MCPServer) -> None:
 
     @mcp.tool(title="Full analysis", annotations=WRITES_RUN)
     async def run_full_analysis(
-        path: str, ctx: Ctx, platform: str | None = None
+        path: str, ctx: Ctx, platform: str | None = None, capture_folder: str | None = None
     ) -> m.FullAnalysisResult:
         """The deterministic pipeline in one call: load, prepare, analyse every category,
         draft findings, aggregate and compose the report. Reports progress per step."""
         st = state(ctx)
         await ctx.report_progress(0, 5, "loading the trace and building the perf report")
-        loaded = await engine(do_load, st, path, platform, None)
+        loaded = await engine(do_load, st, path, platform, None, capture_folder)
         run = st.runs.get(loaded.run_id)
         await ctx.report_progress(1, 5, "preparing the category data")
         prepared = await engine(do_prepare, st, run)

@@ -15,8 +15,10 @@ inputs as batch size.
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,21 +85,36 @@ def default_capture_folder(trace_path: str | Path) -> Path | None:
     return folder if folder.is_dir() and _trace_files(folder) else None
 
 
-def load_captures(folder: str | Path) -> tuple[CaptureTrace, ...]:
-    """Every capture trace in `folder`; TraceError when the folder holds nothing usable."""
+def load_captures(
+    folder: str | Path, *, allow: Callable[[Path], bool] | None = None
+) -> tuple[CaptureTrace, ...]:
+    """Every capture trace in `folder`; TraceError when the folder holds nothing usable.
+
+    `allow` (a server's path policy) must accept the real path of the folder and each file.
+    """
     from rooflens.analyzers.trace.model import build_model  # model imports this module
 
     folder = Path(folder)
+    for target in (folder, *(_trace_files(folder) if folder.is_dir() else ())):
+        if allow is not None and not allow(Path(os.path.realpath(target))):
+            raise TraceError(
+                target,
+                "this capture path resolves outside the allowed directories",
+                "Copy the capture traces into an allowed directory.",
+            )
     if not folder.is_dir():
         raise TraceError(
-            f"capture folder {folder} does not exist or is not a folder; pass the folder that "
-            "holds the graph-capture traces (often 'capture_traces' beside the replay trace)"
+            folder,
+            "this capture folder does not exist or is not a folder",
+            "Pass the folder that holds the graph-capture traces (often 'capture_traces' "
+            "beside the replay trace).",
         )
     files = _trace_files(folder)
     if not files:
         raise TraceError(
-            f"capture folder {folder} holds no .json or .json.gz trace; record the capture "
-            "step with the profiler on and save its trace there"
+            folder,
+            "this capture folder holds no .json or .json.gz trace",
+            "Profile the graph-capture step and save its trace there.",
         )
     details = _read_details(folder)
     captures = []
@@ -121,8 +138,9 @@ def load_captures(folder: str | Path) -> tuple[CaptureTrace, ...]:
         )
     if not captures:
         raise TraceError(
-            f"no trace in capture folder {folder} contains a StreamBeginCapture call; profile "
-            "the graph-capture step itself (for vLLM: the capture_model phase)"
+            folder,
+            "no trace in this capture folder contains a StreamBeginCapture call",
+            "Profile the graph-capture step itself (for vLLM: the capture_model phase).",
         )
     return tuple(captures)
 
@@ -143,8 +161,9 @@ def _read_details(folder: Path) -> dict[str, CaptureEntry]:
         entries = msgspec.json.decode(path.read_bytes(), type=list[CaptureEntry])
     except msgspec.DecodeError as exc:
         raise TraceError(
-            f"{path} is not a list of {{file, batch_size, mode}} entries ({exc}); fix or "
-            "delete it and the capture traces are classified from their own events"
+            path,
+            f"not a list of {{file, batch_size, mode}} entries ({exc})",
+            "Fix or delete it; the capture traces are then classified from their own events.",
         ) from None
     return {e.file: e for e in entries}
 

@@ -7,6 +7,7 @@ weakens and how to profile again to avoid it. Nothing here echoes free-form trac
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
@@ -47,6 +48,25 @@ class Distributed(BaseModel):
     collective_names: list[str]
 
 
+class CaptureFile(BaseModel):
+    file: str
+    batch_size: int | None
+    mode: str
+    classified_by: str
+    capture_windows: int
+
+
+class CaptureMergeHealth(BaseModel):
+    """How many graph replays got their capture-time operators (perf_report.md §9)."""
+
+    folder: str
+    captures: list[CaptureFile]
+    graph_launches: int
+    merged_graph_launches: int
+    merged_gpu_events: int
+    problems: list[str]
+
+
 class TraceHealth(BaseModel):
     """Facts about one trace file that decide how far its analysis can be trusted."""
 
@@ -68,6 +88,7 @@ class TraceHealth(BaseModel):
     host_events_bled: int
     host_events_dropped: int
     profiler_steps: list[int]
+    capture_merge: CaptureMergeHealth | None = None
     malformed_values: dict[str, int]
     repaired_text_batches: int
     warnings: list[HealthWarning]
@@ -75,7 +96,7 @@ class TraceHealth(BaseModel):
 
 def assess(model: TraceModel) -> TraceHealth:
     """Collect the health facts of a linked trace and the warnings they imply."""
-    ev = model.events
+    ev = model.recorded  # what the file holds; grafted capture rows are reported apart
     trace = model.trace
     cat = ev["cat"]
     counts = {str(k): int(v) for k, v in cat.value_counts().items() if v}
@@ -133,12 +154,30 @@ def assess(model: TraceModel) -> TraceHealth:
         host_events_bled=len(model.tree.bled),
         host_events_dropped=len(model.tree.dropped),
         profiler_steps=steps,
+        capture_merge=_capture_health(model),
         malformed_values=dict(trace.bad_values),
         repaired_text_batches=trace.repaired_utf8_batches,
         warnings=[],
     )
     health.warnings = warnings_for(health, has_cpu_ops=bool(cpu_ops.any()))
     return health
+
+
+def _capture_health(model: TraceModel) -> CaptureMergeHealth | None:
+    merge = model.capture
+    if merge is None:
+        return None
+    return CaptureMergeHealth(
+        folder=Path(merge.folder).name,
+        captures=[
+            CaptureFile(file=f, batch_size=b, mode=m, classified_by=src, capture_windows=w)
+            for f, b, m, src, w in merge.captures
+        ],
+        graph_launches=merge.graph_launches,
+        merged_graph_launches=merge.merged_launches,
+        merged_gpu_events=merge.merged_gpu_events,
+        problems=list(merge.problems),
+    )
 
 
 def _execution(n_gpu: int, n_graph: int, n_launch: int) -> str:
@@ -214,13 +253,32 @@ def warnings_for(h: TraceHealth, *, has_cpu_ops: bool) -> list[HealthWarning]:
             "timeline treats them as one GPU (as TraceLens does). Read the per-device "
             "timelines for each GPU's own utilisation.",
         )
-    if h.execution in ("graph replay", "mixed"):
+    merge = h.capture_merge
+    if merge is not None and merge.merged_graph_launches:
+        add(
+            "graph_capture_merged",
+            "info",
+            f"{merge.merged_graph_launches} of {merge.graph_launches} graph launches "
+            f"({merge.merged_gpu_events} replayed GPU events) got the operators and shapes "
+            f"recorded when the graphs were captured (folder {merge.folder}). Their CPU "
+            "durations are the graph launch's, not the operators' own.",
+        )
+    if merge is not None and merge.merged_graph_launches < merge.graph_launches:
+        add(
+            "graph_capture_unmerged",
+            "warning",
+            f"{merge.graph_launches - merge.merged_graph_launches} graph launches kept no "
+            "operators: " + "; ".join(merge.problems) + ". Their kernels are attributed to "
+            "the graph launch, without shapes.",
+        )
+    elif merge is None and h.execution in ("graph replay", "mixed"):
         add(
             "graph_replay",
             "info",
             "Kernels replayed from CUDA/HIP graphs have no operator or shapes of their own; "
-            "they are attributed to the graph launch. A trace of the graph-capture step "
-            "gives shapes for those kernels.",
+            "they are attributed to the graph launch. Profile the graph-capture step too and "
+            "pass its trace folder (--capture-folder, or a 'capture_traces' folder beside "
+            "this trace) to give those kernels their operators and shapes.",
         )
     if h.python_stacks_recorded is False and has_cpu_ops:
         add(

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from rooflens.analyzers.trace.health import TraceHealth, assess
-from rooflens.analyzers.trace.load import load_trace
-from rooflens.analyzers.trace.model import build_model
+from rooflens.analyzers.trace.open_trace import AUTO, CaptureChoice, open_trace
 from rooflens.analyzers.trace.timeline import Timeline
 
 
@@ -41,9 +41,15 @@ def _rows(timeline: Timeline) -> list[TimelineRow]:
     return [TimelineRow.model_validate(row) for row in timeline.rows()]
 
 
-def inspect_trace(path: str | Path, *, include_unlinked: bool = False) -> Inspection:
+def inspect_trace(
+    path: str | Path,
+    *,
+    include_unlinked: bool = False,
+    captures: CaptureChoice = AUTO,
+    allow: Callable[[Path], bool] | None = None,
+) -> Inspection:
     """Everything `inspect` shows for one trace file."""
-    model = build_model(load_trace(path))
+    model = open_trace(path, captures=captures, allow=allow)
     timeline = model.gpu_timeline(include_unlinked=include_unlinked)
     return Inspection(
         trace=Path(path).name,

@@ -1,0 +1,78 @@
+"""The one way every front end opens a trace: decode, link, and merge graph captures.
+
+Capture traces are looked for beside the replay (`capture_traces/`) unless a folder is named
+or captures are turned off. An automatic lookup never makes a trace unreadable: when its
+capture folder cannot be used, the model is built without it and says why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from rooflens.analyzers.trace.capture import default_capture_folder, load_captures
+from rooflens.analyzers.trace.columns import name_matches
+from rooflens.analyzers.trace.errors import TraceError
+from rooflens.analyzers.trace.graft import CaptureMerge
+from rooflens.analyzers.trace.load import Trace, load_trace
+from rooflens.analyzers.trace.model import TraceModel, build_model
+from rooflens.analyzers.trace.schema import GRAPH_LAUNCH_NAMES, LAUNCH_CATEGORIES
+
+AUTO = "auto"
+CaptureChoice = Path | str | Literal["auto"] | None
+
+
+def open_trace(
+    path: str | Path,
+    *,
+    captures: CaptureChoice = AUTO,
+    allow: Callable[[Path], bool] | None = None,
+) -> TraceModel:
+    """Load and link a trace; graft capture-time operators onto graph replays.
+
+    `captures`: "auto" (the `capture_traces/` folder beside the trace, if any), a folder,
+    or None (no merge). A named folder that cannot be used raises TraceError. `allow` is
+    a server's path policy, applied to every capture file's real path.
+    """
+    trace = load_trace(path)
+    replays = graph_launch_count(trace)
+    if captures == AUTO:
+        folder = default_capture_folder(path) if replays else None
+        if folder is None:
+            return build_model(trace)
+        try:
+            return _merged(trace, folder, allow)
+        except TraceError as exc:
+            return replace(build_model(trace), capture=_failed(folder, replays, str(exc)))
+    if captures is None:
+        return build_model(trace)
+    return _merged(trace, Path(captures), allow)
+
+
+def graph_launch_count(trace: Trace) -> int:
+    ev = trace.events
+    runtime = ev["cat"].isin(LAUNCH_CATEGORIES).to_numpy()
+    return int(
+        np.count_nonzero(runtime & name_matches(ev["name"], GRAPH_LAUNCH_NAMES.__contains__))
+    )
+
+
+def _merged(trace: Trace, folder: Path, allow: Callable[[Path], bool] | None) -> TraceModel:
+    captures = load_captures(folder, allow=allow)
+    return build_model(trace, captures=captures, capture_folder=str(folder))
+
+
+def _failed(folder: Path, replays: int, why: str) -> CaptureMerge:
+    return CaptureMerge(
+        folder=str(folder),
+        captures=(),
+        graph_launches=replays,
+        merged_launches=0,
+        merged_gpu_events=0,
+        added_events=0,
+        problems=(f"capture folder not used: {why}",),
+    )
