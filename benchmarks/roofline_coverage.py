@@ -2,9 +2,12 @@
 
 What is measured, per trace under `<shared>/traces` (`<shared>` = ROOFLENS_SHARED or the
 `shared` folder next to the repository; `execution_details.json` sidecars are skipped):
-  * ours: `roofline_coverage(build_report(model, platform))`, the share of attributed kernel
+  * ours: `roofline_coverage(build_report(open_trace(path), platform))`, the share of
+    attributed kernel
     time (`report.unified.instances`, column `Kernel Time (µs)`) on ops with a finite
-    `Pct Roofline`. Platform: for a trace with a TraceLens reference folder, the platform file
+    `Pct Roofline`. `open_trace` grafts graph-capture operators onto graph replays (a
+    `capture_traces/` folder beside the trace, or the trace's own capture window); the
+    execution column then shows "<merged>/<graph launches> cap". Platform: for a trace with a TraceLens reference folder, the platform file
     that reference used (reference README table: h100_* and torch_compile_triton ->
     H100.json, b200_* -> B200.json, the rest MI300X.json); otherwise the catalogue platform
     the trace suggests (`health.gpu.suggested_platform`), else MI300X.
@@ -37,8 +40,7 @@ from rooflens.analyzers.report.build import PerfReport, build_report
 from rooflens.analyzers.report.files import roofline_coverage
 from rooflens.analyzers.trace.errors import TraceError
 from rooflens.analyzers.trace.health import assess
-from rooflens.analyzers.trace.load import load_trace
-from rooflens.analyzers.trace.model import build_model
+from rooflens.analyzers.trace.open_trace import open_trace
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # for tests.golden.cases: reference folder -> trace file
@@ -98,8 +100,9 @@ def uncovered(report: PerfReport) -> list[tuple[str, float]]:
 
 def measure(shared: Path, path: Path, folder: str | None) -> dict[str, Any]:
     t0 = time.perf_counter()
-    model = build_model(load_trace(path))
+    model = open_trace(path)  # a graph replay gets its capture_traces/ operators (§9)
     health = assess(model)
+    merge = health.capture_merge
     if folder is not None:
         platform = reference_platform(shared, folder)
     else:
@@ -111,7 +114,8 @@ def measure(shared: Path, path: Path, folder: str | None) -> dict[str, Any]:
         "reference": folder,
         "platform": platform.name,
         "shapes": health.shapes_recorded,
-        "execution": health.execution,
+        "execution": health.execution
+        + (f" {merge.merged_graph_launches}/{merge.graph_launches} cap" if merge else ""),
         "ours_pct": None if coverage is None else coverage * 100,
         "tracelens_pct": None if folder is None else tracelens_coverage(shared, folder),
         "uncovered": uncovered(report),
@@ -129,13 +133,13 @@ def short(name: str) -> str:
 
 def print_table(rows: list[dict[str, Any]]) -> None:
     width = max(len(r["trace"]) for r in rows)
-    head = f"{'trace':<{width}} | shapes | {'execution':<12} | platform | ours % | TL %  | "
+    head = f"{'trace':<{width}} | shapes | {'execution':<16} | platform | ours % | TL %  | "
     print(head + "top uncovered ops (% of attributed kernel time)")
     for r in rows:
         top = ", ".join(f"{short(n)} {s:.1f}" for n, s in r["uncovered"]) or "-"
         print(
             f"{r['trace']:<{width}} | {'yes' if r['shapes'] else 'no':<6} | "
-            f"{r['execution']:<12} | {r['platform']:<8} | {pct(r['ours_pct']):>6} | "
+            f"{r['execution']:<16} | {r['platform']:<8} | {pct(r['ours_pct']):>6} | "
             f"{pct(r['tracelens_pct']):>5} | {top}"
         )
 

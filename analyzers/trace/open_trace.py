@@ -1,8 +1,10 @@
 """The one way every front end opens a trace: decode, link, and merge graph captures.
 
 Capture traces are looked for beside the replay (`capture_traces/`) unless a folder is named
-or captures are turned off. An automatic lookup never makes a trace unreadable: when its
-capture folder cannot be used, the model is built without it and says why.
+or captures are turned off; with none there, a trace that captured its graphs itself (CUDA-
+graph trees record and replay in one step) is its own capture. An automatic lookup never
+makes a trace unreadable: when its capture folder cannot be used, the model is built without
+it and says why.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from rooflens.analyzers.trace.errors import TraceError
 from rooflens.analyzers.trace.graft import CaptureMerge
 from rooflens.analyzers.trace.load import Trace, load_trace
 from rooflens.analyzers.trace.model import TraceModel, build_model
+from rooflens.analyzers.trace.own_capture import own_captures
 from rooflens.analyzers.trace.schema import GRAPH_LAUNCH_NAMES, LAUNCH_CATEGORIES
 
 AUTO = "auto"
@@ -43,7 +46,7 @@ def open_trace(
     if captures == AUTO:
         folder = default_capture_folder(path) if replays else None
         if folder is None:
-            return build_model(trace)
+            return _self_captured(trace) if replays else build_model(trace)
         try:
             return _merged(trace, folder, allow)
         except TraceError as exc:
@@ -64,6 +67,15 @@ def graph_launch_count(trace: Trace) -> int:
 def _merged(trace: Trace, folder: Path, allow: Callable[[Path], bool] | None) -> TraceModel:
     captures = load_captures(folder, allow=allow)
     return build_model(trace, captures=captures, capture_folder=str(folder))
+
+
+def _self_captured(trace: Trace) -> TraceModel:
+    """A trace that captured its graphs itself (CUDA-graph trees) merges with itself."""
+    model = build_model(trace)
+    own = own_captures(trace, model.tree.parent)
+    if not own:
+        return model
+    return build_model(trace, captures=own, capture_folder=str(trace.path.parent))
 
 
 def _failed(folder: Path, replays: int, why: str) -> CaptureMerge:
