@@ -34,6 +34,10 @@ class OpArgs:
     types: tuple[str, ...] = ()
     strides: tuple[Any, ...] = ()
     concrete: tuple[str, ...] = ()
+    # Facts the op's own args do not record, looked up in the trace only for the ops whose
+    # model asks for them (so every other signature stays as it was):
+    annotation: str = ""  # enclosing iteration annotation (perf_report.md §2.10), or ""
+    kernels: tuple[str, ...] = ()  # names of the kernels the instance launched, in order
 
     def shape(self, i: int) -> Shape:
         """Shape of tensor input `i`; Unsupported when it is absent or not a tensor."""
@@ -110,9 +114,18 @@ def _freeze(value: Any) -> Any:
 
 @cache
 def parse_args(
-    name: str, dims: str | None, types: str | None, strides: str | None, concrete: str | None
+    name: str,
+    dims: str | None,
+    types: str | None,
+    strides: str | None,
+    concrete: str | None,
+    annotation: str = "",
+    kernels: str = "",
 ) -> OpArgs:
-    """Decode the JSON text kept by the loader; one call per unique signature (memoised)."""
+    """Decode the JSON text kept by the loader; one call per unique signature (memoised).
+
+    `kernels` is the instance's kernel names joined by newlines ('' when not looked up).
+    """
 
     def decode(text: str | None) -> tuple[Any, ...]:
         if not text:
@@ -126,4 +139,6 @@ def parse_args(
         types=tuple(str(t) for t in decode(types)),
         strides=decode(strides),
         concrete=tuple(str(c) for c in decode(concrete)),
+        annotation=annotation,
+        kernels=tuple(kernels.split("\n")) if kernels else (),
     )

@@ -361,10 +361,15 @@ def embedding(args: OpArgs) -> Work:
     return _gathered(args, 0, 1, args.shape(1) + args.shape(0)[1:])
 
 
+INDEX_DTYPES = frozenset({"long int", "int"})
+
+
 def index(args: OpArgs) -> Work:
-    """`index(self, indices)`, only when the index tensors' shapes are recorded (traces write
-    the optional-tensor list as `[]`, type ''): int64 indices on the leading dims, output =
-    broadcast(indices) + self.shape[len(indices):]."""
+    """`index(self, indices)`, only when the index tensors' shapes are known (traces write
+    the optional-tensor list as `[]`, type ''; report/op_context.py recovers them from the
+    op's children where it can): indices on the leading dims, output =
+    broadcast(indices) + self.shape[len(indices):]. Index element size from input 1's dtype
+    when it is an integer type (recovered args), else int64."""
     indices = args.dims[1] if len(args.dims) > 1 else ()
     if not indices or not all(isinstance(s, tuple) and s for s in indices):
         raise Unsupported(f"{args.name}: index tensor shapes not recorded")
@@ -373,14 +378,17 @@ def index(args: OpArgs) -> Work:
     out = index_shape + shape[len(indices) :]
     n, size = numel(out), size_of(dtype)
     n_index = sum(numel(s) for s in indices)
+    index_dtype = (
+        args.types[1] if len(args.types) > 1 and args.types[1] in INDEX_DTYPES else "long int"
+    )
     return _vector(
         n,
-        total_bytes((n_index, 8.0), (n, size), (n, size)),
+        total_bytes((n_index, size_of(index_dtype)), (n, size), (n, size)),
         dtype,
         shape_in=shape,
         shape_index=index_shape,
         shape_out=out,
-        dtype_in_index=(dtype, "long int"),
+        dtype_in_index=(dtype, index_dtype),
     )
 
 

@@ -9,7 +9,10 @@ the `*_and_mul` ops); argument positions follow the recorded traces:
 * `fused_add_rms_norm(input, residual, weight, eps)`, in place: residual ← input + residual,
   input ← rms_norm(residual)·weight. FLOPs = N (add) + E·(2C + 2) + 2N (RMS with weight,
   §6.7); bytes = 2N read + 2N written + C weight. `rms_norm(out, input, weight, eps)`:
-  FLOPs = E·(2C + 2) + 2N; bytes = N read + N written + C weight.
+  FLOPs = E·(2C + 2) + 2N; bytes = N read + N written + C weight. aiter's
+  `rmsnorm(out, input, weight, eps)` has the same layout and formula; its
+  `add_rmsnorm(out, input, residual_in, residual_out, weight, eps)` writes the sum to
+  residual_out and the norm to out: the `fused_add_rms_norm` formula (2N read + 2N written).
 * `silu_and_mul(out, input)` (and the gelu variants): input (T, 2d), out (T, d). FLOPs per
   output element = activation + 1 multiply (silu 4 + 1, gelu 8 + 1; §6.7 Triton weights);
   bytes = 2·T·d read + T·d written. Params keep TraceLens's UnaryElementwise keys.
@@ -90,6 +93,20 @@ def fused_add_rms_norm(args: OpArgs) -> Work:
     )
 
 
+def add_rms_norm_out(args: OpArgs) -> Work:
+    """aiter's out-of-place form: input and residual_in read, out and residual_out written."""
+    shapes = [args.shape(i) for i in range(4)]
+    if any(s != shapes[0] for s in shapes):
+        raise Unsupported(f"{args.name}: out/input/residual shapes differ: {shapes}")
+    n, c = numel(shapes[0]), numel(args.shape(4))
+    nbytes = total_bytes(
+        *((n, size_of(args.dtype(i))) for i in range(4)), (c, size_of(args.dtype(4)))
+    )
+    return Work(
+        n + _rms_flops(n, c), nbytes, precision(args.dtype(1)), "vector", _rms_params(args, 1, c)
+    )
+
+
 def rms_norm(args: OpArgs) -> Work:
     """`rms_norm(out, input, weight, eps)`: input and weight read, out written."""
     out, shape, weight = args.shape(0), args.shape(1), args.shape(2)
@@ -166,6 +183,8 @@ MODELS: dict[str, PerfModel] = {
     "_C::fused_add_rms_norm": _ADD_RMS,
     "vllm::fused_add_rms_norm": _ADD_RMS,
     "_C::rms_norm": PerfModel(rms_norm),
+    "aiter::rmsnorm": PerfModel(rms_norm),
+    "aiter::add_rmsnorm": PerfModel(add_rms_norm_out),
     "_C::silu_and_mul": _SILU,
     "aiter::silu_and_mul": _SILU,
     "sgl_kernel::silu_and_mul": _SILU,

@@ -241,6 +241,8 @@ MODELS: dict[str, PerfModel] = {
     "aten::layer_norm": _forward(_LAYER),
     "aten::native_layer_norm": _forward(_LAYER),
     "aten::group_norm": _forward(_GROUP),
+    # aiter's group norm (xDiT VAEs): (input, num_groups, weight, bias, eps), aten's layout
+    "aiter::_groupnorm_run": _forward(_GROUP),
     "aten::native_group_norm": _forward(_NATIVE_GROUP),
     "aten::_fused_rms_norm": _forward(_RMS, rms=True),
     "aten::rms_norm": _forward(_RMS, rms=True),

@@ -12,7 +12,17 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from rooflens.analyzers.perf import conv, elementwise, fused, gemm, norm, reduce, sdpa, triton
+from rooflens.analyzers.perf import (
+    conv,
+    elementwise,
+    fused,
+    gemm,
+    inference_attention,
+    norm,
+    reduce,
+    sdpa,
+    triton,
+)
 from rooflens.analyzers.perf.base import PerfModel
 from rooflens.analyzers.perf.categories import default_table
 
@@ -25,6 +35,7 @@ MODELS: MappingProxyType[str, PerfModel] = MappingProxyType(
         **reduce.MODELS,
         **norm.MODELS,
         **fused.MODELS,
+        **inference_attention.MODELS,
     }
 )
 WHOLE_OP_CATEGORIES = ("InferenceAttention", "MoE_fused", "MoE_unfused")

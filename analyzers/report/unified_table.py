@@ -22,6 +22,7 @@ from rooflens.analyzers.perf.gemm import MODELS as GEMM_MODELS
 from rooflens.analyzers.perf.gemm_kernels import gemm_transpose
 from rooflens.analyzers.perf.roofline import Roof, achieved_metrics, static_metrics
 from rooflens.analyzers.report.kernel_stats import group_ids, kernel_summaries, truncate
+from rooflens.analyzers.report.op_context import with_op_context
 from rooflens.analyzers.report.ops_tables import ARG_COLUMNS, with_shares
 from rooflens.analyzers.report.stacks import call_stack_full, entry_point
 from rooflens.analyzers.report.unified import UnifiedOps
@@ -51,10 +52,13 @@ class UnifiedTable:
 def _evaluate(
     signatures: pd.DataFrame, model_for: Callable[[str], PerfModel | None]
 ) -> tuple[list[Work | None], Counter[str]]:
-    """Work per signature (name, args, backward flag); None where no model applies."""
+    """Work per signature (name, args, backward flag, op context); None where no model applies."""
     works: list[Work | None] = []
     declined: Counter[str] = Counter()
-    for name, *recorded, backward in signatures.itertuples(index=False):
+    columns = ["name", *ARG_COLUMNS, "backward", "annotation", "kernels"]
+    for name, *recorded, backward, annotation, kernels in signatures[columns].itertuples(
+        index=False
+    ):
         dims, types, strides, concrete = (_text(v) for v in recorded)
         model = model_for(name)
         formula = None if model is None else (model.backward if backward else model.forward)
@@ -62,7 +66,8 @@ def _evaluate(
             works.append(None)
             continue
         try:
-            works.append(formula(parse_args(name, dims, types, strides, concrete)))
+            args = parse_args(name, dims, types, strides, concrete, annotation, kernels)
+            works.append(formula(args))
         except Unsupported as exc:
             declined[str(exc)] += 1
             works.append(None)
@@ -189,6 +194,8 @@ def build_unified(
     evaluated["input_type"] = [
         _typed_from_kernel(t, first_kernel.get(i)) for i, t in enumerate(evaluated["input_type"])
     ]
+    # annotation / kernels / recovered index args, only for the ops whose models read them
+    evaluated = with_op_context(model, evaluated, model_uid, unified.kernels)
     sig = group_ids(evaluated, list(evaluated.columns))
     signatures = evaluated.groupby(sig, sort=True).first()
     works, declined = _evaluate(signatures, model_for)

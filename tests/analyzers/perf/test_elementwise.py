@@ -285,3 +285,13 @@ def test_tracelens_op_lists_are_all_registered() -> None:
 def test_every_model_runs_on_the_vector_unit() -> None:
     w = work("aten::tanh", [(4, 768)], [BF16], [""])
     assert (w.unit, w.flops, w.bytes) == ("vector", 4 * 3072, 3072 * 4)
+
+
+def test_index_with_recovered_index_shapes_reads_indices_rows_and_writes_output() -> None:
+    """op_context fills in the indices traces leave out: self (32, 2880) bf16, one int64
+    index of 32 -> output (32, 2880) = 92,160 elements; bytes 32·8 + 2·92,160·2 = 368,896
+    (int32 indices: 32·4 + 368,640)."""
+    w = work("aten::index", [(32, 2880), ((32,),)], [BF16, LONG], ["", ""])
+    assert (w.flops, w.bytes) == (92_160, 368_896)
+    w32 = work("aten::index", [(32, 2880), ((32,),)], [BF16, "int"], ["", ""])
+    assert w32.bytes == 128 + 368_640

@@ -97,3 +97,20 @@ def test_per_token_fp8_quant_writes_one_scale_per_token() -> None:
         [FP8, BF16, "float", ""],
     )
     assert (w.flops, w.bytes) == (4 * 454_656, 454_656 * 3 + 888 * 4)
+
+
+def test_aiter_rmsnorm_has_the_out_input_weight_layout() -> None:
+    """(4, 8) rows, weight (8,): N = 32, C = 8, E = 4. FLOPs = E·(2C + 2) + 2N = 72 + 64;
+    bytes = N read + N written + C weight = (32 + 32 + 8)·2."""
+    w = work("aiter::rmsnorm", [(4, 8), (4, 8), (8,), ()], [BF16, BF16, BF16, "Scalar"])
+    assert (w.flops, w.bytes) == (136, 144)
+
+
+def test_aiter_add_rmsnorm_reads_input_and_residual_and_writes_both_outputs() -> None:
+    """(out, input, residual_in, residual_out, weight, eps): FLOPs = N (add) + 136 = 168;
+    bytes = 4·N·2 + C·2 = 256 + 16."""
+    dims = [(4, 8)] * 4 + [(8,), ()]
+    w = work("aiter::add_rmsnorm", dims, [BF16] * 5 + ["Scalar"])
+    assert (w.flops, w.bytes) == (168, 272)
+    with pytest.raises(Unsupported):
+        work("aiter::add_rmsnorm", [(4, 8)] * 3 + [(2, 8), (8,), ()], [BF16] * 5 + ["Scalar"])

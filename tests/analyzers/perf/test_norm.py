@@ -212,3 +212,15 @@ def test_forward_ops_expose_the_backward_formula_with_a_full_mask() -> None:
 def test_backward_ops_have_no_further_backward() -> None:
     assert MODELS["aten::native_layer_norm_backward"].backward is None
     assert MODELS["aten::_fused_rms_norm"].bwd_category == "NORM_bwd"
+
+
+def test_aiter_groupnorm_run_follows_aten_group_norm() -> None:
+    """(input, num_groups, weight, bias, eps); X = (2, 4, 3, 3): N = 72, C = 4, training,
+    affine with bias. FLOPs = 3C + 3N + 3C + 2N = 24 + 360; bytes = (2N + 6C)·2 = 336."""
+    w = work(
+        "aiter::_groupnorm_run",
+        [X, (), (4,), (4,), ()],
+        [BF16, "Scalar", BF16, BF16, "Scalar"],
+        ["", "2", "", "", "1e-06"],
+    )
+    assert (w.flops, w.bytes) == (384, 336)
