@@ -3,14 +3,14 @@
 What is measured, per trace under `<shared>/traces` (`<shared>` = ROOFLENS_SHARED or the
 `shared` folder next to the repository; `execution_details.json` sidecars are skipped):
   * ours: `roofline_coverage(build_report(open_trace(path), platform))`, the share of
-    attributed kernel
-    time (`report.unified.instances`, column `Kernel Time (µs)`) on ops with a finite
-    `Pct Roofline`. `open_trace` grafts graph-capture operators onto graph replays (a
-    `capture_traces/` folder beside the trace, or the trace's own capture window); the
-    execution column then shows "<merged>/<graph launches> cap". Platform: for a trace with a TraceLens reference folder, the platform file
-    that reference used (reference README table: h100_* and torch_compile_triton ->
-    H100.json, b200_* -> B200.json, the rest MI300X.json); otherwise the catalogue platform
-    the trace suggests (`health.gpu.suggested_platform`), else MI300X.
+    attributed kernel time (`report.unified.instances`, column `Kernel Time (µs)`) on ops
+    with a finite `Pct Roofline`. `open_trace` grafts graph-capture operators onto graph
+    replays (a `capture_traces/` folder beside the trace, or the trace's own capture
+    window); the execution column then shows "<merged>/<graph launches> cap". Platform: for
+    a trace with a TraceLens reference folder, the platform file that reference used
+    (reference README table: h100_* and torch_compile_triton -> H100.json, b200_* ->
+    B200.json, the rest MI300X.json); otherwise the catalogue platform the trace suggests
+    (`health.gpu.suggested_platform`), else MI300X.
   * TraceLens: from `reference/tracelens/<folder>/perf_report_csvs/unified_perf_summary.csv`,
     the share of `Kernel Time (µs)_sum` on rows with a non-empty `Pct Roofline_mean`.
   * the three uncovered op names with the most kernel time (share of all attributed time).

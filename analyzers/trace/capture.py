@@ -120,10 +120,10 @@ def load_captures(
     captures = []
     for path in files:
         trace = load_trace(path)
-        model = build_model(trace)
-        windows = capture_windows(trace.events, model.tree.parent)
+        windows = capture_windows(trace.events)
         if not windows:
             continue  # not a capture trace (no StreamBeginCapture): nothing to graft
+        model = build_model(trace)
         batch, mode, source = _classify(path.name, trace.events, len(windows), details)
         captures.append(
             CaptureTrace(
@@ -131,7 +131,7 @@ def load_captures(
                 batch_size=batch,
                 mode=mode,
                 source=source,
-                events=trace.events,
+                events=model.events,  # with its pseudo ops (pseudo.py), so they graft
                 parent=model.tree.parent,
                 windows=windows,
             )
@@ -197,7 +197,7 @@ def _commonest_leading_dim(events: pd.DataFrame) -> int | None:
     return counts.most_common(1)[0][0] if counts else None
 
 
-def capture_windows(events: pd.DataFrame, parent: np.ndarray) -> tuple[Window, ...]:
+def capture_windows(events: pd.DataFrame) -> tuple[Window, ...]:
     """The capture windows of one trace, each with its launches in order."""
     cat = events["cat"]
     runtime = cat.isin(LAUNCH_CATEGORIES).to_numpy()

@@ -34,7 +34,7 @@ def own_captures(trace: Trace, parent: np.ndarray) -> tuple[CaptureTrace, ...]:
     launches = events["cat"].isin(LAUNCH_CATEGORIES).to_numpy()
     if not (launches & name_matches(events["name"], lambda n: n in GRAPH_LAUNCH_NAMES)).any():
         return ()
-    windows = capture_windows(events, parent)
+    windows = capture_windows(events)
     if not windows:
         return ()
     return (

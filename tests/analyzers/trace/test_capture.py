@@ -17,7 +17,6 @@ from rooflens.analyzers.report.launchers import find_launchers
 from rooflens.analyzers.trace.capture import capture_windows, default_capture_folder, load_captures
 from rooflens.analyzers.trace.errors import TraceError
 from rooflens.analyzers.trace.health import assess
-from rooflens.analyzers.trace.model import build_model
 from rooflens.analyzers.trace.open_trace import open_trace
 
 MM_DIMS = {"Input Dims": [[32, 64], [64, 128]], "Input type": ["c10::BFloat16"] * 2}
@@ -215,8 +214,7 @@ def test_an_eager_trace_is_never_merged(tb):
 def test_capture_windows_list_launches_in_order_with_their_keys(tb):
     events = [*capture_events(tb), tb.runtime("hipMemcpyAsync", 85, 1)]
     trace = tb.load(events, name="c.json")
-    model = build_model(trace)
-    (window,) = capture_windows(trace.events, model.tree.parent)
+    (window,) = capture_windows(trace.events)
     assert window.keys == ("gemm_a", "act", "gemm_a", "<memcpy>")
     assert window.start == 0
 
