@@ -18,6 +18,7 @@ from rooflens.analyzers.perf import (
     fused,
     gemm,
     inference_attention,
+    moe_ogs,
     norm,
     reduce,
     sdpa,
@@ -36,6 +37,7 @@ MODELS: MappingProxyType[str, PerfModel] = MappingProxyType(
         **norm.MODELS,
         **fused.MODELS,
         **inference_attention.MODELS,
+        **moe_ogs.MODELS,
     }
 )
 WHOLE_OP_CATEGORIES = ("InferenceAttention", "MoE_fused", "MoE_unfused")

@@ -190,3 +190,55 @@ def name_matches(names: pd.Series, predicate: Callable[[str], bool]) -> np.ndarr
         values = pd.Categorical(values)
     hits = np.array([predicate(str(c)) for c in values.categories] + [False], dtype=bool)
     return hits[values.codes]
+
+
+def concat_rows(events: pd.DataFrame, blocks: list[pd.DataFrame]) -> pd.DataFrame:
+    """`events` with `blocks` appended as new rows (uids continue), column by column.
+
+    Categorical columns merge their categories (kept as object text, as the loader writes
+    them); a column a block lacks is missing there. Used by the stages that add rows the file
+    does not hold (graft.py, pseudo.py).
+    """
+    columns = {}
+    for name, column in events.items():
+        parts = [column] + [b.get(name) for b in blocks]
+        sizes = [len(column)] + [len(b) for b in blocks]
+        if isinstance(column.dtype, pd.CategoricalDtype):
+            columns[name] = _union_text(parts, sizes)
+        else:
+            columns[name] = np.concatenate(
+                [
+                    p.to_numpy() if p is not None else _missing_values(column, n)
+                    for p, n in zip(parts, sizes, strict=True)
+                ]
+            )
+    total = sum(sizes)
+    return pd.DataFrame(columns, index=pd.RangeIndex(total, name=events.index.name))
+
+
+def _missing_values(column: pd.Series, n: int) -> np.ndarray:
+    if column.dtype.kind == "f":
+        return np.full(n, np.nan)
+    return np.full(n, MISSING, dtype=column.dtype)
+
+
+def _union_text(parts: list[pd.Series | None], sizes: list[int]) -> pd.Categorical:
+    """One categorical over every part (categorical, text, or None for all-missing)."""
+    table: dict[object, int] = {}
+    codes = []
+    for part, n in zip(parts, sizes, strict=True):
+        if part is None:
+            codes.append(np.full(n, MISSING, dtype=np.int64))
+            continue
+        values = part.array if isinstance(part.dtype, pd.CategoricalDtype) else None
+        if values is None:
+            local, uniques = pd.factorize(part.to_numpy(dtype=object), use_na_sentinel=True)
+            values = pd.Categorical.from_codes(local, categories=pd.Index(uniques, dtype=object))
+        remap = np.fromiter(
+            (table.setdefault(c, len(table)) for c in values.categories.to_numpy(dtype=object)),
+            dtype=np.int64,
+            count=len(values.categories),
+        )
+        codes.append(np.append(remap, MISSING)[values.codes])
+    categories = pd.Index(list(table), dtype=object)
+    return pd.Categorical.from_codes(np.concatenate(codes), categories=categories)

@@ -34,10 +34,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from pandas.api.types import union_categoricals
 
 from rooflens.analyzers.trace.capture import CaptureTrace, Window, gpu_key
-from rooflens.analyzers.trace.columns import MISSING
+from rooflens.analyzers.trace.columns import MISSING, concat_rows
 from rooflens.analyzers.trace.schema import GRAPH_LAUNCH_NAMES
 
 # iteration annotations that carry the batch (token) count the graph was chosen for
@@ -282,29 +281,4 @@ def _append_rows(
         parents.append(np.where(piece.rel_parent != MISSING, base + piece.rel_parent, g))
         parent[gpu] = base + piece.launch_pos
         base += n
-    return _concat(events, blocks), np.concatenate([parent, *parents])
-
-
-def _concat(events: pd.DataFrame, blocks: list[pd.DataFrame]) -> pd.DataFrame:
-    """Stack frames column by column, merging the categories of categorical columns."""
-    columns = {}
-    for name, column in events.items():
-        parts = [column] + [b[name] if name in b else _missing_like(column, len(b)) for b in blocks]
-        if isinstance(column.dtype, pd.CategoricalDtype):
-            cats = [
-                p if isinstance(p.dtype, pd.CategoricalDtype) else p.astype("category")
-                for p in parts
-            ]
-            columns[name] = pd.Categorical(union_categoricals(cats, ignore_order=True))
-        else:
-            columns[name] = np.concatenate([p.to_numpy() for p in parts])
-    total = len(events) + sum(len(b) for b in blocks)
-    return pd.DataFrame(columns, index=pd.RangeIndex(total, name=events.index.name))
-
-
-def _missing_like(column: pd.Series, n: int) -> pd.Series:
-    if isinstance(column.dtype, pd.CategoricalDtype):
-        return pd.Series(pd.Categorical([None] * n))
-    if column.dtype.kind == "f":
-        return pd.Series(np.full(n, np.nan))
-    return pd.Series(np.full(n, MISSING, dtype=column.dtype))
+    return concat_rows(events, blocks), np.concatenate([parent, *parents])

@@ -19,6 +19,7 @@ from rooflens.analyzers.trace.columns import MISSING, name_matches
 from rooflens.analyzers.trace.graft import CaptureMerge, graft_captures
 from rooflens.analyzers.trace.link import Links, link_launches
 from rooflens.analyzers.trace.load import Trace
+from rooflens.analyzers.trace.pseudo import insert_pseudo_ops
 from rooflens.analyzers.trace.schema import GPU_CATEGORIES
 from rooflens.analyzers.trace.timeline import GpuTimeline, classify_events, gpu_timeline
 from rooflens.analyzers.trace.tree import (
@@ -36,8 +37,8 @@ MODULE_PREFIX = "nn.Module:"
 class TraceModel:
     """A decoded trace with its links; `launcher[uid]` is a GPU event's nearest cpu_op.
 
-    With a capture merge, `events` ends with the grafted capture-time rows: uids from
-    `recorded_events` on are not in the file (see graft.py).
+    With a capture merge, `events` ends with the grafted capture-time rows, then any pseudo
+    ops (pseudo.py): uids from `recorded_events` on are not in the file (see graft.py).
     """
 
     trace: Trace
@@ -46,7 +47,7 @@ class TraceModel:
     autograd: AutogradLinks
     launcher: np.ndarray
     module: np.ndarray  # innermost enclosing `nn.Module:` python frame, or -1
-    recorded_events: int = -1  # -1: every row is recorded (no merge)
+    recorded_events: int = -1  # -1: every row is recorded (no merge, no pseudo op)
     capture: CaptureMerge | None = None
 
     @property
@@ -159,6 +160,12 @@ def build_model(
         trace = replace(trace, events=events)
         links = replace(links, launch=grafted.launch)
         tree = replace(tree, parent=grafted.parent)
+    pseudo = insert_pseudo_ops(events, links.launch, tree.parent)  # perf_report.md §2.9
+    if pseudo.inserted:
+        events = pseudo.events
+        trace = replace(trace, events=events)
+        links = replace(links, launch=pseudo.launch)
+        tree = replace(tree, parent=pseudo.parent)
     autograd = link_autograd(events)
     is_cpu_op = (events["cat"] == "cpu_op").to_numpy()
     is_module = (events["cat"] == "python_function").to_numpy() & name_matches(
@@ -176,6 +183,6 @@ def build_model(
         autograd=autograd,
         launcher=launcher,
         module=module,
-        recorded_events=recorded if merge else -1,
+        recorded_events=recorded if len(events) > recorded else -1,
         capture=merge,
     )

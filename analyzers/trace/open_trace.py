@@ -72,7 +72,7 @@ def _merged(trace: Trace, folder: Path, allow: Callable[[Path], bool] | None) ->
 def _self_captured(trace: Trace) -> TraceModel:
     """A trace that captured its graphs itself (CUDA-graph trees) merges with itself."""
     model = build_model(trace)
-    own = own_captures(trace, model.tree.parent)
+    own = own_captures(model.trace, model.tree.parent)  # events and tree incl. pseudo ops
     if not own:
         return model
     return build_model(trace, captures=own, capture_folder=str(trace.path.parent))
