@@ -3,7 +3,12 @@
 PyTorch >= 2.4 records each Inductor kernel launch as a cpu_op with its tensor inputs and,
 as trailing scalar inputs, the element counts (`xnumel`, and `rnumel` for reductions). The
 fused ATen ops are read off the kernel name; FLOPs are their per-element costs times the
-element count; bytes are every tensor input read plus, for pointwise kernels, one output.
+element count. The recorded tensors are all of the kernel's pointer arguments, outputs
+included (`in_ptr*`, `out_ptr*`, `in_out_ptr*`), so bytes count each once: a pointwise kernel
+with a single pointer updates it in place and counts it twice (read and write). TraceLens adds
+one more output write to every pointwise kernel, which counts the output twice
+(docs/deviations.md). An `in_out_ptr` beside other pointers is counted once, so bytes are a
+lower bound there, never an overestimate that would push efficiency past the roof.
 """
 
 from __future__ import annotations
@@ -163,7 +168,7 @@ def triton_work(args: OpArgs) -> Work:
     ops = fused_ops(args.name)
     flops = sum(OP_COST[op] for op in ops) * xnumel * rnumel
     nbytes = 0.0
-    first_bpe: float | None = None
+    pointers = 0
     first_dtype: str | None = None
     for i in range(len(args.dims)):
         if not args.has_tensor(i):
@@ -171,13 +176,15 @@ def triton_work(args: OpArgs) -> Work:
         size = bytes_per_element(args.dtype(i))
         if size is None:
             raise Unsupported(f"{args.name}: unknown element size for '{args.dtype(i)}'")
-        nbytes += numel(args.shape(i)) * size
-        if first_bpe is None:
-            first_bpe, first_dtype = size, args.dtype(i)
-    if first_bpe is None:
+        tensor_bytes = numel(args.shape(i)) * size
+        nbytes += tensor_bytes
+        pointers += 1
+        if first_dtype is None:
+            first_dtype = args.dtype(i)
+    if first_dtype is None:
         raise Unsupported(f"{args.name}: no tensor inputs recorded")
-    if not reduction:
-        nbytes += xnumel * first_bpe  # the pointwise result is written once
+    if not reduction and pointers == 1:
+        nbytes += tensor_bytes  # its only buffer, updated in place: read and written
     return Work(
         flops=flops,
         bytes=nbytes,
