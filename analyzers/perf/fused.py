@@ -13,6 +13,8 @@ the `*_and_mul` ops); argument positions follow the recorded traces:
   `rmsnorm(out, input, weight, eps)` has the same layout and formula; its
   `add_rmsnorm(out, input, residual_in, residual_out, weight, eps)` writes the sum to
   residual_out and the norm to out: the `fused_add_rms_norm` formula (2N read + 2N written).
+  `rmsnorm2d_fwd_with_add_ck` has that layout and formula; aiter's `rms_norm(input, weight,
+  eps, ...)` returns its output (input's shape and dtype): the `rms_norm` formula.
 * `silu_and_mul(out, input)` (and the gelu variants): input (T, 2d), out (T, d). FLOPs per
   output element = activation + 1 multiply (silu 4 + 1, gelu 8 + 1; §6.7 Triton weights);
   bytes = 2·T·d read + T·d written. Params keep TraceLens's UnaryElementwise keys.
@@ -121,6 +123,17 @@ def rms_norm(args: OpArgs) -> Work:
     )
 
 
+def rms_norm_returning(args: OpArgs) -> Work:
+    """aiter's `rms_norm(input, weight, eps, ...)`: the output, not an input, has the
+    input's shape and dtype; the `rms_norm` formula."""
+    shape, weight = args.shape(0), args.shape(1)
+    n, c = numel(shape), numel(weight)
+    nbytes = total_bytes((2 * n, size_of(args.dtype(0))), (c, size_of(args.dtype(1))))
+    return Work(
+        _rms_flops(n, c), nbytes, precision(args.dtype(0)), "vector", _rms_params(args, 0, c)
+    )
+
+
 def gated(activation_flops: int):
     def model(args: OpArgs) -> Work:
         """`act_and_mul(out, input)`: out = act(input[..., :d]) · input[..., d:]."""
@@ -185,6 +198,9 @@ MODELS: dict[str, PerfModel] = {
     "_C::rms_norm": PerfModel(rms_norm),
     "aiter::rmsnorm": PerfModel(rms_norm),
     "aiter::add_rmsnorm": PerfModel(add_rms_norm_out),
+    # aiter's CK norms under vLLM: (out, input, residual_in, residual_out, weight, eps, ...)
+    "aiter::rmsnorm2d_fwd_with_add_ck": PerfModel(add_rms_norm_out),
+    "aiter::rms_norm": PerfModel(rms_norm_returning),
     "_C::silu_and_mul": _SILU,
     "aiter::silu_and_mul": _SILU,
     "sgl_kernel::silu_and_mul": _SILU,

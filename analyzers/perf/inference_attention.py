@@ -29,6 +29,14 @@ k_scale, v_scale)` copies T new keys and values into their cache slots: bytes = 
 read + int64 slot per token + the same elements written at the cache's element size; FLOPs =
 elements written (the copy convention of elementwise.py), so it scores on the memory roof.
 Padding tokens (slot −1, skipped by the kernel) cannot be told apart in the shapes and count.
+SGLang's `sglang::store_cache(k, v, k_cache, v_cache, indices, ...)` ([T, H_kv·d] rows) is
+costed the same way.
+
+SGLang's aiter decode (`sglang_profiler::attention_paged_attention_ragged`, the profiler's
+wrapper around aiter's `paged_attention_ragged`) uses the same formulas as vLLM's op, with
+the phase matched by query rows and batch (len(kv_indptr) − 1). Its paged caches are
+[pages, page, H_kv, d] (NHD) or [pages, H_kv, page, d] (HND); the layout argument is not
+recorded, so the page size is read from the ll4mi kernel's template arguments.
 """
 
 from __future__ import annotations
@@ -267,11 +275,97 @@ def reshape_and_cache_flash(args: OpArgs) -> Work:
     )
 
 
+# `paged_attention_ll4mi_QKV_mfma16_kernel<..., (vllm::Fp8KVCacheDataType)0, BLOCK_SIZE,
+# HEAD_SIZE, ...>`: the page size and head size the kernel was compiled for
+_PA_TEMPLATE = re.compile(r"Fp8KVCacheDataType\)\d+, (\d+), (\d+),")
+
+
+def _cache_layout(args: OpArgs, cache: tuple[int, ...], d: int) -> tuple[int, int]:
+    """(H_kv, page size) of a 4-d paged cache, NHD [pages, page, H_kv, d] or HND [pages,
+    H_kv, page, d]: the layout argument is not recorded, so the page size comes from the
+    ll4mi kernel's template; when both dims are equal the two layouts read the same."""
+    if len(cache) != 4 or cache[-1] != d:
+        raise Unsupported(f"{args.name}: KV cache {cache} is not [pages, ., ., {d}]")
+    if cache[1] == cache[2]:
+        return cache[2], cache[1]
+    for kernel in args.kernels:
+        match = _PA_TEMPLATE.search(kernel)
+        if match and int(match.group(2)) == d:
+            page = int(match.group(1))
+            if page == cache[1]:
+                return cache[2], page
+            if page == cache[2]:
+                return cache[1], page
+    raise Unsupported(f"{args.name}: KV cache {cache}: NHD or HND layout not recorded")
+
+
+def paged_attention_ragged(args: OpArgs) -> Work:
+    """aiter's `paged_attention_ragged` as SGLang's profiler records it (tensors only):
+    (out, workspace, query, key_cache, value_cache, kv_indptr, kv_page_indices,
+    kv_last_page_lens, alibi_slopes, k_scale, v_scale, fp8_out_scale).
+
+    out and query [T, H_q, d]; batch = len(kv_indptr) − 1; decode, so causal (one query
+    token per request sees every cached key; the diagonal term vanishes for sq = 1).
+    """
+    rows, heads_q, d = _heads(args, 2)
+    if args.shape(0) != args.shape(2):
+        raise Unsupported(f"{args.name}: out {args.shape(0)} differs from query {args.shape(2)}")
+    heads_kv, _ = _cache_layout(args, args.shape(3), d)
+    if args.shape(4) != args.shape(3) or heads_kv <= 0 or heads_q % heads_kv:
+        raise Unsupported(f"{args.name}: KV caches {args.shape(3)}, {args.shape(4)}")
+    indptr = args.shape(5)
+    requests = indptr[0] - 1 if len(indptr) == 1 else None
+    shape = AttentionShape(heads_q, heads_kv, d, d, args.dtype(2), args.dtype(3), args.dtype(0))
+    return _attention_work(shape, phases_for(_iteration(args), rows, requests))
+
+
+def store_cache(args: OpArgs) -> Work:
+    """`sglang::store_cache(k, v, k_cache, v_cache, indices, row_bytes, ...)`: k and v
+    [T, H_kv·d] copied into rows `indices` [T] (int64) of the caches [slots, H_kv·d].
+    The `reshape_and_cache_flash` formula: k, v and the indices read, k and v written."""
+    key, value, indices = args.shape(0), args.shape(1), args.shape(4)
+    tokens = key[0] if key else 0
+    caches = (args.shape(2), args.shape(3))
+    if (
+        len(key) != 2
+        or value != key
+        or numel(indices) != tokens
+        or any(len(c) != 2 or c[1] != key[1] for c in caches)
+    ):
+        raise Unsupported(f"{args.name}: k {key}, v {value}, caches {caches}, indices {indices}")
+    n = numel(key)
+    nbytes = total_bytes(
+        (n, size_of(args.dtype(0))),
+        (n, size_of(args.dtype(1))),
+        (tokens, size_of(args.dtype(4))),
+        (n, size_of(args.dtype(2))),
+        (n, size_of(args.dtype(3))),
+    )
+    return Work(
+        2 * n,
+        nbytes,
+        precision(args.dtype(0)),
+        "vector",
+        {
+            "num_tokens": tokens,
+            "shape_key": key,
+            "shape_value": value,
+            "dtype_kv_cache": (args.dtype(0), args.dtype(2)),
+        },
+    )
+
+
+SGLANG_PAGED_ATTENTION = "sglang_profiler::attention_paged_attention_ragged"
+
 MODELS: dict[str, PerfModel] = {
     "vllm::unified_attention_with_output": PerfModel(unified_attention),
     "aiter::mha_batch_prefill": PerfModel(mha_batch_prefill),
     "_C_cache_ops::reshape_and_cache_flash": PerfModel(reshape_and_cache_flash),
+    SGLANG_PAGED_ATTENTION: PerfModel(paged_attention_ragged),
+    "sglang::store_cache": PerfModel(store_cache),
 }
 # the ops whose model reads the enclosing iteration annotation / the instance's kernel names
-NEEDS_ANNOTATION = frozenset({"vllm::unified_attention_with_output", "aiter::mha_batch_prefill"})
-NEEDS_KERNELS = frozenset({"vllm::unified_attention_with_output"})
+NEEDS_ANNOTATION = frozenset(
+    {"vllm::unified_attention_with_output", "aiter::mha_batch_prefill", SGLANG_PAGED_ATTENTION}
+)
+NEEDS_KERNELS = frozenset({"vllm::unified_attention_with_output", SGLANG_PAGED_ATTENTION})

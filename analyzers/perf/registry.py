@@ -13,14 +13,17 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from rooflens.analyzers.perf import (
+    aten_misc,
     conv,
     elementwise,
     fused,
     gemm,
     inference_attention,
     moe_ogs,
+    moe_routing,
     norm,
     reduce,
+    sage,
     sdpa,
     triton,
 )
@@ -38,6 +41,8 @@ MODELS: MappingProxyType[str, PerfModel] = MappingProxyType(
         **fused.MODELS,
         **inference_attention.MODELS,
         **moe_ogs.MODELS,
+        **moe_routing.MODELS,
+        **aten_misc.MODELS,
     }
 )
 WHOLE_OP_CATEGORIES = ("InferenceAttention", "MoE_fused", "MoE_unfused")
@@ -71,7 +76,7 @@ def model_for(name: str) -> PerfModel | None:
     found = MODELS.get(name)
     if found is None and triton.is_triton_kernel_op(name):
         return triton.TRITON_MODEL
-    return found
+    return found if found is not None else sage.sage_model(name)
 
 
 def has_model(name: str) -> bool:

@@ -19,6 +19,7 @@ from rooflens.analyzers.trace.columns import MISSING, name_matches
 from rooflens.analyzers.trace.graft import CaptureMerge, graft_captures
 from rooflens.analyzers.trace.link import Links, link_launches
 from rooflens.analyzers.trace.load import Trace
+from rooflens.analyzers.trace.op_names import normalise_op_names
 from rooflens.analyzers.trace.pseudo import insert_pseudo_ops
 from rooflens.analyzers.trace.schema import GPU_CATEGORIES
 from rooflens.analyzers.trace.timeline import GpuTimeline, classify_events, gpu_timeline
@@ -166,6 +167,10 @@ def build_model(
         trace = replace(trace, events=events)
         links = replace(links, launch=pseudo.launch)
         tree = replace(tree, parent=pseudo.parent)
+    renamed = normalise_op_names(events)  # sglang_profiler::<name>_<line> (§2.9)
+    if renamed is not None:
+        events = renamed
+        trace = replace(trace, events=events)
     autograd = link_autograd(events)
     is_cpu_op = (events["cat"] == "cpu_op").to_numpy()
     is_module = (events["cat"] == "python_function").to_numpy() & name_matches(
