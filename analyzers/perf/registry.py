@@ -21,6 +21,7 @@ from rooflens.analyzers.perf import (
     inference_attention,
     moe_ogs,
     moe_routing,
+    moe_trtllm,
     norm,
     reduce,
     sage,
@@ -43,6 +44,7 @@ MODELS: MappingProxyType[str, PerfModel] = MappingProxyType(
         **moe_ogs.MODELS,
         **moe_routing.MODELS,
         **aten_misc.MODELS,
+        **moe_trtllm.MODELS,
     }
 )
 WHOLE_OP_CATEGORIES = ("InferenceAttention", "MoE_fused", "MoE_unfused")

@@ -25,7 +25,8 @@ docs/deviations.md). A launch is left alone when any of those facts is missing, 
 kernel keeps its synthetic-op row. The stage is idempotent: a launch whose parent is already
 a pseudo op (a capture-time one copied under a graph replay) is skipped. Grafted rows carry
 no views, so replayed graphs get their pseudo ops from the capture trace, whose own model
-ran this stage before the graft copied its rows.
+ran this stage before the graft copied its rows. flashinfer's trtllm-gen MXFP4 MoE gets its
+pseudo ops from pseudo_trtllm.py, in the same pass.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from rooflens.analyzers.trace.columns import MISSING, concat_rows, name_matches
+from rooflens.analyzers.trace.pseudo_trtllm import trtllm_moe_rows
 from rooflens.analyzers.trace.schema import GPU_CATEGORIES, GRAPH_LAUNCH_NAMES, LAUNCH_CATEGORIES
 from rooflens.analyzers.trace.tree import nearest_ancestor
 
@@ -65,8 +67,8 @@ class PseudoOps:
 
 
 def insert_pseudo_ops(events: pd.DataFrame, launch: np.ndarray, parent: np.ndarray) -> PseudoOps:
-    """Add a pseudo op above every `_matmul_ogs_*` launch whose shapes the trace records."""
-    rows = _moe_ogs_rows(events, parent)
+    """Add a pseudo op above every MoE kernel launch whose shapes the trace records."""
+    rows = [*_moe_ogs_rows(events, parent), *trtllm_moe_rows(events, parent)]  # pseudo_trtllm.py
     if not rows:
         return PseudoOps(events=events, parent=parent, launch=launch, inserted=0)
     base = len(events)
