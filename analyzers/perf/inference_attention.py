@@ -7,6 +7,12 @@ The per-request statistics come from the iteration annotation that encloses the 
 `execute_<T>_context_<n>(sq<a>sk<b>sqsq<c>sqsk<d>)_generation_<m>(sq..sk..sqsq..sqsk..)`, where
 per phase sq = Σ query lengths, sk = Σ key lengths (cached + new), sqsq = Σ sq², sqsk = Σ sq·sk.
 Without such an annotation the instance has no model (`Unsupported`), never a guess.
+Older vLLM writes `execute_context_<n>(<Σsq>_<Σsq²>)_generation_<m>(<Σsq>)`, with no key
+lengths. A prefill-only iteration in that format (m = 0) is read with every request's keys
+being its new tokens (sk_i = sq_i, so Σsk = Σsq and Σsq·sk = Σsq²): exact for a prompt with
+no cached prefix, a lower bound on work otherwise, and said in the row's params. An
+iteration with decode requests in that format gives no model (their cached lengths are
+unknown).
 
 Attention work, for request i with sq_i new tokens and sk_i keys (causal, the new tokens are
 the last sq_i of the sk_i): query j (0-based) sees sk_i − sq_i + j + 1 keys, so the
@@ -53,6 +59,8 @@ FILL_KERNEL = "FillFunctor"
 
 _PHASE = r"\(sq(\d+)sk(\d+)sqsq(\d+)sqsk(\d+)\)"
 VLLM_ITERATION = re.compile(rf"execute_(\d+)_context_(\d+){_PHASE}_generation_(\d+){_PHASE}")
+OLD_VLLM_ITERATION = re.compile(r"execute_context_(\d+)\((\d+)_(\d+)\)_generation_(\d+)\((\d+)\)")
+NO_PREFIX = "keys = new tokens (annotation without key lengths; a cached prefix adds keys)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,15 +94,23 @@ class Iteration:
     tokens: int
     context: Phase
     generation: Phase
+    assumption: str = ""  # what was assumed where the annotation is silent
 
 
 def parse_iteration(annotation: str) -> Iteration | None:
     """The vLLM-style iteration statistics in an annotation; None when it carries none."""
     match = VLLM_ITERATION.search(annotation)
-    if match is None:
+    if match is not None:
+        v = [int(g) for g in match.groups()]
+        return Iteration(tokens=v[0], context=Phase(*v[1:6]), generation=Phase(*v[6:11]))
+    old = OLD_VLLM_ITERATION.search(annotation)
+    if old is None:
         return None
-    v = [int(g) for g in match.groups()]
-    return Iteration(tokens=v[0], context=Phase(*v[1:6]), generation=Phase(*v[6:11]))
+    requests, sq, sqsq, decodes, decode_tokens = (int(g) for g in old.groups())
+    if decodes or decode_tokens:
+        return None  # decode requests' cached key lengths are not in this format
+    context = Phase(requests, sq, sq, sqsq, sqsq)
+    return Iteration(sq, context, Phase(0, 0, 0, 0, 0), assumption=NO_PREFIX)
 
 
 def phases_for(iteration: Iteration, rows: int, requests: int | None = None) -> Phase:
@@ -143,7 +159,7 @@ def attention_bytes(s: AttentionShape, p: Phase) -> float | None:
     )
 
 
-def _attention_work(s: AttentionShape, p: Phase) -> Work:
+def _attention_work(s: AttentionShape, p: Phase, assumption: str = "") -> Work:
     return Work(
         attention_flops(s, p),
         attention_bytes(s, p),
@@ -161,7 +177,8 @@ def _attention_work(s: AttentionShape, p: Phase) -> Work:
             "d_h_v": s.d_v,
             "causal": s.causal,
             "dtype_q_kv_out": (s.dtype_q, s.dtype_kv, s.dtype_out),
-        },
+        }
+        | ({"assumption": assumption} if assumption else {}),
     )
 
 
@@ -211,7 +228,8 @@ def unified_attention(args: OpArgs) -> Work:
     shape = AttentionShape(
         heads_q, heads_kv, d_qk, d_v, args.dtype(0), args.dtype(1), args.dtype(3)
     )
-    return _attention_work(shape, phases_for(_iteration(args), rows))
+    iteration = _iteration(args)
+    return _attention_work(shape, phases_for(iteration, rows), iteration.assumption)
 
 
 def mha_batch_prefill(args: OpArgs) -> Work:

@@ -7,6 +7,7 @@ breakdown §2.9 and the category catalogue §2.11. Pure functions over report ta
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import pandas as pd
@@ -44,6 +45,10 @@ DIRECT_KERNEL_MS = "total_direct_kernel_time_ms"
 DURATION = "total_duration_us"
 DURATION_FALLBACK = "Duration (µs)_sum"
 
+# `<cpu_op>-><kernel> (Synthetic Op)`: a kernel its enclosing op does not own (§4.3); the
+# row's CPU duration is a copy of that op's, which launched kernels counted on other rows.
+# Rows under a bare runtime launch (`cuLaunchKernelEx->...`) carry the launch's own time.
+COPIED_OP_ROW = re.compile(r"^(?!(?:cuda|cu|hip)[A-Z]).+->.+ \(Synthetic Op\)$")
 SYNC_FACTOR = 5.0  # a row is sync-bound when its CPU duration exceeds 5x its kernel time
 BOTTLENECK_SHARE = 0.1  # of the category's kernel time ...
 BOTTLENECK_MIN_MS = 1.0  # ... and at least this much sync time
@@ -147,6 +152,13 @@ class TimeBreakdown(BaseModel):
         )
 
 
+def _copied_op_rows(rows: pd.DataFrame) -> pd.Series:
+    """Synthetic rows whose CPU duration is their enclosing op's: no sync evidence of theirs."""
+    if "name" not in rows:
+        return pd.Series(False, index=rows.index)
+    return rows["name"].astype(str).str.match(COPIED_OP_ROW)
+
+
 def _numbers(rows: pd.DataFrame, column: str) -> pd.Series:
     return pd.to_numeric(rows[column], errors="coerce").fillna(0.0).astype(float)
 
@@ -174,7 +186,7 @@ def time_breakdown(rows: pd.DataFrame) -> TimeBreakdown:
         duration_us = kernel_us
     gpu_ms = float(kernel_us.sum()) / 1000.0
     cpu_ms = float(duration_us.sum()) / 1000.0
-    synced = (kernel_us > 0) & (duration_us > SYNC_FACTOR * kernel_us)
+    synced = (kernel_us > 0) & (duration_us > SYNC_FACTOR * kernel_us) & ~_copied_op_rows(rows)
     count = int(synced.sum())
     sync_ms: int | float = 0
     if count:

@@ -25,6 +25,7 @@ from rooflens.analyzers.report.unified import attribute_unified
 from rooflens.analyzers.report.write_csv import atomic_write_bytes
 from rooflens.analyzers.trace.columns import MISSING
 from rooflens.analyzers.trace.model import TraceModel
+from rooflens.analyzers.trace.pseudo import PSEUDO_PREFIX
 from rooflens.analyzers.trace.tree import ancestors
 
 FUSION_FILE = "fusion_candidates.json"
@@ -221,7 +222,10 @@ def _sibling_pass(model: TraceModel, ops: pd.DataFrame, owned: pd.DataFrame) -> 
     parent = model.tree.parent
     cat = ev["cat"].astype(str).to_numpy()
     dur = ev["dur"].to_numpy()
-    real = ops[~ops["synthetic"].to_numpy()]
+    # pseudo ops are our own insertions above one kernel each (trace/pseudo.py), not code a
+    # user could fuse: their kernels stay with the frame that launched them (module pass)
+    pseudo = ops["name"].astype(str).str.startswith(PSEUDO_PREFIX).to_numpy()
+    real = ops[~ops["synthetic"].to_numpy() & ~pseudo]
     owned = owned[owned["op"].isin(real.index)]
     counts = owned.groupby("op").size()
     single = owned[owned["op"].isin(counts.index[counts.to_numpy() == 1])]

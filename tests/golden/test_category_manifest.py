@@ -28,10 +28,34 @@ EXACT_OPTIONAL = ("data_file", "priority", "sync_ops_count", "has_sync_bottlenec
 # b200: the symmetric-memory all-reduce kernels (multimem_all_reduce) are communication for us
 # (docs/deviations.md), so their operator rows leave `other` and their time moves from
 # computation to exposed communication in the GPU timeline. Our values, pinned:
+# Its flashinfer MoE GEMMs, finalize and quantize kernels get pseudo ops of their own
+# (docs/deviations.md, trtllm-gen MoE): they leave `other`, where TraceLens keeps
+# `vllm::moe_forward` whole, for categories TraceLens does not have on this trace; the routing
+# kernels left under moe_forward become synthetic rows, each with moe_forward's CPU time.
 B200 = "b200_eager_trace"
 CATEGORY_DEVIATES: dict[tuple[str, str], dict[str, Any]] = {
-    (B200, "other"): {"ops_count": 8, "gpu_kernel_time_ms": 6.706, "cpu_duration_ms": 20.87},
+    (B200, "other"): {
+        "ops_count": 10,
+        "gpu_kernel_time_ms": 1.139,
+        "cpu_duration_ms": 58.565,
+    },
+    # an `aten::mse_loss-><kernel> (Synthetic Op)` row copies mse_loss's CPU time, which is
+    # no evidence of a sync in that kernel (deviations.md, sync heuristic): one fewer sync row
+    ("perf_model_normalization", "elementwise"): {"sync_ops_count": 5, "sync_time_ms": 249.45},
+    (B200, "elementwise"): {"sync_ops_count": 12, "sync_time_ms": 4.411},  # aten::index->...
 }
+EXTRA_CATEGORIES: dict[str, dict[str, dict[str, Any]]] = {
+    B200: {
+        "moe_unfused": {"ops_count": 2, "gpu_kernel_time_ms": 5.215, "skill": "moe-analyzer"},
+        "moe_aux": {"ops_count": 2, "gpu_kernel_time_ms": 0.421, "skill": "generic-op-analyzer"},
+    },
+}
+
+
+def extra_files(folder: str, suffix: str) -> set[str]:
+    return {f"{key}{suffix}" for key in EXTRA_CATEGORIES.get(folder, {})}
+
+
 UTILIZATION_DEVIATES: dict[str, dict[str, float]] = {
     B200: {"computation_time_percent": 10.2408, "exposed_comm_time_percent": 2.5347},
 }
@@ -117,8 +141,18 @@ def test_manifest_matches_reference(exported, folder: str) -> None:
     assert ours["comparison_scope"] == ref["comparison_scope"]
     assert ours["time_metric_note"] == ref["time_metric_note"]
     check_utilization(folder, ours["gpu_utilization"], ref["gpu_utilization"])
-    assert [c["name"] for c in ours["categories"]] == [c["name"] for c in ref["categories"]]
+    extras = EXTRA_CATEGORIES.get(folder, {})
+    names = [c["name"] for c in ours["categories"]]
+    expected = [c["name"] for c in ref["categories"]]
+    # categories follow the unified table's row order, which the extra rows reshuffle
+    assert (
+        [n for n in names if n not in extras] == expected
+        if not extras
+        else sorted(n for n in names if n not in extras) == sorted(expected)
+    )
     by_name = {c["name"]: c for c in ours["categories"]}
+    for name, pinned in extras.items():
+        assert {k: by_name[name][k] for k in pinned} == pinned, name
     for theirs in ref["categories"]:
         check_entry(folder, by_name[theirs["name"]], theirs)
     assert 0 < len(ours["top_operations"]) <= 10
@@ -130,7 +164,8 @@ def test_metadata_matches_reference(exported, folder: str) -> None:
     ref_files = sorted(
         p.name for p in (ref_dir / "metadata").glob("*_metadata.json") if p.is_file()
     )
-    assert sorted(p.name for p in (run_dir / "metadata").iterdir()) == ref_files
+    ours_files = {p.name for p in (run_dir / "metadata").iterdir()}
+    assert sorted(ours_files - extra_files(folder, "_metadata.json")) == ref_files
     for name in ref_files:
         ours = read_json(run_dir / "metadata" / name)
         ref = read_json(ref_dir / "metadata" / name)
@@ -159,7 +194,8 @@ def test_metadata_matches_reference(exported, folder: str) -> None:
 def test_ops_csvs_match_reference(exported, folder: str) -> None:
     run_dir, ref_dir, _ = exported(folder)
     ref_files = sorted(p.name for p in (ref_dir / "category_data").glob("*_ops.csv"))
-    assert sorted(p.name for p in (run_dir / "category_data").glob("*_ops.csv")) == ref_files
+    ours_files = {p.name for p in (run_dir / "category_data").glob("*_ops.csv")}
+    assert sorted(ours_files - extra_files(folder, "_ops.csv")) == ref_files
     assert (run_dir / "category_data/cpu_idle_ops.csv").read_bytes() == (
         ref_dir / "category_data/cpu_idle_ops.csv"
     ).read_bytes()

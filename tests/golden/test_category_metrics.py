@@ -237,6 +237,23 @@ FINDINGS_DEVIATE: dict[tuple[str, str], tuple[str, list[tuple[Any, ...]]]] = {
             ),
         ],
     ),
+    ("b200_eager_trace", "inferenceattention"): (
+        "vLLM's older `execute_context_1(888_788544)_generation_0(0)` annotation is read here "
+        "(keys = the prompt's own tokens; TraceLens leaves the op unmodelled): 808 MFLOP per "
+        "call in ~18 µs is 1.1 % of the fp8 roof, a latency-bound small prefill",
+        [
+            (
+                "memory",
+                "Unknown",
+                "0-30",
+                "quantified",
+                0.66,
+                0.57,
+                0.76,
+                ("vllm::unified_attention_with_output",),
+            )
+        ],
+    ),
     ("torch_compile_triton", "triton"): (
         MODELLED_TRITON,
         [
@@ -383,6 +400,38 @@ def check_operations(folder: str, key: str, ours: list[dict], ref: list[dict]) -
                 assert eff is not None and close(eff, ref_eff, 0.011), (signature, eff, ref_eff)
 
 
+# Categories whose contents differ from TraceLens's by design, checked against our own
+# values instead: (folder, key) -> (reason, total_time_ms, operation_count, operation names).
+REPLACED: dict[tuple[str, str], tuple[str, float, int, list[str]]] = {
+    ("b200_eager_trace", "other"): (
+        "vllm::moe_forward (6.009 ms) is no longer one unmodelled row: its GEMM, finalize and "
+        "quantize kernels have pseudo ops in moe_unfused/moe_aux (deviations.md, trtllm-gen "
+        "MoE) and its three routing kernels stay here as synthetic rows (§4.3)",
+        1.139,
+        256,
+        [
+            "_C::fused_add_rms_norm",
+            "_C::fused_add_rms_norm",
+            "vllm::moe_forward->void moe::dev::routing::routingIndicesHistogramKernel",
+            "vllm::moe_forward->void moe::dev::routing::routingIndicesOffsetsKernel",
+            "_C::rotary_embedding",
+            "_C::static_scaled_fp8_quant",
+            "vllm::moe_forward->void moe::dev::routing::routingRenormalize::routingIndicesH",
+            "cuLaunchKernelEx->_copy_page_indices_kernel (Synthetic Op)",
+            "aten::gather",
+            "_C::rms_norm",
+        ],
+    ),
+}
+
+
+def check_replaced(folder: str, key: str, ours: dict[str, Any]) -> None:
+    _, total_ms, count, names = REPLACED[(folder, key)]
+    assert ours["total_time_ms"] == total_ms
+    assert ours["operation_count"] == count
+    assert [op["name"][: len(n)] for op, n in zip(ours["operations"], names, strict=True)] == names
+
+
 @pytest.mark.parametrize("folder", FOLDERS)
 def test_category_metrics_match_reference(shared: Path, run_dirs, folder: str) -> None:
     run_dir, ref_dir = run_dirs(folder)
@@ -392,6 +441,9 @@ def test_category_metrics_match_reference(shared: Path, run_dirs, folder: str) -
         ours = analyze_category(run_dir, key).document()
         ref = read_json(ref_dir / "category_data" / f"{key}_metrics.json")
         assert ours["status"] == ref["status"] == "OK", key
+        if (folder, key) in REPLACED:
+            check_replaced(folder, key, ours)
+            continue
         assert list(ours) == list(ref), key
         absent = SPECIFIC_ABSENT.get((folder, key), ((), ""))[0]
         expected = [k for k in ref["category_specific"] if k not in absent]

@@ -70,6 +70,38 @@ def test_annotations_without_request_statistics_parse_to_none(annotation: str) -
     assert parse_iteration(annotation) is None
 
 
+def test_older_vllm_prefill_annotation_assumes_keys_are_the_new_tokens() -> None:
+    """`execute_context_1(888_788544)_generation_0(0)` (the B200 trace): Σsq = 888 and
+    Σsq² = 888² = 788544; with no key lengths, sk = sq per request (no cached prefix)."""
+    it = parse_iteration("execute_context_1(888_788544)_generation_0(0)")
+    assert it is not None and it.tokens == 888
+    assert it.context == Phase(1, 888, 888, 788544, 788544)
+    assert it.generation == Phase(0, 0, 0, 0, 0)
+    assert it.assumption.startswith("keys = new tokens")
+    # decode requests in that format: their cached key lengths are unknown
+    assert parse_iteration("execute_context_1(888_788544)_generation_2(2)") is None
+
+
+def test_b200_prefill_attention_from_the_older_annotation() -> None:
+    """q [888, 8, 64] fp8, k/v [888, 1, 64] bf16, out [888, 8, 64] bf16, one causal prompt.
+
+    pairs = 788544 − (788544 − 888)/2 = 394,716 (= 888·889/2);
+    FLOPs = 2·8·394716·(64 + 64) = 808,378,368;
+    bytes = Q 888·8·64·1 = 454,656 + K,V 888·1·128·2 = 227,328 + O 888·8·64·2 = 909,312.
+    """
+    name = "vllm::unified_attention_with_output"
+    dims = ((888, 8, 64), (888, 1, 64), (888, 1, 64), (888, 8, 64), (), (), ())
+    types = (FP8, BF16, BF16, BF16, "", "", "")
+    annotation = "execute_context_1(888_788544)_generation_0(0)"
+    args = OpArgs(name, dims, types, (), ("",) * 7, annotation=annotation)
+    work = MODELS[name].forward(args)
+    assert 888 * 889 // 2 == 394716
+    assert work.flops == 808_378_368
+    assert work.bytes == 454_656 + 227_328 + 909_312
+    assert work.compute_spec == "matrix_fp8"
+    assert work.params["assumption"].startswith("keys = new tokens")
+
+
 def test_the_phases_are_chosen_by_the_op_s_query_rows() -> None:
     it = parse_iteration(MIXED)
     assert it is not None

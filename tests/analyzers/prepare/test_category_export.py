@@ -107,6 +107,19 @@ def test_rows_without_kernel_time_are_never_sync() -> None:
     assert b.cpu_duration_ms == 1.8
 
 
+def test_synthetic_rows_that_copy_their_op_s_cpu_time_are_not_sync_evidence() -> None:
+    names = [
+        "vllm::moe_forward->void routingKernel<128> (Synthetic Op)",  # moe_forward's CPU time
+        "cuLaunchKernelEx->_copy_page_indices_kernel (Synthetic Op)",  # its own launch time
+        "aten::gather",
+    ]
+    frame = rows([2.0, 2.0, 2.0], [500.0, 36.0, 50.0]).assign(name=names)
+    b = time_breakdown(frame)
+    assert b.sync_ops_count == 2  # the launch row and aten::gather, each > 5 x 2 µs
+    assert b.sync_time_ms == 0.082  # (36 - 2) + (50 - 2) µs
+    assert b.cpu_duration_ms == 0.586  # CPU time is still summed over every row
+
+
 def test_sums_and_rounding() -> None:
     b = time_breakdown(rows([1234.5678, 10.0], [1300.0, 2000.0]))
     assert b.gpu_kernel_time_ms == 1.245  # 1244.5678 µs
