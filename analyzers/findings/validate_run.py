@@ -192,12 +192,19 @@ def _efficiency_check(run_dir: Path) -> Check:
         for op in metrics.get("operations") or []:
             if not isinstance(op, dict):
                 continue
-            eff = _number((op.get("efficiency") or {}).get("efficiency_percent"))
+            efficiency = op.get("efficiency") or {}
+            eff = _number(efficiency.get("efficiency_percent"))
             if eff is not None and eff > EFFICIENCY_LIMIT_PCT + EPS:
                 messages.append(
                     f"Efficiency anomaly: category={category} operation={op.get('name')} "
                     f"efficiency={eff:g}% (> {EFFICIENCY_LIMIT_PCT:g}%): the roofline model or "
                     "peak for this op is likely wrong; do not treat it as a tuning target."
+                )
+            elif efficiency.get("is_anomaly") is True:
+                why = efficiency.get("warning") or "some instances exceed the roofline"
+                messages.append(
+                    f"Efficiency anomaly: category={category} operation={op.get('name')} "
+                    f"efficiency={eff}% on average; {why}. Do not treat it as a tuning target."
                 )
     return _check(messages)
 

@@ -90,6 +90,22 @@ def test_anomaly_above_110_goes_heuristic() -> None:
     assert e.efficiency_pct is None and e.bound_type is None and e.percent_of_total == 10.0
 
 
+def test_instances_above_110_make_the_row_anomalous_even_when_the_mean_is_not() -> None:
+    """vLLM gpt-oss attention: window layers at 163 %, full layers at 46 %, one signature."""
+    ops = build_operations(
+        frame(row(time_us=10_000.0, pct=102.2, **{"Pct Roofline_max": 163.0})), META
+    )
+    eff = ops[0].efficiency
+    assert eff.is_anomaly and eff.efficiency_percent == 102.2
+    assert eff.warning.startswith(
+        "[ANOMALY] some instances exceed 110% of the roofline (max 163.0%"
+    )
+    (e,) = impact_estimates(ops, "x", 100.0)
+    assert e.estimate_method == "heuristic"  # no quantified gap from a model that overshoots
+    clean = build_operations(frame(row(pct=102.2, **{"Pct Roofline_max": 110.0})), META)
+    assert not clean[0].efficiency.is_anomaly  # 110 % exactly is not above the limit
+
+
 def test_no_perf_model_goes_heuristic_with_fractions() -> None:
     e = estimate_for(None, time_us=30_000.0)
     assert e is not None and scores(e) == (4.5, 9.0, 13.5)

@@ -291,6 +291,19 @@ def test_efficiency_above_110_warns_per_operation(tmp_path: Path) -> None:
     assert not result.passed
 
 
+def test_an_operation_flagged_for_instances_over_the_roof_warns(tmp_path: Path) -> None:
+    warning = "[ANOMALY] some instances exceed 110% of the roofline (max 163.0%, mean 102.2%)"
+    op = {
+        "name": "vllm::unified_attention_with_output",
+        "efficiency": {"efficiency_percent": 102.2, "is_anomaly": True, "warning": warning},
+    }
+    check = validate_run(make_run(tmp_path, operations=[op])).efficiency_check
+    assert check.status == "WARN"
+    (message,) = check.messages
+    assert "operation=vllm::unified_attention_with_output efficiency=102.2% on average" in message
+    assert "max 163.0%" in message and "Do not treat it as a tuning target" in message
+
+
 def test_efficiency_ignores_comparative_and_unreadable_metrics(tmp_path: Path) -> None:
     run = make_run(tmp_path)
     _write(
