@@ -25,7 +25,7 @@ from rooflens.analyzers.report.unified import attribute_unified
 from rooflens.analyzers.report.write_csv import atomic_write_bytes
 from rooflens.analyzers.trace.columns import MISSING
 from rooflens.analyzers.trace.model import TraceModel
-from rooflens.analyzers.trace.pseudo import PSEUDO_PREFIX
+from rooflens.analyzers.trace.pseudo_rows import PSEUDO_PREFIX
 from rooflens.analyzers.trace.tree import ancestors
 
 FUSION_FILE = "fusion_candidates.json"

@@ -31,20 +31,18 @@ pseudo ops from pseudo_trtllm.py, in the same pass.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 
-import msgspec
 import numpy as np
 import pandas as pd
 
 from rooflens.analyzers.trace.columns import MISSING, concat_rows, name_matches
+from rooflens.analyzers.trace.pseudo_rows import PSEUDO_PREFIX, PseudoRow, json_list
 from rooflens.analyzers.trace.pseudo_trtllm import trtllm_moe_rows
 from rooflens.analyzers.trace.schema import GPU_CATEGORIES, GRAPH_LAUNCH_NAMES, LAUNCH_CATEGORIES
 from rooflens.analyzers.trace.tree import nearest_ancestor
 
-PSEUDO_PREFIX = "pseudo_op::"
 MOE_OGS_UP = "pseudo_op::moe_triton_unfused_up"
 MOE_OGS_DOWN = "pseudo_op::moe_triton_unfused_down"
 OGS_KERNEL_PREFIX = "_matmul_ogs_"
@@ -86,36 +84,7 @@ def insert_pseudo_ops(events: pd.DataFrame, launch: np.ndarray, parent: np.ndarr
     )
 
 
-@dataclass(frozen=True, slots=True)
-class _PseudoRow:
-    launch: int  # the runtime launch the pseudo op goes above
-    name: str
-    dims: list
-    types: list[str]
-    concrete: list[str]
-
-    def columns(self, events: pd.DataFrame) -> dict:
-        u = self.launch
-        return {
-            "ph": "X",
-            "cat": "cpu_op",
-            "name": self.name,
-            "pid": int(events["pid"].iat[u]),
-            "tid": int(events["tid"].iat[u]),
-            "ts": float(events["ts"].iat[u]),
-            "dur": float(events["dur"].iat[u]),
-            "input_dims": _json(self.dims),
-            "input_type": _json(self.types),
-            "concrete_inputs": _json(self.concrete),
-        }
-
-
-def _json(value: object) -> str:
-    # the loader's compact canonical JSON text (columns._as_text), so equal args share a string
-    return json.dumps(value, separators=(",", ":"))
-
-
-def _moe_ogs_rows(events: pd.DataFrame, parent: np.ndarray) -> list[_PseudoRow]:
+def _moe_ogs_rows(events: pd.DataFrame, parent: np.ndarray) -> list[PseudoRow]:
     cat = events["cat"]
     names = events["name"]
     is_runtime = cat.isin(LAUNCH_CATEGORIES).to_numpy()
@@ -152,7 +121,7 @@ def _moe_ogs_rows(events: pd.DataFrame, parent: np.ndarray) -> list[_PseudoRow]:
     routers = _router_by_owner(events, parent, is_cpu_op)
     ts = events["ts"].to_numpy()
 
-    rows: list[_PseudoRow] = []
+    rows: list[PseudoRow] = []
     seen: dict[int, int] = {}  # owner op -> matmul_ogs launches under it so far
     for i in np.argsort(ts[launches], kind="stable").tolist():
         u, f, o = int(launches[i]), int(frame[i]), int(owner[i])
@@ -166,7 +135,7 @@ def _moe_ogs_rows(events: pd.DataFrame, parent: np.ndarray) -> list[_PseudoRow]:
         index = seen.get(o, 0)
         seen[o] = index + 1
         rows.append(
-            _PseudoRow(
+            PseudoRow(
                 launch=u,
                 name=MOE_OGS_UP if index == 0 else MOE_OGS_DOWN,
                 dims=[x_dims, w_dims, r_dims, [], []],
@@ -177,20 +146,10 @@ def _moe_ogs_rows(events: pd.DataFrame, parent: np.ndarray) -> list[_PseudoRow]:
     return rows
 
 
-def _decode(text: object) -> list | None:
-    if not isinstance(text, str) or not text:
-        return None
-    try:
-        value = msgspec.json.decode(text)
-    except msgspec.DecodeError:
-        return None
-    return value if isinstance(value, list) else None
-
-
 def _first_tensor(events: pd.DataFrame, u: int) -> tuple[list[int], str] | None:
     """Shape and dtype of input 0 of cpu_op `u`, when it is a tensor with a recorded shape."""
-    dims = _decode(events["input_dims"].iat[u])
-    types = _decode(events["input_type"].iat[u])
+    dims = json_list(events["input_dims"].iat[u])
+    types = json_list(events["input_type"].iat[u])
     if not dims or not types or not isinstance(dims[0], list) or not dims[0]:
         return None
     if not all(isinstance(d, int) for d in dims[0]) or not isinstance(types[0], str):
@@ -240,7 +199,7 @@ def _router_by_owner(
         if o == MISSING or o in out:
             continue
         tensor = _first_tensor(events, u)
-        concrete = _decode(events["concrete_inputs"].iat[u]) or []
+        concrete = json_list(events["concrete_inputs"].iat[u]) or []
         k = str(concrete[1]) if len(concrete) > 1 else ""
         if tensor is not None and len(tensor[0]) == 2 and k.isdigit() and int(k) > 0:
             out[o] = (tensor[0], tensor[1], k)

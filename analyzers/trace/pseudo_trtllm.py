@@ -44,19 +44,22 @@ skipped, so the stage is idempotent.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 
-import msgspec
 import numpy as np
 import pandas as pd
 
 from rooflens.analyzers.trace.columns import MISSING, name_matches
+from rooflens.analyzers.trace.pseudo_rows import (
+    PSEUDO_PREFIX,
+    PseudoRow,
+    canonical_json,
+    json_list,
+)
 from rooflens.analyzers.trace.schema import GPU_CATEGORIES, GRAPH_LAUNCH_NAMES, LAUNCH_CATEGORIES
 from rooflens.analyzers.trace.tree import nearest_ancestor
 
-PSEUDO_PREFIX = "pseudo_op::"  # as pseudo.py
 GEMM1 = "pseudo_op::moe_trtllm_fp4_gemm1"
 GEMM2 = "pseudo_op::moe_trtllm_fp4_gemm2"
 FINALIZE = "pseudo_op::moe_trtllm_fp4_finalize"
@@ -84,57 +87,17 @@ FP8 = frozenset({"c10::Float8_e5m2", "c10::Float8_e4m3fn"})
 
 
 @dataclass(frozen=True, slots=True)
-class TrtllmRow:
-    """One pseudo op: the launch it goes above and its args (as pseudo.py's rows)."""
-
-    launch: int
-    name: str
-    dims: list
-    types: list[str]
-    concrete: list[str]
-
-    def columns(self, events: pd.DataFrame) -> dict:
-        u = self.launch
-        return {
-            "ph": "X",
-            "cat": "cpu_op",
-            "name": self.name,
-            "pid": int(events["pid"].iat[u]),
-            "tid": int(events["tid"].iat[u]),
-            "ts": float(events["ts"].iat[u]),
-            "dur": float(events["dur"].iat[u]),
-            "input_dims": _json(self.dims),
-            "input_type": _json(self.types),
-            "concrete_inputs": _json(self.concrete),
-        }
-
-
-@dataclass(frozen=True, slots=True)
 class _Alloc:
     ts: float
     shape: list[int]
     dtype: str
 
 
-def _json(value: object) -> str:
-    return json.dumps(value, separators=(",", ":"))  # the loader's canonical text
-
-
-def _decode(text: object) -> list | None:
-    if not isinstance(text, str) or not text:
-        return None
-    try:
-        value = msgspec.json.decode(text)
-    except msgspec.DecodeError:
-        return None
-    return value if isinstance(value, list) else None
-
-
 def _is_kernel(name: str) -> bool:
     return name.startswith(GEMM_KERNEL_PREFIX) or FINALIZE_KERNEL in name or QUANT_KERNEL in name
 
 
-def trtllm_moe_rows(events: pd.DataFrame, parent: np.ndarray) -> list[TrtllmRow]:
+def trtllm_moe_rows(events: pd.DataFrame, parent: np.ndarray) -> list[PseudoRow]:
     """Pseudo-op rows for every trtllm-gen MoE call (and mxfp8 quantisation) the trace shapes."""
     cat, names = events["cat"], events["name"]
     is_runtime = cat.isin(LAUNCH_CATEGORIES).to_numpy()
@@ -171,7 +134,7 @@ def trtllm_moe_rows(events: pd.DataFrame, parent: np.ndarray) -> list[TrtllmRow]
     by_frame: dict[int, list[tuple[int, int, int]]] = {}  # frame -> [(launch, kernel, owner)]
     for i in np.argsort(ts[launch], kind="stable").tolist():
         by_frame.setdefault(int(frame[i]), []).append((int(launch[i]), int(gpu[i]), int(owner[i])))
-    rows: list[TrtllmRow] = []
+    rows: list[PseudoRow] = []
     for f, launches in by_frame.items():
         args = _owner_args(events, launches[0][2])
         if args is None:
@@ -196,10 +159,10 @@ def _allocations(
     ts = events["ts"].to_numpy()
     out: dict[int, list[_Alloc]] = {}
     for i in np.argsort(ts[empty], kind="stable").tolist():
-        concrete = _decode(events["concrete_inputs"].iat[int(empty[i])]) or []
+        concrete = json_list(events["concrete_inputs"].iat[int(empty[i])]) or []
         if len(concrete) < 2 or not isinstance(concrete[0], str):
             continue
-        shape = _decode(concrete[0])
+        shape = json_list(concrete[0])
         dtype = SCALAR_TYPES.get(str(concrete[1]).strip())
         if shape is None or dtype is None or not all(isinstance(d, int) for d in shape):
             continue
@@ -209,8 +172,8 @@ def _allocations(
 
 def _owner_args(events: pd.DataFrame, owner: int) -> tuple[list, list] | None:
     """Input 0 [T, H] and input 1 [T, E] of the framework op (shapes and dtypes)."""
-    dims = _decode(events["input_dims"].iat[owner])
-    types = _decode(events["input_type"].iat[owner])
+    dims = json_list(events["input_dims"].iat[owner])
+    types = json_list(events["input_type"].iat[owner])
     if not dims or not types or len(dims) < 2 or len(types) < 2:
         return None
     hidden, logits = dims[0], dims[1]
@@ -222,8 +185,8 @@ def _owner_args(events: pd.DataFrame, owner: int) -> tuple[list, list] | None:
 
 
 def _kernel(events: pd.DataFrame, g: int) -> tuple[str, str]:
-    grid = _decode(events["grid"].iat[g]) if "grid" in events else None
-    text = _json(grid) if grid and all(isinstance(d, int) for d in grid) else ""
+    grid = json_list(events["grid"].iat[g]) if "grid" in events else None
+    text = canonical_json(grid) if grid and all(isinstance(d, int) for d in grid) else ""
     return str(events["name"].iat[g]), text
 
 
@@ -233,7 +196,7 @@ def _moe_rows(
     args: tuple[list, list],
     allocs: list[_Alloc],
     ts: np.ndarray,
-) -> list[TrtllmRow]:
+) -> list[PseudoRow]:
     (hidden, logits), (hidden_type, logits_type) = args
     tokens = hidden[0]
     gemms = [(u, g) for u, g, _ in launches if str(events["name"].iat[g]).startswith("bmm_")]
@@ -252,13 +215,13 @@ def _moe_rows(
         return []
     g1_out, g2_out = outputs
     out_types = [g1_out.dtype, g2_out.dtype]
-    rows: list[TrtllmRow] = []
+    rows: list[PseudoRow] = []
     for name, (u, g) in zip((GEMM1, GEMM2), gemms, strict=True):
         kernel, grid = _kernel(events, g)
         if not grid:
             return []
         rows.append(
-            TrtllmRow(
+            PseudoRow(
                 launch=u,
                 name=name,
                 dims=[
@@ -280,7 +243,7 @@ def _moe_rows(
         kernel = str(events["name"].iat[g])
         if FINALIZE_KERNEL in kernel and ts[u] > ts[gemms[1][0]] and out is not None:
             rows.append(
-                TrtllmRow(
+                PseudoRow(
                     launch=u,
                     name=FINALIZE,
                     dims=[g2_out.shape, [tokens, top_k], [routed], hidden, []],
@@ -316,7 +279,7 @@ def _quant_rows(
     launches: list[tuple[int, int, int]],
     args: tuple[list, list],
     allocs: list[_Alloc],
-) -> list[TrtllmRow]:
+) -> list[PseudoRow]:
     (hidden, _), (hidden_type, _) = args
     quant = [(u, g) for u, g, _ in launches if QUANT_KERNEL in str(events["name"].iat[g])]
     out = next((a for a in allocs if a.shape == hidden and a.dtype in FP8), None)
@@ -325,7 +288,7 @@ def _quant_rows(
         return []
     u, g = quant[0]
     return [
-        TrtllmRow(
+        PseudoRow(
             launch=u,
             name=MXFP8_QUANTIZE,
             dims=[hidden, out.shape, scales.shape],
