@@ -271,26 +271,33 @@ def reshape_and_cache_flash(args: OpArgs) -> Work:
     tokens = key[0] if key else 0
     if len(key) != 3 or len(value) != 3 or numel(slots) != tokens:
         raise Unsupported(f"{args.name}: key {key}, value {value}, slot_mapping {slots}")
+    return _cache_write(args, key, value, tokens, float(SLOT_BYTES))
+
+
+def _cache_write(
+    args: OpArgs,
+    key: tuple[int, ...],
+    value: tuple[int, ...],
+    tokens: int,
+    index_bytes: float | None,
+) -> Work:
+    """k (input 0) and v (input 1) read with one index per token, and written into the
+    caches (inputs 2, 3) at the caches' element sizes; FLOPs = elements written."""
     n_k, n_v = numel(key), numel(value)
     nbytes = total_bytes(
         (n_k, size_of(args.dtype(0))),
         (n_v, size_of(args.dtype(1))),
-        (tokens, float(SLOT_BYTES)),
+        (tokens, index_bytes),
         (n_k, size_of(args.dtype(2))),
         (n_v, size_of(args.dtype(3))),
     )
-    return Work(
-        n_k + n_v,
-        nbytes,
-        precision(args.dtype(0)),
-        "vector",
-        {
-            "num_tokens": tokens,
-            "shape_key": key,
-            "shape_value": value,
-            "dtype_kv_cache": (args.dtype(0), args.dtype(2)),
-        },
-    )
+    params = {
+        "num_tokens": tokens,
+        "shape_key": key,
+        "shape_value": value,
+        "dtype_kv_cache": (args.dtype(0), args.dtype(2)),
+    }
+    return Work(n_k + n_v, nbytes, precision(args.dtype(0)), "vector", params)
 
 
 # `paged_attention_ll4mi_QKV_mfma16_kernel<..., (vllm::Fp8KVCacheDataType)0, BLOCK_SIZE,
@@ -351,26 +358,7 @@ def store_cache(args: OpArgs) -> Work:
         or any(len(c) != 2 or c[1] != key[1] for c in caches)
     ):
         raise Unsupported(f"{args.name}: k {key}, v {value}, caches {caches}, indices {indices}")
-    n = numel(key)
-    nbytes = total_bytes(
-        (n, size_of(args.dtype(0))),
-        (n, size_of(args.dtype(1))),
-        (tokens, size_of(args.dtype(4))),
-        (n, size_of(args.dtype(2))),
-        (n, size_of(args.dtype(3))),
-    )
-    return Work(
-        2 * n,
-        nbytes,
-        precision(args.dtype(0)),
-        "vector",
-        {
-            "num_tokens": tokens,
-            "shape_key": key,
-            "shape_value": value,
-            "dtype_kv_cache": (args.dtype(0), args.dtype(2)),
-        },
-    )
+    return _cache_write(args, key, value, tokens, size_of(args.dtype(4)))
 
 
 SGLANG_PAGED_ATTENTION = "sglang_profiler::attention_paged_attention_ragged"
