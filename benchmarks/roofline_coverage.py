@@ -185,14 +185,8 @@ def print_summary(s: dict[str, Any]) -> None:
     )
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--json-out", type=Path, help="also save rows and summary as JSON")
-    args = ap.parse_args()
-    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
-    shared = shared_dir()
-    version = engine_version()
-    print(f"engine: {version}; shared: {shared}")
+def measure_all(shared: Path, *, progress: bool = False) -> list[dict[str, Any]]:
+    """One row per trace under `<shared>/traces` (unreadable files are skipped, and said)."""
     folders = {trace_path(shared, f).resolve(): f for f in REFERENCE_FOLDERS}
     paths = sorted(
         p
@@ -206,8 +200,21 @@ def main() -> None:
         except TraceError as exc:
             print(f"skipped {path}: {exc}", file=sys.stderr)
             continue
-        print(f"  {row['trace']}: {pct(row['ours_pct'])} % in {row['seconds']:.1f} s")
+        if progress:
+            print(f"  {row['trace']}: {pct(row['ours_pct'])} % in {row['seconds']:.1f} s")
         rows.append(row)
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--json-out", type=Path, help="also save rows and summary as JSON")
+    args = ap.parse_args()
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
+    shared = shared_dir()
+    version = engine_version()
+    print(f"engine: {version}; shared: {shared}")
+    rows = measure_all(shared, progress=True)
     print()
     print_table(rows)
     summary = summarise(rows)
