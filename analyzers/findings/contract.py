@@ -22,6 +22,15 @@ REC_HEADING = "## Recommendations"
 DETAIL_HEADING = "## Detailed Analysis"
 NOT_QUANTIFIABLE = "Not quantifiable from trace data"
 SYSTEM_IMPACT_SENTENCE = "Impact estimate is not quantifiable from trace data."
+# the operations table of a findings file, per scope (drafts write it, validation checks it)
+STANDALONE_COLUMNS = (
+    "Operation", "Args", "Kernel Path", "Kernel Name", "Time (ms)", "%E2E", "Count",
+    "FLOPS/Byte", "Efficiency", "Bound",
+)  # fmt: skip
+COMPARATIVE_COLUMNS = (
+    "Operation", "Args (T1)", "Kernel Path", "Kernel Name", "Trace 1 Time (ms)",
+    "Trace 2 Time (ms)", "Count (T1/T2)", "Difference (ms)", "FLOPS/Byte (T1)", "Bound (T1)",
+)  # fmt: skip
 
 STATUS_RE = re.compile(
     r"^\s*(?:\*\*Status\*\*\s*:|\*\*Status:\*\*|Status\s*:)\s*\**\s*([A-Za-z_]+)"

@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from rooflens.analyzers.findings.contract import (
+    COMPARATIVE_COLUMNS,
     NOT_QUANTIFIABLE,
+    STANDALONE_COLUMNS,
     SYSTEM_IMPACT_SENTENCE,
     DetailBlock,
     Findings,
@@ -37,14 +39,6 @@ from rooflens.analyzers.report.write_csv import atomic_write_bytes
 SYSTEM_KEYS = ("cpu_idle", "multi_kernel")
 FUSION_KEY = "kernel_fusion"
 DASH = "—"
-STANDALONE = (
-    "Operation", "Args", "Kernel Path", "Kernel Name", "Time (ms)", "%E2E", "Count",
-    "FLOPS/Byte", "Efficiency", "Bound",
-)  # fmt: skip
-COMPARATIVE = (
-    "Operation", "Args (T1)", "Kernel Path", "Kernel Name", "Trace 1 Time (ms)",
-    "Trace 2 Time (ms)", "Count (T1/T2)", "Difference (ms)", "FLOPS/Byte (T1)", "Bound (T1)",
-)  # fmt: skip
 ICONS = {"high": "🔴", "medium": "🟡", "low": "🟢"}
 COUNTERS = (
     "The trace cannot show the root cause: profile the slowest kernel with hardware counters."
@@ -213,7 +207,7 @@ def compute_card(metrics: Mapping, finding: Mapping) -> tuple[PItem, DetailBlock
         "`operations[].library`, `operations[].module_chain`)."
     )
     table = Table(
-        COMPARATIVE if comparative else STANDALONE,
+        COMPARATIVE_COLUMNS if comparative else STANDALONE_COLUMNS,
         tuple(data_row(o, m, comparative) for o, m in zip(ops, members, strict=True)),
     )
     sections = (

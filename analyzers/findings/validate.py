@@ -41,12 +41,14 @@ from pathlib import Path
 from rooflens.analyzers.findings.contract import (
     BEGIN_RE,
     CANDIDATE_RE,
+    COMPARATIVE_COLUMNS,
     DETAIL_HEADING,
     END_RE,
     FIELD_RE,
     P_HEADING_RE,
     REC_HEADING,
     SECTION_RE,
+    STANDALONE_COLUMNS,
     Marker,
     Status,
     Tier,
@@ -56,14 +58,6 @@ from rooflens.analyzers.findings.contract import (
     split_row,
 )
 
-STANDALONE_COLUMNS = (
-    "Operation", "Args", "Kernel Path", "Kernel Name", "Time (ms)", "%E2E", "Count",
-    "FLOPS/Byte", "Efficiency", "Bound",
-)  # fmt: skip
-COMPARATIVE_COLUMNS = (
-    "Operation", "Args (T1)", "Kernel Path", "Kernel Name", "Trace 1 Time (ms)",
-    "Trace 2 Time (ms)", "Count (T1/T2)", "Difference (ms)", "FLOPS/Byte (T1)", "Bound (T1)",
-)  # fmt: skip
 KNOWN_KINDS = ("p_item", "detail_estimate", "top_ops")
 REQUIRED_ATTRS = {"p_item": ("low", "mid", "high"), "detail_estimate": ("low", "high")}
 SENTINEL = "not quantifiable from trace data"
