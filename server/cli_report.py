@@ -65,6 +65,13 @@ def run_report(args: argparse.Namespace, *, prepare: bool = False, analyse: bool
     except (TraceError, PlatformFileError, UnknownPlatform, CategoryFileError) as exc:
         print(f"rooflens: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    if prepare and platform is None:
+        print(
+            f"rooflens: category data needs a platform and {source}; pass --platform NAME "
+            "(see `rooflens platforms`) or --platform-file PATH",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
     report = build_report(model, platform, categories=categories)
     files = write_report(report, Path(args.out), Path(args.trace).name, health.gpu.model)
     print(f"Scored against {source}.")
@@ -74,10 +81,7 @@ def run_report(args: argparse.Namespace, *, prepare: bool = False, analyse: bool
     print(f"Wrote {len(files.csvs)} tables to {files.csv_folder}/ and {files.xlsx}")
     for note in report.notes:
         print(f"Note: {note}")
-    if prepare:
-        if platform is None:
-            print("rooflens: category data needs a platform; pass --platform", file=sys.stderr)
-            return EXIT_BAD_INPUT
+    if prepare and platform is not None:
         manifest = prepare_run(model, report, platform, Path(args.out), str(args.trace))
         names = ", ".join(c.name for c in manifest.categories)
         print(

@@ -30,7 +30,10 @@ def test_coverage_targets_hold_on_every_shared_trace(shared: Path, coverage: Mod
     rows = coverage.measure_all(shared)
     summary = coverage.summarise(rows)
     by_trace = {r["trace"]: r["ours_pct"] for r in rows}
-    assert summary["shaped_traces"] == 25  # every shared trace but the GPU-only MI210 one
+    # every standalone trace but the GPU-only MI210 one; the comparative pairs and the
+    # multi-rank job are measured outside the targets (benchmarks/roofline_coverage.py)
+    assert summary["shaped_traces"] == 25
+    assert len(summary["outside_targets"]) == 20
     assert summary["mean_pass"] and summary["shaped_mean"] >= 99.0  # measured 99.6 %
     assert summary["min_pass"] and summary["below_min"] == []
     assert by_trace["b200/eager_trace.json.gz"] >= 95.0  # measured 95.3 % (TraceLens 16.8 %)
