@@ -152,9 +152,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Means and minimum (traces without a coverage figure, i.e. no ops, are left out)."""
     both = [r for r in rows if r["ours_pct"] is not None and r["tracelens_pct"] is not None]
     outside = [r for r in rows if r["trace"].startswith(OUTSIDE_TARGETS)]
-    shaped = [
-        r for r in rows if r["shapes"] and r["ours_pct"] is not None and r not in outside
-    ]
+    shaped = [r for r in rows if r["shapes"] and r["ours_pct"] is not None and r not in outside]
     lowest = min(shaped, key=lambda r: r["ours_pct"]) if shaped else None
     out: dict[str, Any] = {
         "reference_traces": len(both),
