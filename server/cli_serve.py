@@ -1,17 +1,31 @@
-"""`rooflens serve`: the MCP server over stdio (default) or streamable HTTP on 127.0.0.1."""
+"""`rooflens serve`: the MCP server over stdio (default) or streamable HTTP (`--http`).
+
+HTTP rules live in `http_app` (Host/Origin, exposure, CORS) and `http_auth` (the token); this
+module turns their refusals into a one-line message and exit code 2 before anything is bound.
+"""
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
 
 import uvicorn
 
 from rooflens.server.app import ServerConfig, build_server
-from rooflens.server.http_auth import TOKEN_ENV, BearerAuth
+from rooflens.server.http_app import (
+    MCP_PATH,
+    WILDCARDS,
+    HttpConfigError,
+    HttpOptions,
+    build_http_app,
+)
+from rooflens.server.http_auth import TOKEN_ENV, TokenConfigError, read_token
 from rooflens.server.paths import PathPolicy
 
 LOCALHOST = "127.0.0.1"
+EXIT_BAD_INPUT = 2
+_HTTP_ONLY = ("allowed_host", "allowed_origin", "cors_origin")
 
 
 def add_serve_parser(commands: argparse._SubParsersAction) -> None:
@@ -23,21 +37,73 @@ def add_serve_parser(commands: argparse._SubParsersAction) -> None:
         "the current folder when none is given).",
     )
     serve.add_argument("--allow-dir", action="append", default=[], help="an allowed directory")
-    serve.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio")
+    serve.add_argument(
+        "--http", action="store_true", help=f"streamable HTTP at {MCP_PATH} instead of stdio"
+    )
     serve.add_argument("--host", default=LOCALHOST, help="HTTP bind address (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
-    serve.epilog = f"With --http, set {TOKEN_ENV} to require `Authorization: Bearer <token>`."
+    serve.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="HOST[:PORT]",
+        help="also accept this Host header (a DNS name, a reverse proxy); repeatable",
+    )
+    serve.add_argument(
+        "--allowed-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="also accept this Origin header, e.g. https://proxy.example; repeatable",
+    )
+    serve.add_argument(
+        "--cors-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="let browser pages from this origin call the server (CORS); repeatable",
+    )
+    serve.epilog = (
+        f"With --http, set {TOKEN_ENV} to require 'Authorization: Bearer <token>'; it is "
+        "required when anything but this machine is admitted (a non-loopback --host, "
+        "--allowed-host, --allowed-origin or --cors-origin)."
+    )
+
+
+def _fail(message: str) -> int:
+    print(f"rooflens: {message}", file=sys.stderr)
+    return EXIT_BAD_INPUT
 
 
 def run_serve(args: argparse.Namespace) -> int:
+    if not args.http:
+        given = [f"--{name.replace('_', '-')}" for name in _HTTP_ONLY if getattr(args, name)]
+        if given:
+            return _fail(f"{given[0]} applies to HTTP only: add --http")
     policy = PathPolicy.from_env_and_args(args.allow_dir)
     server = build_server(ServerConfig(allowed_dirs=list(policy.allowed)))
     if not args.http:
         server.run()
         return 0
-    app = server.streamable_http_app()
-    token = os.environ.get(TOKEN_ENV)
-    if token:
-        app = BearerAuth(app, token)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    try:
+        options = HttpOptions(
+            host=args.host,
+            port=args.port,
+            token=read_token(os.environ),
+            allowed_hosts=args.allowed_host,
+            allowed_origins=args.allowed_origin,
+            cors_origins=args.cors_origin,
+        )
+        http = build_http_app(server, options)
+    except (HttpConfigError, TokenConfigError) as exc:
+        return _fail(str(exc))
+    auth = "bearer token required" if options.token else "no token: this machine only"
+    print(f"rooflens: serving MCP over streamable HTTP at {http.url} ({auth})", file=sys.stderr)
+    if args.host in WILDCARDS:
+        print(
+            f"rooflens: listening on every interface; Host accepted: {', '.join(http.hosts)} "
+            "(add others with --allowed-host)",
+            file=sys.stderr,
+        )
+    uvicorn.run(http.app, host=args.host, port=args.port, log_level="warning")
     return 0
