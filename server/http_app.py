@@ -5,7 +5,8 @@ Host/Origin checks are the SDK's own (`TransportSecuritySettings`), fed only exa
 `host:*` patterns are prefix matches, so `127.0.0.1:*` lets `127.0.0.1:8765.evil.example`
 through. The accepted Host values follow the bind address:
 
-* loopback (127.0.0.1, ::1, localhost): `127.0.0.1:PORT`, `localhost:PORT`, `[::1]:PORT`;
+* loopback (127.0.0.1, ::1, localhost): `127.0.0.1:PORT`, `localhost:PORT`, `[::1]:PORT`
+  (and the bind address, say 127.0.0.2);
 * one interface address or name: that `HOST:PORT`;
 * all interfaces (0.0.0.0, ::): the loopback names plus this machine's name and the addresses
   it can find for itself (the name's addresses and the default-route source address); the
@@ -138,7 +139,7 @@ def accepted_hosts(options: HttpOptions) -> list[str]:
     """Exact Host header values the server answers, in a stable order."""
     port, bind = options.port, options.host
     if is_loopback(bind):
-        bases = ["127.0.0.1", "localhost", "::1"]
+        bases = ["127.0.0.1", "localhost", "::1", bind]  # bind: e.g. 127.0.0.2
     elif bind in WILDCARDS:
         bases = ["127.0.0.1", "localhost", "::1", *_own_addresses(bind)]
     else:

@@ -133,6 +133,7 @@ def test_loopback_hosts_are_exact_and_carry_the_port() -> None:
         "localhost:1",
         "[::1]:1",
     ]
+    assert accepted_hosts(HttpOptions(host="127.0.0.2", port=1))[-1] == "127.0.0.2:1"
 
 
 def test_allowed_hosts_with_and_without_a_port() -> None:
