@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+import anyio.to_thread
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
@@ -22,7 +23,8 @@ from rooflens.analyzers.perf.platforms import (
 )
 from rooflens.resources import run_files as rf
 from rooflens.resources.text import FINDINGS_CONTRACT, report_template
-from rooflens.server.runs import AppState
+from rooflens.server.runs import STEP_ORDER
+from rooflens.server.state import AppState
 
 JSON = "application/json"
 CSV = "text/csv"
@@ -33,10 +35,6 @@ RUN = "rooflens://runs/{run_id}"
 MAX_COMPLETIONS = 100
 
 
-def state(ctx: Context) -> AppState:
-    return ctx.request_context.lifespan_context
-
-
 def register(mcp: MCPServer) -> None:
     """Add every rooflens resource and the completion handler to `mcp`."""
 
@@ -44,56 +42,61 @@ def register(mcp: MCPServer) -> None:
     def runs(ctx: Context, step: str = "") -> str:
         """The runs of this server: id, trace file, output folder name, platform, steps done
         (`?step=reported` keeps only runs that reached that step)."""
-        return rf.list_runs(state(ctx), step or None)
+        return rf.list_runs(ctx, step or None)
 
     @mcp.resource(RUN + "/manifest", mime_type=JSON)
     def manifest(run_id: str, ctx: Context) -> str:
         """The run's category manifest (categories, tiers, GPU utilisation)."""
-        run = rf.run_for(state(ctx), run_id)
+        run = rf.run_for(ctx, run_id)
         return rf.need(run, rf.MANIFEST, "category manifest", "prepare_category_data").read_text()
 
     @mcp.resource(RUN + "/metrics/{category}", mime_type=JSON)
     def metrics(run_id: str, category: str, ctx: Context) -> str:
         """A category's metrics JSON (written by run_category_analysis)."""
-        return rf.category_file(rf.run_for(state(ctx), run_id), category, "metrics").read_text()
+        return rf.category_file(rf.run_for(ctx, run_id), category, "metrics").read_text()
 
     @mcp.resource(RUN + "/ops/{category}", mime_type=CSV)
     def ops(run_id: str, category: str, ctx: Context) -> str:
         """A category's operations table (CSV)."""
-        return rf.category_file(rf.run_for(state(ctx), run_id), category, "ops").read_text()
+        return rf.category_file(rf.run_for(ctx, run_id), category, "ops").read_text()
 
     @mcp.resource(RUN + "/findings/{category}", mime_type=MD)
     def findings(run_id: str, category: str, ctx: Context) -> str:
         """A category's findings markdown (system or compute folder)."""
-        return rf.category_file(rf.run_for(state(ctx), run_id), category, "findings").read_text()
+        return rf.category_file(rf.run_for(ctx, run_id), category, "findings").read_text()
 
     @mcp.resource(RUN + "/priorities", mime_type=JSON)
     def priorities(run_id: str, ctx: Context) -> str:
         """The ranked priority data (written by aggregate_findings)."""
-        run = rf.run_for(state(ctx), run_id)
+        run = rf.run_for(ctx, run_id)
         return rf.need(run, "priority_data.json", "priority data", "aggregate_findings").read_text()
 
     @mcp.resource(RUN + "/report", mime_type=MD)
     def report(run_id: str, ctx: Context) -> str:
         """The run's analysis.md (written by compose_report)."""
-        run = rf.run_for(state(ctx), run_id)
+        run = rf.run_for(ctx, run_id)
         return rf.need(run, "analysis.md", "report", "compose_report").read_text()
 
     @mcp.resource(RUN + "/plot", mime_type=PNG)
     def plot(run_id: str, ctx: Context) -> bytes:
         """The performance-breakdown plot (PNG, written by compose_report)."""
-        run = rf.run_for(state(ctx), run_id)
+        run = rf.run_for(ctx, run_id)
         return rf.need(run, "perf_improvement.png", "plot", "compose_report").read_bytes()
+
+    @mcp.resource(RUN + "/tables", mime_type=JSON)
+    def table_list(run_id: str, ctx: Context) -> str:
+        """The run's perf report tables: name, row count, header and resource URI."""
+        return rf.table_list(rf.run_for(ctx, run_id))
 
     @mcp.resource(RUN + "/tables/{table}", mime_type=CSV)
     def table(run_id: str, table: str, ctx: Context) -> str:
         """One perf report table from perf_report_csvs/ (e.g. ops_summary)."""
-        return rf.table_file(rf.run_for(state(ctx), run_id), table).read_text()
+        return rf.table_file(rf.run_for(ctx, run_id), table).read_text()
 
     @mcp.resource(RUN + "/workbook", mime_type=XLSX)
     def workbook(run_id: str, ctx: Context) -> bytes:
         """The perf report workbook (perf_report.xlsx)."""
-        run = rf.run_for(state(ctx), run_id)
+        run = rf.run_for(ctx, run_id)
         return rf.need(run, "perf_report.xlsx", "workbook", "load_trace").read_bytes()
 
     @mcp.resource("rooflens://platforms", mime_type=JSON)
@@ -123,7 +126,10 @@ def register(mcp: MCPServer) -> None:
         return report_template()
 
     async def complete(ctx, params: CompleteRequestParams) -> CompleteResult:
-        values = completions(ctx.lifespan_context, params)
+        st: AppState = ctx.lifespan_context
+        headers = getattr(ctx.request, "headers", None) or {}
+        owner = headers.get("mcp-session-id") if st.isolate else None
+        values = await anyio.to_thread.run_sync(completions, st, params, owner)
         return CompleteResult(
             completion=Completion(
                 values=values[:MAX_COMPLETIONS],
@@ -137,20 +143,25 @@ def register(mcp: MCPServer) -> None:
     mcp._lowlevel_server.add_request_handler("completion/complete", CompleteRequestParams, complete)
 
 
-def completions(st: AppState, params: CompleteRequestParams) -> list[str]:
+def completions(st: AppState, params: CompleteRequestParams, owner: str | None) -> list[str]:
     """Run ids, categories, tables or platform names starting with the typed prefix."""
     ref, arg = params.ref, params.argument
     if not isinstance(ref, ResourceTemplateReference) or not ref.uri.startswith("rooflens://"):
         return []
     given = (params.context.arguments if params.context else None) or {}
+    runs = {run.id: run for run in st.runs.visible(owner, st.isolate)}
     options: list[str] = []
     if arg.name == "run_id":
-        options = list(st.runs.runs)
-    elif arg.name in ("category", "table") and given.get("run_id") in st.runs.runs:
-        run = st.runs.runs[given["run_id"]]
-        options = rf.categories(run) if arg.name == "category" else rf.tables(run)
+        options = list(runs)
+    elif arg.name in ("category", "table") and given.get("run_id") in runs:
+        run = runs[given["run_id"]]
+        if arg.name == "category":
+            options = [name for pair in rf.categories(run) for name in pair]
+        else:
+            options = rf.tables(run)
     elif arg.name == "name" and ref.uri.startswith("rooflens://platforms"):
         options = sorted(catalogue())
     elif arg.name == "step":
-        options = list(rf.STEP_ORDER)
-    return [o for o in options if o.startswith(arg.value)]
+        options = list(STEP_ORDER)
+    typed = arg.value.lower()
+    return sorted({o for o in options if o.lower().startswith(typed)}, key=str.lower)

@@ -4,43 +4,53 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from pathlib import Path
+from importlib.metadata import PackageNotFoundError, version
 
 from mcp.server import MCPServer
 
 from rooflens import resources
-from rooflens.server import tools, tools_model
-from rooflens.server.paths import PathPolicy
-from rooflens.server.runs import AppState, RunStore
+from rooflens.server import prompting, tools
+from rooflens.server.middleware import ServerMiddleware
+from rooflens.server.state import AppState, ServerConfig
+
+__all__ = ["INSTRUCTIONS", "ServerConfig", "build_server", "package_version"]
 
 INSTRUCTIONS = """\
-rooflens analyses PyTorch profiler traces against a GPU roofline.
-Workflow: list_platforms (optional) -> inspect_trace (optional) -> load_trace(path, platform)
--> prepare_category_data(run_id) -> run_category_analysis(run_id, category) for each analysable
-category (system ones first) -> draft_findings(run_id, category) -> submit_findings (optional,
-to rewrite the prose) -> aggregate_findings(run_id) -> validate_run -> compose_report(run_id)
--> validate_report(run_id). run_full_analysis(path) does the deterministic steps in one call.
-query_operations pages through the run's operations. Files are read and written only inside
-the allowed directories.
+rooflens analyses PyTorch profiler traces against a GPU roofline. Code computes every number;
+you write the judgement. Steps: inspect_trace (optional) -> load_trace(path) returns a run_id
+-> prepare_category_data(run_id) -> run_category_analysis(run_id, category) for each
+analysable category, system ones first -> draft_findings -> submit_findings (optional, your
+prose) -> aggregate_findings -> compose_report(run_id, executive_summary=...) ->
+validate_report. run_full_analysis(path) does every step without prose. query_operations
+pages through the operations. The `orchestrator` prompt drives the whole workflow. Paths must
+lie inside the allowed directories.
 """
 
 
-@dataclass
-class ServerConfig:
-    allowed_dirs: list[Path]
+def package_version() -> str:
+    try:
+        return version("rooflens")
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        return "0+unknown"
 
 
 def build_server(config: ServerConfig) -> MCPServer:
-    policy = PathPolicy(config.allowed_dirs)
+    state = AppState.build(config)
 
     @asynccontextmanager
     async def lifespan(server: MCPServer) -> AsyncIterator[AppState]:
-        yield AppState(policy=policy, runs=RunStore(policy))
+        yield state
 
-    mcp = MCPServer("rooflens", instructions=INSTRUCTIONS, lifespan=lifespan)
+    mcp = MCPServer(
+        "rooflens",
+        title="rooflens",
+        description="Where GPU time goes in PyTorch profiler traces, against the roofline",
+        version=package_version(),
+        instructions=INSTRUCTIONS,
+        lifespan=lifespan,
+        middleware=[ServerMiddleware(config.max_result_bytes)],
+    )
     tools.register(mcp)
-    tools_model.register(mcp)
-    tools_model.register_prompts(mcp)
+    prompting.register(mcp)
     resources.register(mcp)
     return mcp

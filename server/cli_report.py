@@ -14,18 +14,11 @@ from rooflens.analyzers.findings.plot import render_plot
 from rooflens.analyzers.findings.priorities import generate_priority_data, write_priority_data
 from rooflens.analyzers.findings.report import write_report as write_analysis
 from rooflens.analyzers.perf.categories import CategoryFileError, load_table
-from rooflens.analyzers.perf.platforms import (
-    Platform,
-    PlatformFileError,
-    UnknownPlatform,
-    get_platform,
-    load_platform_file,
-    platform_table,
-)
+from rooflens.analyzers.perf.platform_choice import choose_platform
+from rooflens.analyzers.perf.platforms import PlatformFileError, UnknownPlatform, platform_table
 from rooflens.analyzers.prepare.run import prepare_run
 from rooflens.analyzers.report.build import build_report
 from rooflens.analyzers.report.files import roofline_coverage, write_report
-from rooflens.analyzers.trace.device import GpuIdentity
 from rooflens.analyzers.trace.errors import TraceError
 from rooflens.analyzers.trace.health import assess
 from rooflens.analyzers.trace.open_trace import AUTO, open_trace
@@ -39,21 +32,6 @@ def capture_choice(args: argparse.Namespace) -> str | None:
     if args.no_captures:
         return None
     return args.capture_folder or AUTO
-
-
-def choose_platform(
-    name: str | None, file: str | None, gpu: GpuIdentity
-) -> tuple[Platform | None, str]:
-    """The platform to score against, and a sentence saying where it came from."""
-    if file:
-        return load_platform_file(file), f"platform file {file}"
-    if name:
-        return get_platform(name), f"platform {name}"
-    if gpu.suggested_platform:
-        return get_platform(gpu.suggested_platform), (
-            f"platform {gpu.suggested_platform}, suggested by the trace ({gpu.reason})"
-        )
-    return None, f"no platform ({gpu.reason}); roofline columns omitted"
 
 
 def run_report(args: argparse.Namespace, *, prepare: bool = False, analyse: bool = False) -> int:

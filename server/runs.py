@@ -1,81 +1,91 @@
-"""The run store: one `Run` per loaded trace, with the steps done and the engine data in memory."""
+"""The run store: runs by id, their folders, and the engine data of the recent ones.
+
+A run id is allocated with an exclusive create in the workspace's index (`.index/<id>.json`,
+which also names the run's folder), so ids never repeat across processes or restarts, and a
+lookup reads one small file instead of walking the allowed tree. Each run lives in its own
+new folder, `<output dir>/<run id>`; its `run.json` (analyzers/run_folder.py) records the
+trace and the artifacts. Under HTTP without a shared workspace, a run belongs to the session
+that started it. See docs/run-folder.md.
+"""
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
+import re
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mcp.server.mcpserver.exceptions import ToolError
-
-from rooflens.analyzers.perf.platforms import UnknownPlatform, get_platform
-from rooflens.analyzers.report.build import build_report
-from rooflens.analyzers.report.write_csv import atomic_write_bytes
-from rooflens.analyzers.trace.open_trace import open_trace
+from rooflens.analyzers.run_folder import (
+    RunFolderError,
+    RunRecord,
+    TraceIdentity,
+    new_run_id,
+    read_record,
+    seal,
+)
 from rooflens.server.paths import PathPolicy, PathRefused
 
 MAX_IN_MEMORY = 4
+RUN_ID = re.compile(r"run-[0-9a-f]{12}")
+INDEX = ".index"
+ALLOCATE_TRIES = 8
 
 LOADED = "loaded"
 PREPARED = "prepared"
-ANALYSED = "analysed"
 AGGREGATED = "aggregated"
 REPORTED = "reported"
+STEP_ORDER = (LOADED, PREPARED, AGGREGATED, REPORTED)
 
 
-class StepMissing(ToolError):
-    """A tool was called before the step it needs; the message names the tool to call first."""
+class RunNotFound(LookupError):
+    """No run of that id is visible to the caller; the message says how to start one."""
 
 
-RUN_FILE = "run.json"
+class StepMissing(RuntimeError):
+    """A step was asked for before the step it needs; the message names the tool to call."""
 
 
 @dataclass
 class Run:
-    id: str
-    trace_path: Path
-    out_dir: Path
-    platform: str | None
-    captures: str | None = "auto"  # open_trace's choice: "auto", a capture folder, or None
-    steps: set[str] = field(default_factory=set)
+    """One analysis: its folder and record (steps, artifacts) and the categories analysed."""
 
-    def mark(self, step: str) -> None:
-        """Record a finished step, in memory and in the run folder (survives a restart)."""
-        self.steps.add(step)
-        self.save()
+    folder: Path
+    record: RunRecord
 
-    def save(self) -> None:
-        record = {
-            "id": self.id,
-            "trace_path": str(self.trace_path),
-            "platform": self.platform,
-            "captures": self.captures,
-            "steps": sorted(self.steps),
-        }
-        text = json.dumps(record, indent=2) + "\n"
-        atomic_write_bytes(self.out_dir / RUN_FILE, text.encode("utf-8"))
+    @property
+    def id(self) -> str:
+        return self.record.run_id
 
-    @classmethod
-    def restore(cls, folder: Path) -> Run:
-        record = json.loads((folder / RUN_FILE).read_text())
-        return cls(
-            id=record["id"],
-            trace_path=Path(record["trace_path"]),
-            out_dir=folder,
-            platform=record.get("platform"),
-            captures=record.get("captures", "auto"),
-            steps=set(record.get("steps", [])),
-        )
+    @property
+    def trace_path(self) -> Path:
+        return Path(self.record.trace_path)
+
+    @property
+    def platform(self) -> str | None:
+        return self.record.platform
+
+    @property
+    def steps(self) -> list[str]:
+        return self.record.steps
+
+    def analysed(self, category: str) -> bool:
+        return f"analysed:{category}" in self.record.steps
+
+    def done(self, step: str) -> bool:
+        return step in self.record.steps
 
     def require(self, step: str, next_tool: str) -> None:
-        if step not in self.steps:
+        if not self.done(step):
             raise StepMissing(
                 f"run {self.id} has not been {step} yet; call {next_tool}(run_id={self.id!r}) first"
             )
+
+    def mark(self, step: str | None = None) -> None:
+        """Seal the folder: record `step` and the hash of every artifact now in it."""
+        self.record = seal(self.folder, self.record, step)
 
 
 @dataclass
@@ -85,58 +95,125 @@ class EngineData:
     platform: Any  # Platform | None
 
 
+@dataclass
 class RunStore:
-    """Runs by id; the engine data of at most `MAX_IN_MEMORY` runs, oldest evicted first."""
+    """Runs by id, found through the workspace index; engine data of `MAX_IN_MEMORY` runs."""
 
-    def __init__(self, policy: PathPolicy) -> None:
-        self.policy = policy
-        self.runs: dict[str, Run] = {}
-        self.engine: OrderedDict[str, EngineData] = OrderedDict()
-        self._ids = itertools.count(1)
+    policy: PathPolicy
+    workspace: Path
+    runs: dict[str, Run] = field(default_factory=dict)
+    engine: OrderedDict[str, EngineData] = field(default_factory=OrderedDict)
 
-    def new_run(self, trace_path: Path, platform: str | None, captures: str | None) -> Run:
-        """A run with the next id whose folder is free (earlier sessions' runs are kept)."""
-        while True:
-            run_id = f"run-{next(self._ids)}"
-            out_dir = self.out_dir_for(trace_path, run_id)
-            if run_id not in self.runs and not (out_dir / RUN_FILE).exists():
-                break
-        run = Run(run_id, trace_path, out_dir, platform, captures)
+    def workspace_dir(self) -> Path:
+        """The workspace, checked inside the allowed directories and created when missing."""
+        real = self.policy.resolve(self.workspace, must_exist=False, for_write=True)
+        real.mkdir(parents=True, exist_ok=True)
+        return real
+
+    def _index(self) -> Path:
+        index = self.workspace_dir() / INDEX
+        index.mkdir(exist_ok=True)
+        if index.is_symlink() or not self.policy.contains(index):
+            raise PathRefused(f"the workspace index {index} is a link; remove it")
+        return index
+
+    def create(
+        self,
+        out_parent: Path,
+        record_fields: dict[str, Any],
+        owner: str | None,
+        requested: str | None,
+    ) -> Run:
+        """A new run in a new folder `<out_parent>/<id>`; the id is claimed exclusively.
+        `requested` is the platform asked for (None: the trace's own), which is what makes
+        a later load of the same trace the same run."""
+        index = self._index()
+        for _ in range(ALLOCATE_TRIES):
+            run_id = new_run_id()
+            try:
+                fd = os.open(index / f"{run_id}.json", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                continue
+            folder = out_parent / run_id
+            key = _match_key({**record_fields, "platform": requested})
+            entry = {"folder": str(folder), "owner": owner, **key}
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(entry, f)
+            break
+        else:  # pragma: no cover - 48 random bits collide eight times in a row
+            raise RuntimeError("could not allocate a run id")
+        folder.mkdir(parents=True)
+        run = Run(folder, RunRecord(run_id=run_id, owner=owner, **record_fields))
+        run.mark()
         self.runs[run_id] = run
         return run
 
-    def find_saved(self, run_id: str) -> Run | None:
-        """A run of an earlier session, from its `run.json` inside the allowed directories."""
-        patterns = (f"rooflens_runs/{run_id}/{RUN_FILE}", f"**/analysis_output/{run_id}/{RUN_FILE}")
-        found = [p for root in self.policy.allowed for pat in patterns for p in root.glob(pat)]
-        if not found:
-            return None
-        newest = max(found, key=lambda p: p.stat().st_mtime)
-        return Run.restore(newest.parent)
+    def find_same(self, record_fields: dict[str, Any], owner: str | None) -> Run | None:
+        """The caller's earlier run of the same trace, requested platform and captures that
+        finished loading (`record_fields["platform"]` is the platform asked for)."""
+        key = _match_key(record_fields)
+        for entry_path in sorted(self._index().glob("run-*.json")):
+            entry = _read_entry(entry_path)
+            if entry is None or entry.get("owner") != owner:
+                continue
+            if {k: entry.get(k) for k in key} != key:
+                continue
+            try:
+                run = self.get(entry_path.stem, owner)
+            except (RunNotFound, PathRefused, RunFolderError):
+                continue
+            if run.done(LOADED):
+                return run
+        return None
 
-    def out_dir_for(self, trace_path: Path, run_id: str) -> Path:
-        """`<trace folder>/analysis_output/<id>` if allowed and writable; else under the first
-        allowed directory's `rooflens_runs/<id>`."""
-        preferred = trace_path.parent / "analysis_output" / run_id
-        try:
-            resolved = self.policy.resolve(str(preferred), must_exist=False, for_write=True)
-            if os.access(trace_path.parent, os.W_OK):
-                return resolved
-        except PathRefused:
-            pass
-        return self.policy.allowed[0] / "rooflens_runs" / run_id
-
-    def get(self, run_id: str) -> Run:
-        run = self.runs.get(run_id) or self.find_saved(run_id)
-        if run is not None:
-            self.runs[run_id] = run
-        if run is None:
-            known = ", ".join(self.runs) or "none yet"
-            raise ToolError(
-                f"unknown run id {run_id!r} (known runs: {known}); "
-                "call load_trace(path) to start a run"
+    def get(self, run_id: str, owner: str | None, isolate: bool = False) -> Run:
+        """The run `run_id` if the caller may see it; its stored paths are checked again."""
+        if not RUN_ID.fullmatch(run_id):
+            raise RunNotFound(
+                f"{run_id!r} is not a run id (they look like run-3f9a1c2b7d4e); use the run_id "
+                "that load_trace returned, or call load_trace(path) to start a run"
             )
+        run = self.runs.get(run_id) or self._restore(run_id)
+        if run is None or (isolate and run.record.owner not in (None, owner)):
+            raise RunNotFound(
+                f"unknown run id {run_id!r}; call load_trace(path) to start a run (the runs "
+                "resource rooflens://runs lists yours)"
+            )
+        self.runs[run_id] = run
         return run
+
+    def _restore(self, run_id: str) -> Run | None:
+        index = self.workspace_dir() / INDEX / f"{run_id}.json"
+        entry = _read_entry(index) if index.is_file() else None
+        if entry is None or not isinstance(entry.get("folder"), str):
+            return None
+        folder = self.policy.recheck(Path(entry["folder"]), "folder")
+        record = read_record(folder)
+        if record is None or record.run_id != run_id:
+            return None
+        self.policy.recheck(Path(record.trace_path), "trace")
+        if record.platform_file:
+            self.policy.recheck(Path(record.platform_file), "platform file")
+        if record.captures not in (None, "auto"):
+            self.policy.recheck(Path(record.captures), "capture folder")
+        return Run(folder, record)
+
+    def visible(self, owner: str | None, isolate: bool) -> list[Run]:
+        """The caller's runs, oldest first (every indexed run when not isolated)."""
+        found = []
+        try:
+            entries = sorted(self._index().glob("run-*.json"))
+        except (PathRefused, OSError):
+            return []
+        for entry_path in entries:
+            entry = _read_entry(entry_path)
+            if entry is None or (isolate and entry.get("owner") != owner):
+                continue
+            try:
+                found.append(self.get(entry_path.stem, owner, isolate))
+            except (RunNotFound, PathRefused, RunFolderError, OSError):
+                continue
+        return sorted(found, key=lambda r: r.record.created)
 
     def keep(self, run_id: str, data: EngineData) -> None:
         self.engine[run_id] = data
@@ -144,35 +221,38 @@ class RunStore:
         while len(self.engine) > MAX_IN_MEMORY:
             self.engine.popitem(last=False)
 
-    def data(self, run: Run) -> EngineData:
-        """The run's engine data; rebuilt from its trace when evicted or after a restart."""
-        data = self.engine.get(run.id)
-        if data is None:
-            data = self.reload(run)
-            self.keep(run.id, data)
-        self.engine.move_to_end(run.id)
-        return data
 
-    def reload(self, run: Run) -> EngineData:
-        """Decode the run's trace again and rebuild its report (deterministic: same numbers)."""
-        if not run.trace_path.is_file():
-            raise ToolError(
-                f"the trace of {run.id} ({run.trace_path}) is gone; call load_trace to start a "
-                "new run"
-            )
-        try:
-            platform = get_platform(run.platform) if run.platform else None
-        except UnknownPlatform:
-            raise ToolError(
-                f"{run.id} was scored against a platform file; call load_trace with it again"
-            ) from None
-        model = open_trace(run.trace_path, captures=run.captures, allow=self.policy.contains)
-        return EngineData(model, build_report(model, platform), platform)
+def _match_key(fields: dict[str, Any]) -> dict[str, Any]:
+    trace = fields["trace"]
+    return {
+        "trace_sha256": trace.sha256,
+        "trace_size": trace.size,
+        "platform": fields.get("platform"),
+        "platform_file": fields.get("platform_file"),
+        "captures": fields.get("captures"),
+    }
 
 
-@dataclass
-class AppState:
-    """What the lifespan yields: the path policy and the run store."""
+def _read_entry(path: Path) -> dict[str, Any] | None:
+    try:
+        entry = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return entry if isinstance(entry, dict) else None
 
-    policy: PathPolicy
-    runs: RunStore
+
+def record_fields(
+    trace: Path,
+    identity: TraceIdentity,
+    platform: str | None,
+    platform_file: Path | None,
+    captures: str | None,
+) -> dict[str, Any]:
+    """The parts of a run record that say what was analysed (and make two loads the same)."""
+    return {
+        "trace": identity,
+        "trace_path": str(trace),
+        "platform": platform,
+        "platform_file": None if platform_file is None else str(platform_file),
+        "captures": captures,
+    }

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,6 +24,7 @@ PNG_NAME = "perf_improvement.png"
 BASE64_NAME = "perf_improvement_base64.txt"
 REMAINDER_LABEL = "Non-compute (idle, exposed comm/memcpy)"
 REMAINDER_COLOR = "#BBBBBB"
+TITLE_WIDTH = 90  # characters per title line at 14 pt on the 12-inch-wide figure
 # Okabe-Ito colour-blind-safe palette (black left out; grey is reserved for the remainder).
 PALETTE = (
     "#0072B2",
@@ -226,12 +228,17 @@ def _draw(title: str, total: float, segments: list[Segment], savings: list[Savin
         )
     for side in ("top", "right"):
         bx.spines[side].set_visible(False)
-    fig.suptitle(title, fontsize=14, fontweight="bold")
+    lines = textwrap.wrap(title, TITLE_WIDTH) or [""]
+    fig.suptitle("\n".join(lines), fontsize=14, fontweight="bold")
     fig.subplots_adjust(
-        left=0.2, right=0.97, top=1 - 0.75 / fig.get_figheight(), bottom=0.55 / fig.get_figheight()
+        left=0.2,
+        right=0.97,
+        top=1 - (0.5 + 0.3 * len(lines)) / fig.get_figheight(),
+        bottom=0.55 / fig.get_figheight(),
     )
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", facecolor="white")
+    # a tight bounding box keeps long titles, category labels and range texts whole
+    fig.savefig(buf, format="png", facecolor="white", bbox_inches="tight", pad_inches=0.3)
     return buf.getvalue()
 
 

@@ -45,6 +45,7 @@ from rooflens.analyzers.findings.drafts import (
     num,
 )
 from rooflens.analyzers.findings.plot import PNG_NAME
+from rooflens.analyzers.findings.report_prose import ReportProse, read_prose, save_prose
 from rooflens.analyzers.report.write_csv import atomic_write_bytes
 
 REPORT_NAME = "analysis.md"
@@ -161,7 +162,9 @@ def _top_category(run: _Run) -> tuple[str, str]:
     return str(top.get("display_name") or top.get("name")), f"{share:.1f}%"
 
 
-def executive_summary(run: _Run, counts: tuple[int, int, int]) -> str:
+def executive_summary(
+    run: _Run, counts: tuple[int, int, int], prose: ReportProse | None = None
+) -> str:
     total = run.util.get("total_time_ms")
     top, share = _top_category(run)
     rows = [
@@ -179,11 +182,16 @@ def executive_summary(run: _Run, counts: tuple[int, int, int]) -> str:
         f"is {top}. This report lists {ncomp} compute kernel finding(s), {nfus} kernel fusion "
         f"candidate(s) and {nsys} system-level finding(s)."
     )
+    if prose is not None and prose.summary:
+        para = prose.summary
     if (run.dir / PNG_NAME).is_file():
         plot = f"![Performance breakdown]({PNG_NAME})"
     else:
         plot = "_No performance breakdown plot was produced for this run._"
-    return "\n\n".join(["## Executive Summary", para, table, plot])
+    parts = ["## Executive Summary", para, table, plot]
+    if prose is not None and prose.recommendation:
+        parts.append(f"**Recommendation**: {prose.recommendation}")
+    return "\n\n".join(parts)
 
 
 def warnings(run: _Run) -> str | None:
@@ -321,9 +329,11 @@ def _system_clear(run: _Run) -> str:
     )
 
 
-def compose_report(run_dir: Path) -> str:
-    """The complete ``analysis.md`` text for ``run_dir`` (see the module docstring)."""
+def compose_report(run_dir: Path, prose: ReportProse | None = None) -> str:
+    """The complete ``analysis.md`` text for ``run_dir`` (see the module docstring); `prose`
+    (else the one saved with the run) replaces the summary paragraph code writes."""
     run = _Run(Path(run_dir))
+    prose = prose if prose is not None else read_prose(run.dir)
     findings = list(run.priority.get("findings") or [])
     compute = [(f, *_compute_pair(run, f)) for f in findings]
     fusion_file = run.findings_of(FUSION_KEY)
@@ -352,7 +362,8 @@ def compose_report(run_dir: Path) -> str:
         sys_cards.append(_card_text(card, n, icon, "system", null))
         sys_details.append(_detail_text(block, n, "system", f"{icon} P{n}: {card.title}"))
 
-    parts = [_title(run), executive_summary(run, (len(compute), len(fusion), len(system)))]
+    counts = (len(compute), len(fusion), len(system))
+    parts = [_title(run), executive_summary(run, counts, prose)]
     warn = warnings(run)
     if warn:
         parts.append(warn)
@@ -406,8 +417,11 @@ def appendix(run: _Run) -> str:
     )
 
 
-def write_report(run_dir: Path) -> Path:
-    """Compose and atomically write ``<run_dir>/analysis.md``; returns its path."""
+def write_report(run_dir: Path, prose: ReportProse | None = None) -> Path:
+    """Compose and atomically write ``<run_dir>/analysis.md`` (saving `prose`, when given, so
+    a later composition keeps it); returns its path."""
+    if prose is not None:
+        save_prose(Path(run_dir), prose)
     path = Path(run_dir) / REPORT_NAME
-    atomic_write_bytes(path, compose_report(Path(run_dir)).encode("utf-8"))
+    atomic_write_bytes(path, compose_report(Path(run_dir), prose).encode("utf-8"))
     return path

@@ -11,14 +11,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from rooflens.analyzers.findings.contract import DetailBlock, Findings, PItem, render_findings
+from rooflens.analyzers.findings.contract import (
+    DetailBlock,
+    Findings,
+    PItem,
+    Status,
+    no_findings,
+    render_findings,
+)
 from rooflens.analyzers.findings.drafts import draft_findings, findings_path, tier_for
 from rooflens.analyzers.findings.validate import Problem, validate_findings
 from rooflens.analyzers.report.write_csv import atomic_write_bytes
 
+SubmitStatus = Literal["findings", "nothing_to_report", "error"]
 # text that would let prose smuggle in structure the validators and the report read
 FORBIDDEN = ("<!--", "\n#", "\n|", "**Impact**")
 
@@ -26,28 +35,47 @@ FORBIDDEN = ("<!--", "\n#", "\n|", "**Impact**")
 class PItemProse(BaseModel):
     """The analyst's words for one P-item (`rank` as in the draft); unset fields keep the draft."""
 
-    rank: int = Field(ge=1)
-    title: str | None = None
-    insight: str | None = None
-    action: str | None = None
-    identification: str | None = None
-    reasoning: str | None = None
-    resolution: str | None = None
+    rank: int = Field(ge=1, description="the P-item's rank in the draft")
+    title: str | None = Field(default=None, description="a short title")
+    insight: str | None = Field(default=None, description="one sentence: what is wrong")
+    action: str | None = Field(default=None, description="one or two sentences: what to do")
+    identification: str | None = Field(
+        default=None, description="the operations, kernels and library involved"
+    )
+    reasoning: str | None = Field(
+        default=None, description="why it is slow, from what the trace shows"
+    )
+    resolution: str | None = Field(default=None, description="how to confirm the fix")
+    confidence_reason: str | None = Field(
+        default=None,
+        description="kernel fusion only: why the confidence level code assigned fits; the "
+        "level itself stays",
+    )
 
-    @field_validator("title", "insight", "action", "identification", "reasoning", "resolution")
+    @field_validator(
+        "title",
+        "insight",
+        "action",
+        "identification",
+        "reasoning",
+        "resolution",
+        "confidence_reason",
+    )
     @classmethod
     def _plain_prose(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        text = value.strip()
-        if not text:
-            raise ValueError("must not be empty; leave the field out to keep the draft's text")
-        if any(token in "\n" + text for token in FORBIDDEN):
-            raise ValueError(
-                "must be plain prose: no impact markers, headings, tables or **Impact** lines "
-                "(those come from the metrics)"
-            )
-        return text
+        return None if value is None else _plain(value, "the field")
+
+
+def _plain(value: str, what: str) -> str:
+    text = value.strip()
+    if not text:
+        raise ValueError(f"{what} must not be empty; leave it out to keep the draft's text")
+    if any(token in "\n" + text for token in FORBIDDEN):
+        raise ValueError(
+            f"{what} must be plain prose: no impact markers, headings, tables or **Impact** "
+            "lines (those come from the metrics)"
+        )
+    return text
 
 
 class SubmissionError(ValueError):
@@ -65,6 +93,14 @@ def _card(card: PItem, prose: PItemProse) -> PItem:
         fields["Insight"] = prose.insight
     if prose.action is not None:
         fields["Action"] = prose.action
+    if prose.confidence_reason is not None:
+        if "Confidence" not in fields:
+            raise SubmissionError(
+                f"P{card.number} has no confidence level (only kernel fusion items do); "
+                "leave confidence_reason out"
+            )
+        level = fields["Confidence"].split(" -- ")[0]
+        fields["Confidence"] = f"{level} -- {prose.confidence_reason}"
     return replace(card, title=prose.title or card.title, fields=tuple(fields.items()))
 
 
@@ -95,9 +131,52 @@ def apply_submission(draft: Findings, items: Sequence[PItemProse]) -> Findings:
     return replace(draft, cards=cards, details=details)
 
 
-def submit_structured(run_dir: Path, key: str, items: Sequence[PItemProse]) -> Path:
-    """Draft from the metrics, apply the prose, validate, and store the findings file."""
-    findings = apply_submission(draft_findings(run_dir, key), items)
+def _with_note(findings: Findings, note: str | None) -> Findings:
+    """The draft with its overview paragraph (after the title and status) replaced."""
+    if note is None:
+        return findings
+    title, status_line, *_ = findings.preamble.split("\n\n")
+    return replace(findings, preamble="\n\n".join([title, status_line, note]))
+
+
+def _status_file(draft: Findings, key: str, status: SubmitStatus, note: str | None) -> Findings:
+    title = f"{key} findings"
+    if status == "error":
+        if not note:
+            raise SubmissionError("status 'error' needs a note saying what failed")
+        return Findings(draft.tier, f"# {title}\n\n**Status**: {Status.ERROR}\n\nError: {note}")
+    if draft.cards:
+        raise SubmissionError(
+            f"the metrics of {key} hold {len(draft.cards)} finding(s) above the threshold; submit "
+            "prose for them with status 'findings' (drafted items cannot be dropped)"
+        )
+    return no_findings(draft.tier, title, note or "Nothing to report for this category.")
+
+
+def submit_structured(
+    run_dir: Path,
+    key: str,
+    items: Sequence[PItemProse],
+    *,
+    status: SubmitStatus = "findings",
+    note: str | None = None,
+) -> Path:
+    """Draft from the metrics, apply the prose (or the status), validate, and store the file.
+
+    `note` replaces the overview paragraph; with status "nothing_to_report" or "error" it is
+    the whole explanation, and items are not allowed."""
+    if note is not None:
+        try:
+            note = _plain(note, "note")
+        except ValueError as exc:
+            raise SubmissionError(str(exc)) from None
+    draft = draft_findings(run_dir, key)
+    if status == "findings":
+        findings = _with_note(apply_submission(draft, items), note)
+    elif items:
+        raise SubmissionError(f"status {status!r} takes a note, not items")
+    else:
+        findings = _status_file(draft, key, status, note)
     text = render_findings(findings)
     problems = validate_findings(text, tier_for(key))
     if problems:

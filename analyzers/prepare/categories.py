@@ -94,6 +94,28 @@ def normalise_category(value: Any) -> tuple[str, str]:
     return text.replace(" ", "_").replace("/", "_").lower(), text
 
 
+class CategoryLookupError(LookupError):
+    """A category name that is not one of the run's; the message lists the ones it has."""
+
+
+def _folded(name: str) -> str:
+    return name.strip().replace(" ", "_").replace("/", "_").lower()
+
+
+def find_category(given: str, categories: list[tuple[str, str]]) -> str:
+    """The key of the category named `given`, by key or display name in any case.
+
+    `categories` holds (key, display name) pairs; `conv_bwd`, `CONV_bwd` and `Conv_BWD` all
+    name the same one.
+    """
+    wanted = _folded(given)
+    for key, display in categories:
+        if wanted in (_folded(key), _folded(display)):
+            return key
+    known = ", ".join(key for key, _ in categories) or "none"
+    raise CategoryLookupError(f"{given!r} is not a category of this run; its categories: {known}")
+
+
 def skill_for(key: str) -> str:
     """The analyser skill for a manifest key (generic-op-analyzer when not catalogued)."""
     return SKILLS.get(key, GENERIC_SKILL)

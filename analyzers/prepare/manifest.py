@@ -144,6 +144,17 @@ class CategoryMetadata(_OmitNone):
     tier: Tier | None = None
 
 
+MANIFEST = f"{CATEGORY_DATA}/category_manifest.json"
+
+
+def read_manifest(run_dir: Path) -> Manifest | None:
+    """The run's manifest, or None before its category data is prepared."""
+    path = Path(run_dir) / MANIFEST
+    if not path.is_file():
+        return None
+    return Manifest.model_validate_json(path.read_bytes())
+
+
 def ops_csv_path(key: str) -> str:
     return f"{CATEGORY_DATA}/{key}_ops.csv"
 

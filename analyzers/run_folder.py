@@ -1,0 +1,227 @@
+"""A run folder: which trace it analyses, and which artifacts that run wrote.
+
+`run.json` is the run's record: its id, the trace's identity (name, size, mtime and SHA-256),
+the platform, the steps done, and the SHA-256 of every artifact the run wrote (its ledger).
+Every step ends by sealing the folder (`seal`): the ledger is brought up to date with what
+the step wrote. `verify` then finds any artifact the run did not write or that changed after
+(left by another trace's run, copied in, or half-written by a killed step), so a folder that
+mixes two runs never validates. The CLI builds a whole run in a staging folder beside its
+destination and swaps it into place at the end (`staged_output`), so a killed run leaves the
+previous folder whole, or none. See docs/run-folder.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from rooflens.analyzers.report.write_csv import atomic_write_bytes
+
+RUN_FILE = "run.json"
+STAGING_MARK = ".rooflens-staging-"
+OLD_MARK = ".rooflens-old-"
+# Signs of a run folder written before run.json existed (replaceable with --force).
+LEGACY_MARKERS = ("perf_report_csvs", "category_data", "analysis.md", "perf_report.xlsx")
+_CHUNK = 1 << 20
+
+
+class RunFolderError(Exception):
+    """A run folder cannot be used as asked; the message says what to do instead."""
+
+
+class TraceIdentity(BaseModel):
+    """What makes two traces the same file: content hash, with size and mtime for speed."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    size: int
+    mtime_ns: int
+    sha256: str
+
+    @classmethod
+    def of(cls, path: Path) -> TraceIdentity:
+        stat = path.stat()
+        return cls(
+            name=path.name, size=stat.st_size, mtime_ns=stat.st_mtime_ns, sha256=file_sha256(path)
+        )
+
+    def same_content(self, other: TraceIdentity) -> bool:
+        return self.size == other.size and self.sha256 == other.sha256
+
+
+class RunRecord(BaseModel):
+    """The content of `run.json`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    run_id: str
+    trace: TraceIdentity
+    trace_path: str = Field(description="absolute path of the trace when the run started")
+    platform: str | None = None
+    platform_file: str | None = None
+    captures: str | None = "auto"
+    owner: str | None = Field(default=None, description="MCP session that started the run")
+    created: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
+    steps: list[str] = Field(default_factory=list)
+    artifacts: dict[str, str] = Field(default_factory=dict, description="path -> SHA-256")
+
+
+def new_run_id() -> str:
+    """48 random bits: unguessable, and unique across processes and restarts in practice;
+    callers still allocate it with an exclusive create."""
+    return f"run-{secrets.token_hex(6)}"
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def read_record(folder: Path) -> RunRecord | None:
+    """The folder's record; None when it has none. A damaged record is a RunFolderError."""
+    path = folder / RUN_FILE
+    if not path.is_file():
+        return None
+    try:
+        return RunRecord.model_validate_json(path.read_bytes())
+    except (ValidationError, ValueError) as exc:
+        raise RunFolderError(
+            f"{path} is damaged ({type(exc).__name__}); analyse the trace again into a new folder"
+        ) from None
+
+
+def write_record(folder: Path, record: RunRecord) -> None:
+    text = record.model_dump_json(indent=2) + "\n"
+    atomic_write_bytes(folder / RUN_FILE, text.encode("utf-8"))
+
+
+def artifacts(folder: Path) -> Iterator[Path]:
+    """Every artifact file: all regular files but run.json and hidden (temporary) ones."""
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            if not name.startswith(".") and not (root == str(folder) and name == RUN_FILE):
+                yield Path(root) / name
+
+
+def seal(folder: Path, record: RunRecord, step: str | None = None) -> RunRecord:
+    """Record `step` as done and every artifact's hash in the ledger; write run.json."""
+    ledger = {p.relative_to(folder).as_posix(): file_sha256(p) for p in artifacts(folder)}
+    steps = record.steps if step is None or step in record.steps else [*record.steps, step]
+    sealed = record.model_copy(update={"artifacts": ledger, "steps": steps})
+    write_record(folder, sealed)
+    return sealed
+
+
+def verify(folder: Path) -> list[str]:
+    """Problems that show the folder is not one run's complete, unmodified output."""
+    try:
+        record = read_record(folder)
+    except RunFolderError as exc:
+        return [str(exc)]
+    if record is None:
+        return [
+            f"{RUN_FILE}: missing; this folder was not written by rooflens (or by an older "
+            "version): analyse the trace again"
+        ]
+    problems = []
+    seen = set()
+    for path in artifacts(folder):
+        rel = path.relative_to(folder).as_posix()
+        seen.add(rel)
+        expected = record.artifacts.get(rel)
+        if expected is None:
+            problems.append(f"{rel}: not written by run {record.run_id} of {record.trace.name}")
+        elif file_sha256(path) != expected:
+            problems.append(f"{rel}: changed after run {record.run_id} wrote it")
+    for rel in sorted(set(record.artifacts) - seen):
+        problems.append(f"{rel}: written by run {record.run_id} but now missing")
+    return problems
+
+
+@dataclass(frozen=True)
+class Occupant:
+    """What an output folder holds now."""
+
+    record: RunRecord | None
+    legacy: bool  # a run folder without run.json
+    empty: bool
+
+
+def occupant(folder: Path) -> Occupant:
+    if not folder.exists():
+        return Occupant(None, legacy=False, empty=True)
+    if not folder.is_dir():
+        raise RunFolderError(f"{folder} is a file, not a folder; choose a folder for the run")
+    record = read_record(folder)
+    names = {p.name for p in folder.iterdir()}
+    legacy = record is None and bool(names & set(LEGACY_MARKERS))
+    return Occupant(record, legacy=legacy, empty=not names)
+
+
+def check_destination(folder: Path, trace: TraceIdentity, *, force: bool) -> None:
+    """Refuse to put a run where it would mix with, or silently destroy, something else.
+
+    An empty or missing folder, or a run of the same trace, may be replaced; another
+    trace's run only with `force`; a folder holding anything else never.
+    """
+    found = occupant(folder)
+    if found.empty:
+        return
+    if found.record is not None and found.record.trace.same_content(trace):
+        return
+    if found.record is None and not found.legacy:
+        raise RunFolderError(
+            f"{folder} already holds files that are not a rooflens run; choose an empty or new "
+            "folder for --out"
+        )
+    if not force:
+        other = found.record.trace.name if found.record else "another trace (older version)"
+        raise RunFolderError(
+            f"{folder} already holds the run of {other}; choose another --out folder, or pass "
+            "--force to replace that run"
+        )
+
+
+@contextmanager
+def staged_output(folder: Path) -> Iterator[Path]:
+    """A fresh staging folder beside `folder`; on success it replaces `folder` in one rename
+    (two when an earlier run is there). On failure the staging folder is removed."""
+    folder = folder.absolute()
+    parent = folder.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    _sweep(parent, folder.name)
+    staging = parent / f".{folder.name}{STAGING_MARK}{secrets.token_hex(4)}"
+    staging.mkdir()
+    try:
+        yield staging
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    if folder.exists():
+        old = parent / f".{folder.name}{OLD_MARK}{secrets.token_hex(4)}"
+        folder.rename(old)
+        staging.rename(folder)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        staging.rename(folder)
+
+
+def _sweep(parent: Path, name: str) -> None:
+    """Remove what killed runs for the same destination left beside it."""
+    for mark in (STAGING_MARK, OLD_MARK):
+        for leftover in parent.glob(f".{name}{mark}*"):
+            shutil.rmtree(leftover, ignore_errors=True)

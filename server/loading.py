@@ -1,0 +1,116 @@
+"""Starting a run from a trace, or finding the caller's earlier run of the same inputs, and
+rebuilding a run's engine data after eviction or a restart. Plain functions: the tools call
+them on a worker thread."""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rooflens.analyzers.perf.platform_choice import choose_platform
+from rooflens.analyzers.perf.platforms import get_platform, load_platform_file
+from rooflens.analyzers.report.build import build_report
+from rooflens.analyzers.report.files import write_report
+from rooflens.analyzers.run_folder import TraceIdentity
+from rooflens.analyzers.trace.errors import TraceError
+from rooflens.analyzers.trace.health import TraceHealth, assess
+from rooflens.analyzers.trace.open_trace import AUTO, open_trace
+from rooflens.server.paths import PathRefused
+from rooflens.server.runs import LOADED, EngineData, Run, record_fields
+from rooflens.server.state import AppState
+
+
+@dataclass(frozen=True)
+class LoadRequest:
+    """What load_trace and run_full_analysis were asked for (paths as the caller gave them)."""
+
+    path: str
+    platform: str | None = None
+    platform_file: str | None = None
+    capture_folder: str | None = None
+    output_dir: str | None = None
+    fresh: bool = False
+
+
+@dataclass
+class Loaded:
+    run: Run
+    data: EngineData
+    health: TraceHealth
+    reused: bool
+    platform_source: str
+
+
+def regular_file(path: Path) -> Path:
+    """Refuse anything but a regular file before it is read (a FIFO would block forever)."""
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise TraceError(
+            path, "is not a regular file (a folder, pipe or device)", "Pass the trace file itself"
+        )
+    return path
+
+
+def load_run(st: AppState, req: LoadRequest, owner: str | None) -> Loaded:
+    """The caller's earlier run of the same trace and options, else a new run whose perf
+    report is written into a new folder (under `output_dir`, else the workspace)."""
+    if req.platform and req.platform_file:
+        raise PathRefused("pass either platform or platform_file, not both")
+    trace = regular_file(st.policy.resolve(req.path, must_exist=True))
+    pfile = st.policy.resolve(req.platform_file, must_exist=True) if req.platform_file else None
+    captures = AUTO
+    if req.capture_folder:
+        captures = str(st.policy.resolve(req.capture_folder, must_exist=True))
+    if req.platform:
+        get_platform(req.platform)  # an unknown name fails before the trace is read
+    out_parent = (
+        st.policy.resolve(req.output_dir, must_exist=False, for_write=True)
+        if req.output_dir
+        else st.runs.workspace_dir()
+    )
+    fields = record_fields(trace, TraceIdentity.of(trace), req.platform, pfile, captures)
+    if not req.fresh and (earlier := st.runs.find_same(fields, owner)) is not None:
+        data = engine_data(st, earlier)
+        return Loaded(earlier, data, assess(data.model), True, "the earlier run's platform")
+    model = open_trace(trace, captures=captures, allow=st.policy.contains)
+    health = assess(model)
+    chosen, source = choose_platform(req.platform, pfile, health.gpu)
+    report = build_report(model, chosen)
+    fields["platform"] = chosen.name if chosen else None
+    run = st.runs.create(out_parent, fields, owner, requested=req.platform)
+    write_report(report, st.policy.folder_without_links(run.folder), trace.name, health.gpu.model)
+    run.mark(LOADED)
+    data = EngineData(model, report, chosen)
+    st.runs.keep(run.id, data)
+    return Loaded(run, data, health, False, source)
+
+
+def engine_data(st: AppState, run: Run) -> EngineData:
+    """The run's engine data; rebuilt from its trace (re-checked) after eviction or restart."""
+    data = st.runs.engine.get(run.id)
+    if data is None:
+        data = _rebuild(st, run)
+    st.runs.keep(run.id, data)
+    return data
+
+
+def _rebuild(st: AppState, run: Run) -> EngineData:
+    record = run.record
+    trace = regular_file(st.policy.recheck(Path(record.trace_path), "trace"))
+    if not TraceIdentity.of(trace).same_content(record.trace):
+        raise PathRefused(
+            f"the trace of {run.id} ({trace.name}) has changed since the run started; call "
+            "load_trace again to analyse the new content"
+        )
+    platform: Any = None
+    if record.platform_file:
+        platform = load_platform_file(st.policy.recheck(Path(record.platform_file), "platform"))
+    elif record.platform:
+        platform = get_platform(record.platform)
+    captures = record.captures
+    if captures not in (None, AUTO):
+        captures = str(st.policy.recheck(Path(captures), "capture folder"))
+    model = open_trace(trace, captures=captures, allow=st.policy.contains)
+    return EngineData(model, build_report(model, platform), platform)

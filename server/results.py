@@ -1,0 +1,224 @@
+"""The tools' results: small pydantic models (the `outputSchema`), with rooflens:// URIs for
+the big artifacts instead of their content."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from rooflens.analyzers.findings.model_info import ModelIdentification
+from rooflens.analyzers.perf.platforms import PlatformSummary
+
+
+class PlatformList(BaseModel):
+    platforms: list[PlatformSummary]
+
+
+class HealthNote(BaseModel):
+    code: str
+    severity: str
+    message: str
+
+
+class GpuRow(BaseModel):
+    type: str
+    time_ms: float
+    percent: float
+
+
+class LoadResult(BaseModel):
+    run_id: str
+    reused: bool = Field(
+        description="true: an earlier run of the same trace and options was returned (pass "
+        "fresh=true to load_trace for a new one)"
+    )
+    platform: str | None = Field(description="platform scored against; null = no roofline")
+    platform_source: str
+    gpu: str
+    gpu_utilisation: list[GpuRow]
+    health_warnings: list[HealthNote]
+    roofline_coverage_percent: float | None
+    notes: list[str]
+    output_dir: str
+    resources: list[str] = Field(description="rooflens:// URIs of the run's big artifacts")
+    next_step: str = "prepare_category_data(run_id)"
+
+
+class CategorySummary(BaseModel):
+    name: str = Field(description="category key, as the other tools take it")
+    display_name: str
+    tier: str
+    ops_count: int
+    gpu_kernel_time_ms: float | None
+    analysable: bool = Field(description="run_category_analysis accepts this category")
+
+
+class PrepareResult(BaseModel):
+    run_id: str
+    categories: list[CategorySummary]
+    gpu_idle_percent: float
+    resources: list[str]
+    next_step: str = (
+        "run_category_analysis(run_id, category) for each analysable category, system ones "
+        "(cpu_idle, multi_kernel, kernel_fusion) first"
+    )
+
+
+class FindingBrief(BaseModel):
+    rank: int | None
+    title: str
+    impact_mid_percent: float | None = Field(
+        description="estimated saving, % of end-to-end GPU time (null: not quantifiable)"
+    )
+
+
+class AnalysisResult(BaseModel):
+    run_id: str
+    category: str
+    status: str
+    findings: list[FindingBrief]
+    resources: list[str]
+    next_step: str = "draft_findings(run_id, category)"
+
+
+class DraftItem(BaseModel):
+    rank: int
+    title: str
+    insight: str
+    action: str
+    confidence: str | None = Field(default=None, description="kernel fusion only, set by code")
+    impact: str | None = Field(description="the impact line, from code")
+
+
+class DraftResult(BaseModel):
+    run_id: str
+    category: str
+    status: str
+    items: list[DraftItem]
+    has_more: bool = Field(description="more items than fit; read the findings resource")
+    resources: list[str]
+    next_step: str = (
+        "submit_findings(run_id, category, items=[{rank, title, insight, action, "
+        "identification, reasoning, resolution}]) to write the prose; or keep the draft"
+    )
+
+
+class ProblemModel(BaseModel):
+    rule: str
+    line: int | None
+    message: str
+
+
+class SubmitResult(BaseModel):
+    run_id: str
+    category: str
+    status: str
+    items_written: int
+    resource: str
+
+
+class ValidationResult(BaseModel):
+    run_id: str
+    target: str
+    valid: bool
+    problems: list[ProblemModel]
+    has_more: bool = False
+
+
+class PriorityRow(BaseModel):
+    rank: int
+    category: str
+    display_name: str
+    impact_score: float | None = Field(description="estimated saving, % of end-to-end GPU time")
+
+
+class AggregateResult(BaseModel):
+    run_id: str
+    baseline_ms: float | None
+    priorities: list[PriorityRow]
+    failed_categories: list[str]
+    resources: list[str]
+
+
+class RunCheck(BaseModel):
+    name: str
+    status: str
+    messages: list[str]
+
+
+class RunValidationResult(BaseModel):
+    run_id: str
+    passed: bool
+    checks: list[RunCheck]
+
+
+class ReportResult(BaseModel):
+    run_id: str
+    model: str | None
+    plot_drawn: bool
+    valid: bool
+    problems: list[ProblemModel]
+    resources: list[str]
+
+
+class TableInfo(BaseModel):
+    name: str
+    rows: int
+    columns: list[str]
+    resource: str
+
+
+class TableList(BaseModel):
+    run_id: str
+    tables: list[TableInfo]
+
+
+class OperationsPage(BaseModel):
+    run_id: str
+    total: int = Field(description="rows matching the filter")
+    offset: int
+    columns: list[str]
+    rows: list[dict[str, Any]]
+    has_more: bool
+    next_offset: int | None
+
+
+class OperationBrief(BaseModel):
+    name: str
+    calls: int
+    kernel_time_ms: float
+    input_types: Any
+    input_dims: Any
+
+
+class ModelIdentificationData(BaseModel):
+    run_id: str
+    identification: ModelIdentification
+    nn_modules: list[str]
+    nn_modules_total: int
+    operations: list[OperationBrief] = Field(
+        description="the operations with the most kernel time, with input types and shapes"
+    )
+
+
+class PlotOutcome(BaseModel):
+    run_id: str
+    drawn: bool
+    reason: str | None
+    categories_drawn: list[str]
+    resource: str | None
+
+
+class FullAnalysisResult(BaseModel):
+    run_id: str
+    reused: bool
+    platform: str | None
+    categories: list[str]
+    failed: list[str]
+    priorities: list[PriorityRow]
+    report_valid: bool
+    resources: list[str]
+
+
+SubmitStatus = Literal["findings", "nothing_to_report", "error"]

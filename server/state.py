@@ -1,0 +1,59 @@
+"""What a server is configured with, and what its lifespan holds while it runs."""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rooflens.server.paths import PathPolicy
+from rooflens.server.runs import RunStore
+
+DEFAULT_MAX_RESULT_BYTES = 16_384
+WORKSPACE_NAME = "rooflens_runs"
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """`serve`'s options. A workspace defaults to `rooflens_runs/` in the first allowed
+    directory; under HTTP each session sees only its own runs unless `shared_workspace`."""
+
+    allowed_dirs: list[Path]
+    workspace: Path | None = None
+    shared_workspace: bool = False
+    http: bool = False
+    max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES
+
+    def __post_init__(self) -> None:
+        if self.max_result_bytes < 4096:
+            raise ValueError("the result size limit must be at least 4096 bytes")
+
+
+@dataclass
+class AppState:
+    """What the lifespan yields to every handler."""
+
+    config: ServerConfig
+    policy: PathPolicy
+    runs: RunStore
+    # logging/setLevel per connection (legacy protocol era); weak so closed sessions go
+    log_levels: weakref.WeakKeyDictionary[Any, str] = field(
+        default_factory=weakref.WeakKeyDictionary
+    )
+
+    @classmethod
+    def build(cls, config: ServerConfig) -> AppState:
+        policy = PathPolicy(config.allowed_dirs)
+        workspace = config.workspace or policy.allowed[0] / WORKSPACE_NAME
+        return cls(config, policy, RunStore(policy, Path(workspace)))
+
+    @property
+    def isolate(self) -> bool:
+        """Whether runs are private to the HTTP session that started them."""
+        return self.config.http and not self.config.shared_workspace
+
+    @property
+    def payload_budget(self) -> int:
+        """Bytes a tool's structured result may take: the text copy doubles it on the wire."""
+        return self.config.max_result_bytes // 2 - 512

@@ -1,0 +1,12 @@
+"""The MCP tools, one module per workflow step; `register` adds them all."""
+
+from __future__ import annotations
+
+from mcp.server import MCPServer
+
+from rooflens.server.tools import categories, findings, full, load, query, report
+
+
+def register(mcp: MCPServer) -> None:
+    for module in (load, categories, findings, report, query, full):
+        module.register(mcp)

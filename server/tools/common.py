@@ -1,0 +1,170 @@
+"""What every tool module shares: annotations, argument types, the run and category
+resolvers, and the call into the engine off the event loop.
+
+Tools are thin: arguments are checked here (unknown ones refused, names checked against the
+run before they touch a path), the engine does the work on a worker thread, and anything
+the model can fix comes back as a `ToolError` that says what to do next.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
+
+import anyio.to_thread
+from mcp.server.mcpserver import Context, Resolve
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from rooflens.analyzers.perf.categories import CategoryFileError
+from rooflens.analyzers.perf.platforms import PlatformFileError, UnknownPlatform
+from rooflens.analyzers.prepare.categories import CategoryLookupError, find_category
+from rooflens.analyzers.prepare.manifest import read_manifest
+from rooflens.analyzers.run_folder import RunFolderError
+from rooflens.analyzers.trace.errors import TraceError
+from rooflens.server.paths import PathRefused
+from rooflens.server.runs import Run, RunNotFound, StepMissing
+from rooflens.server.state import AppState
+
+T = TypeVar("T")
+Ctx = Context[AppState]
+
+READ_ONLY = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+# writes or rewrites one run's artifacts; the same call again gives the same files
+WRITES_RUN = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+
+RunIdArg = Annotated[
+    str, Field(description="The run id load_trace returned (like run-3f9a1c2b7d4e).")
+]
+CategoryArg = Annotated[
+    str,
+    Field(
+        description="A category of the run, by key or display name, any case (gemm, GEMM, "
+        "conv_bwd, CONV_bwd, cpu_idle, kernel_fusion). prepare_category_data lists them."
+    ),
+]
+PathArg = Annotated[
+    str,
+    Field(
+        description="Path of a .json or .json.gz PyTorch profiler trace inside the allowed "
+        "directories (relative paths start from the first allowed directory)."
+    ),
+]
+PlatformArg = Annotated[
+    str | None,
+    Field(
+        description="Catalogue platform name (list_platforms), e.g. H100 or MI300X; omit to "
+        "use the one the trace suggests."
+    ),
+]
+PlatformFileArg = Annotated[
+    str | None,
+    Field(description="A platform JSON file (ours or TraceLens's) instead of `platform`."),
+]
+CaptureFolderArg = Annotated[
+    str | None,
+    Field(
+        description="Folder of graph-capture traces for a CUDA/HIP-graph replay; omit to use "
+        "a capture_traces/ folder beside the trace when there is one."
+    ),
+]
+LimitArg = Annotated[int, Field(ge=1, le=200, description="At most this many rows.")]
+OffsetArg = Annotated[int, Field(ge=0, description="Rows to skip (for the next page).")]
+
+# engine errors a model or user can act on -> what to do next
+NEXT_STEP: dict[type[Exception], str] = {
+    TraceError: "pass a PyTorch profiler trace (.json or .json.gz)",
+    PathRefused: "pass a path inside the allowed directories",
+    UnknownPlatform: "call list_platforms for the known names, or pass platform_file",
+    PlatformFileError: "fix the platform file or pass a catalogue platform name",
+    CategoryFileError: "fix the categories file",
+    RunFolderError: "start a new run with load_trace",
+    CategoryLookupError: "",
+    StepMissing: "",
+    RunNotFound: "",
+}
+
+
+def app_state(ctx: Context) -> AppState:
+    return ctx.request_context.lifespan_context
+
+
+def as_tool_error(exc: Exception) -> ToolError:
+    hint = next((h for t, h in NEXT_STEP.items() if isinstance(exc, t)), "")
+    return ToolError(f"{exc}; {hint}" if hint else str(exc))
+
+
+async def engine(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Run `fn` on a worker thread; errors with a next step become ToolErrors."""
+    try:
+        return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
+    except ToolError:
+        raise
+    except tuple(NEXT_STEP) as exc:
+        raise as_tool_error(exc) from exc
+
+
+def owner(ctx: Context) -> str | None:
+    """Who a run belongs to: the HTTP session id when runs are private to sessions."""
+    if not app_state(ctx).isolate:
+        return None
+    headers = ctx.headers or {}
+    return headers.get("mcp-session-id")
+
+
+async def refuse_unknown_arguments(ctx: Ctx) -> None:
+    """Every tool declares `strict: Strict`: an argument the tool does not take is refused
+    with the list of the ones it does, instead of being silently dropped."""
+    params = ctx.request_context.params or {}
+    name, given = params.get("name"), params.get("arguments") or {}
+    tool = next((t for t in await ctx.mcp_server.list_tools() if t.name == name), None)
+    if tool is None or not isinstance(given, dict):
+        return
+    valid = sorted((tool.input_schema or {}).get("properties", {}))
+    unknown = sorted(set(given) - set(valid))
+    if unknown:
+        raise ToolError(
+            f"{name} has no argument {', '.join(map(repr, unknown))}; its arguments are: "
+            f"{', '.join(valid) or 'none'}"
+        )
+
+
+Strict = Annotated[None, Resolve(refuse_unknown_arguments)]
+
+
+async def open_run(run_id: str, ctx: Ctx, strict: Strict) -> Run:
+    """The run named by `run_id`, if this caller may use it; its paths checked again."""
+    st = app_state(ctx)
+    return await engine(st.runs.get, run_id, owner(ctx), st.isolate)
+
+
+RunDep = Annotated[Run, Resolve(open_run)]
+
+
+def run_categories(run: Run) -> list[tuple[str, str]]:
+    """(key, display name) of the run's categories; the run must be prepared."""
+    manifest = read_manifest(run.folder)
+    if manifest is None:
+        raise StepMissing(
+            f"run {run.id} has no categories yet; call prepare_category_data(run_id={run.id!r}) "
+            "first"
+        )
+    return [(c.name, c.display_name) for c in manifest.categories]
+
+
+async def category_key(run: RunDep, category: str) -> str:
+    """The key of the run's category named `category` (key or display name, any case)."""
+    categories = await engine(run_categories, run)
+    try:
+        return find_category(category, categories)
+    except CategoryLookupError as exc:
+        raise as_tool_error(exc) from exc
+
+
+CategoryDep = Annotated[str, Resolve(category_key)]

@@ -1,0 +1,214 @@
+"""Findings per category (draft, submit, validate) and the priorities across categories."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from mcp.server import MCPServer
+from pydantic import Field
+
+from rooflens.analyzers.findings import priorities, submission
+from rooflens.analyzers.findings.contract import Findings
+from rooflens.analyzers.findings.drafts import draft_findings, findings_path, tier_for, write_draft
+from rooflens.analyzers.findings.validate import validate_findings_file
+from rooflens.analyzers.findings.validate_run import validate_run as check_run
+from rooflens.analyzers.run_folder import verify
+from rooflens.server import results as r
+from rooflens.server.bounded import fit
+from rooflens.server.runs import AGGREGATED, PREPARED, Run, StepMissing
+from rooflens.server.state import AppState
+from rooflens.server.tools.common import (
+    READ_ONLY,
+    WRITES_RUN,
+    CategoryArg,
+    CategoryDep,
+    Ctx,
+    RunDep,
+    RunIdArg,
+    app_state,
+    engine,
+)
+
+ItemsArg = Annotated[
+    list[submission.PItemProse],
+    Field(
+        description="Your prose per drafted P-item, by rank (draft_findings lists them); a "
+        "field left out keeps the draft's text. Empty for nothing_to_report and error."
+    ),
+]
+StatusArg = Annotated[
+    r.SubmitStatus,
+    Field(
+        description="findings: prose for the drafted items; nothing_to_report: the category "
+        "has no finding (refused if the metrics hold some); error: its analysis failed."
+    ),
+]
+NoteArg = Annotated[
+    str | None,
+    Field(
+        description="Plain prose that replaces the overview paragraph: the one-line reason "
+        "for nothing_to_report, the error text for error, or your overview of the findings."
+    ),
+]
+
+
+def require_analysed(run: Run, key: str) -> None:
+    if not run.analysed(key):
+        raise StepMissing(
+            f"{key} of run {run.id} has not been analysed yet; call run_category_analysis("
+            f"run_id={run.id!r}, category={key!r}) first"
+        )
+
+
+def draft_items(found: Findings) -> list[r.DraftItem]:
+    items = []
+    for card in found.cards:
+        fields = dict(card.fields)
+        items.append(
+            r.DraftItem(
+                rank=card.number,
+                title=card.title,
+                insight=fields.get("Insight", ""),
+                action=fields.get("Action", ""),
+                confidence=fields.get("Confidence"),
+                impact=card.impact_text,
+            )
+        )
+    return items
+
+
+def draft(st: AppState, run: Run, key: str) -> r.DraftResult:
+    require_analysed(run, key)
+    write_draft(st.policy.folder_without_links(run.folder), key)
+    run.mark()
+    found = draft_findings(run.folder, key)
+    base = r.DraftResult(
+        run_id=run.id,
+        category=key,
+        status=str(found.status),
+        items=[],
+        has_more=False,
+        resources=[f"rooflens://runs/{run.id}/findings/{key}", "rooflens://contract/findings"],
+    )
+    items, more = fit(base, "items", draft_items(found), st.payload_budget)
+    return base.model_copy(update={"items": items, "has_more": more})
+
+
+def submit(
+    st: AppState,
+    run: Run,
+    key: str,
+    items: list[submission.PItemProse],
+    status: r.SubmitStatus,
+    note: str | None,
+) -> r.SubmitResult:
+    require_analysed(run, key)
+    folder = st.policy.folder_without_links(run.folder)
+    submission.submit_structured(folder, key, items, status=status, note=note)
+    run.mark()
+    return r.SubmitResult(
+        run_id=run.id,
+        category=key,
+        status=status,
+        items_written=len(items),
+        resource=f"rooflens://runs/{run.id}/findings/{key}",
+    )
+
+
+def check_findings(st: AppState, run: Run, key: str) -> r.ValidationResult:
+    path = findings_path(run.folder, key)
+    if not path.is_file():
+        raise StepMissing(f"{key} of run {run.id} has no findings yet; call draft_findings first")
+    found = validate_findings_file(path, tier_for(key))
+    return validation(st, run.id, f"findings/{key}", found)
+
+
+def validation(st: AppState, run_id: str, target: str, found: list) -> r.ValidationResult:
+    problems = [r.ProblemModel(rule=p.rule, line=p.line, message=p.message) for p in found]
+    base = r.ValidationResult(run_id=run_id, target=target, valid=not found, problems=[])
+    shown, more = fit(base, "problems", problems, st.payload_budget)
+    return base.model_copy(update={"problems": shown, "has_more": more})
+
+
+def aggregate(st: AppState, run: Run) -> r.AggregateResult:
+    run.require(PREPARED, "prepare_category_data")
+    if not any(step.startswith("analysed:") for step in run.steps):
+        raise StepMissing(
+            f"no category of run {run.id} is analysed yet; call run_category_analysis first"
+        )
+    data = priorities.generate_priority_data(run.folder)
+    priorities.write_priority_data(st.policy.folder_without_links(run.folder), data)
+    run.mark(AGGREGATED)
+    rows = [
+        r.PriorityRow(
+            rank=p.rank,
+            category=p.category,
+            display_name=p.display_name,
+            impact_score=p.impact_score,
+        )
+        for p in data.priorities
+    ]
+    return r.AggregateResult(
+        run_id=run.id,
+        baseline_ms=data.baseline_ms,
+        priorities=rows,
+        failed_categories=[
+            f"{f.category}: {f.status} ({f.message})" for f in data.failed_categories
+        ],
+        resources=[f"rooflens://runs/{run.id}/priorities"],
+    )
+
+
+def check_run_folder(st: AppState, run: Run) -> r.RunValidationResult:
+    run.require(AGGREGATED, "aggregate_findings")
+    found = check_run(run.folder)
+    checks = [r.RunCheck(name=n, status=str(c.status), messages=c.messages[:5]) for n, c in found]
+    mixed = verify(run.folder)
+    checks.append(
+        r.RunCheck(name="artifacts", status="FAIL" if mixed else "PASS", messages=mixed[:5])
+    )
+    return r.RunValidationResult(run_id=run.id, passed=found.passed and not mixed, checks=checks)
+
+
+def register(mcp: MCPServer) -> None:
+    @mcp.tool(name="draft_findings", title="Draft findings", annotations=WRITES_RUN)
+    async def draft_findings_tool(
+        run_id: RunIdArg, category: CategoryArg, ctx: Ctx, run: RunDep, key: CategoryDep
+    ) -> r.DraftResult:
+        """Write a complete, valid findings file for an analysed category from its metrics,
+        and return its items (rank, title, insight, action, impact). Rewrite the words with
+        submit_findings; the numbers stay."""
+        return await engine(draft, app_state(ctx), run, key)
+
+    @mcp.tool(title="Submit findings", annotations=WRITES_RUN)
+    async def submit_findings(
+        run_id: RunIdArg,
+        category: CategoryArg,
+        ctx: Ctx,
+        run: RunDep,
+        key: CategoryDep,
+        status: StatusArg = "findings",
+        items: ItemsArg = [],  # noqa: B006 - pydantic copies defaults
+        note: NoteArg = None,
+    ) -> r.SubmitResult:
+        """Write the category's findings with your prose over the draft's numbers (or the
+        status nothing_to_report / error with a note). Refused unless the result validates."""
+        return await engine(submit, app_state(ctx), run, key, items, status, note)
+
+    @mcp.tool(title="Validate findings", annotations=READ_ONLY)
+    async def validate_findings(
+        run_id: RunIdArg, category: CategoryArg, ctx: Ctx, run: RunDep, key: CategoryDep
+    ) -> r.ValidationResult:
+        """Check a category's findings file against the findings contract (rules F and M);
+        each problem names its rule, line and fix."""
+        return await engine(check_findings, app_state(ctx), run, key)
+
+    @mcp.tool(title="Aggregate findings", annotations=WRITES_RUN)
+    async def aggregate_findings(run_id: RunIdArg, ctx: Ctx, run: RunDep) -> r.AggregateResult:
+        """Rank the analysed categories by estimated saving and write priority_data.json."""
+        return await engine(aggregate, app_state(ctx), run)
+
+    @mcp.tool(title="Validate run", annotations=READ_ONLY)
+    async def validate_run(run_id: RunIdArg, ctx: Ctx, run: RunDep) -> r.RunValidationResult:
+        """Cross-check the run's time, coverage, priority and efficiency figures."""
+        return await engine(check_run_folder, app_state(ctx), run)

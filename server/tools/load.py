@@ -1,0 +1,131 @@
+"""The first steps: the platform catalogue, a trace's health, and starting a run."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from mcp.server import MCPServer
+from pydantic import Field
+
+from rooflens.analyzers.perf.platforms import platform_table
+from rooflens.analyzers.report.files import roofline_coverage
+from rooflens.analyzers.trace.inspect import Inspection
+from rooflens.analyzers.trace.inspect import inspect_trace as engine_inspect
+from rooflens.analyzers.trace.open_trace import AUTO
+from rooflens.server import results as r
+from rooflens.server.loading import Loaded, LoadRequest, load_run, regular_file
+from rooflens.server.notify import log_to_client, runs_changed
+from rooflens.server.tools.common import (
+    READ_ONLY,
+    WRITES_RUN,
+    CaptureFolderArg,
+    Ctx,
+    PathArg,
+    PlatformArg,
+    PlatformFileArg,
+    Strict,
+    app_state,
+    engine,
+    owner,
+)
+
+MAX_WARNINGS = 12
+MAX_NOTES = 6
+OutputDirArg = Annotated[
+    str | None,
+    Field(
+        description="Folder (inside the allowed directories) in which the run's own folder "
+        "<output_dir>/<run_id> is created; omit to use the server's workspace."
+    ),
+]
+FreshArg = Annotated[
+    bool,
+    Field(
+        description="Start a new run even when this trace was already loaded with the same "
+        "options (by default that earlier run is returned)."
+    ),
+]
+
+
+def run_resources(run_id: str) -> list[str]:
+    base = f"rooflens://runs/{run_id}"
+    return [f"{base}/tables", f"{base}/tables/unified_perf_summary", f"{base}/workbook"]
+
+
+def load_result(loaded: Loaded) -> r.LoadResult:
+    run, data, health = loaded.run, loaded.data, loaded.health
+    coverage = roofline_coverage(data.report)
+    return r.LoadResult(
+        run_id=run.id,
+        reused=loaded.reused,
+        platform=run.platform,
+        platform_source=loaded.platform_source,
+        gpu=health.gpu.model,
+        gpu_utilisation=[
+            r.GpuRow(type=row["type"], time_ms=row["time ms"], percent=row["percent"])
+            for row in data.report.timeline.pooled.rows()
+        ],
+        health_warnings=[
+            r.HealthNote(code=w.code, severity=str(w.severity), message=w.message)
+            for w in health.warnings[:MAX_WARNINGS]
+        ],
+        roofline_coverage_percent=None if coverage is None else round(coverage * 100, 2),
+        notes=list(data.report.notes)[:MAX_NOTES],
+        output_dir=str(run.folder),
+        resources=run_resources(run.id),
+    )
+
+
+def register(mcp: MCPServer) -> None:
+    @mcp.tool(title="List platforms", annotations=READ_ONLY)
+    async def list_platforms(strict: Strict) -> r.PlatformList:
+        """The GPU platforms of the catalogue, with the roofline figures each one uses."""
+        return r.PlatformList(platforms=platform_table())
+
+    @mcp.tool(title="Inspect a trace", annotations=READ_ONLY)
+    async def inspect_trace(
+        path: PathArg,
+        ctx: Ctx,
+        strict: Strict,
+        capture_folder: CaptureFolderArg = None,
+        include_unlinked: Annotated[
+            bool, Field(description="Also count GPU events whose launch is not in the trace.")
+        ] = False,
+    ) -> Inspection:
+        """A trace's health (GPU, what was recorded, what is missing and how to profile
+        again) and GPU timeline, without starting a run. Writes nothing."""
+        policy = app_state(ctx).policy
+
+        def inspect() -> Inspection:
+            trace = regular_file(policy.resolve(path, must_exist=True))
+            captures = (
+                str(policy.resolve(capture_folder, must_exist=True)) if capture_folder else AUTO
+            )
+            return engine_inspect(
+                trace, include_unlinked=include_unlinked, captures=captures, allow=policy.contains
+            )
+
+        return await engine(inspect)
+
+    @mcp.tool(title="Load a trace", annotations=WRITES_RUN)
+    async def load_trace(
+        path: PathArg,
+        ctx: Ctx,
+        strict: Strict,
+        platform: PlatformArg = None,
+        platform_file: PlatformFileArg = None,
+        capture_folder: CaptureFolderArg = None,
+        output_dir: OutputDirArg = None,
+        fresh: FreshArg = False,
+    ) -> r.LoadResult:
+        """Start a run: read the trace and write its perf report (CSV tables and workbook).
+        Loading the same trace with the same options again returns the same run.
+        Next: prepare_category_data(run_id)."""
+        request = LoadRequest(path, platform, platform_file, capture_folder, output_dir, fresh)
+        await ctx.report_progress(0, 1, "reading the trace and building the perf report")
+        loaded = await engine(load_run, app_state(ctx), request, owner(ctx))
+        await ctx.report_progress(1, 1, "perf report written")
+        if not loaded.reused:
+            await runs_changed(ctx)
+            await log_to_client(ctx, "info", f"{loaded.run.id}: perf report of {path} written")
+        return load_result(loaded)

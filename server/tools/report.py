@@ -1,0 +1,214 @@
+"""The model behind the trace, the plot, and the report."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import pandas as pd
+from mcp.server import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
+
+from rooflens.analyzers.findings.model_info import ModelIdentification, write_model_identification
+from rooflens.analyzers.findings.plot import PNG_NAME, render_plot
+from rooflens.analyzers.findings.report import write_report
+from rooflens.analyzers.findings.report_prose import ReportProse
+from rooflens.analyzers.findings.validate_report import validate_report as check_report
+from rooflens.analyzers.report.write_csv import atomic_write_bytes
+from rooflens.server import results as r
+from rooflens.server.bounded import fit
+from rooflens.server.loading import engine_data
+from rooflens.server.runs import AGGREGATED, LOADED, REPORTED, Run
+from rooflens.server.state import AppState
+from rooflens.server.tools.common import READ_ONLY, WRITES_RUN, Ctx, RunDep, RunIdArg, app_state
+from rooflens.server.tools.common import engine as run_engine
+from rooflens.server.tools.findings import validation
+
+MODULES_SHOWN = 60
+TOP_OPERATIONS = 20
+KERNEL_US = "Kernel Time (µs)_sum"
+
+TitleArg = Annotated[
+    str | None,
+    Field(
+        description="Plot title, e.g. 'Qwen1.5-0.5B on MI300X - Performance Breakdown'; "
+        "omit for '<model> on <platform> - Performance Breakdown'."
+    ),
+]
+SummaryArg = Annotated[
+    str | None,
+    Field(
+        description="Your executive summary: two or three plain sentences on where the "
+        "time goes and the top opportunities, from the ranked priorities (no numbers of "
+        "your own). Omit to keep the summary code writes."
+    ),
+]
+RecommendationArg = Annotated[
+    str | None,
+    Field(description="One or two plain sentences: the change to make first, and why."),
+]
+
+
+def _cell(value: object) -> object:
+    """A table cell as plain JSON: JSON text parsed, NaN as null."""
+    if isinstance(value, str) and value[:1] in "[{":
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    if isinstance(value, float) and value != value:
+        return None
+    return value
+
+
+def top_operations(st: AppState, run: Run) -> list[r.OperationBrief]:
+    table = engine_data(st, run).report.sheets.get("unified_perf_summary")
+    if table is None or KERNEL_US not in table:
+        return []
+    top = table.sort_values(KERNEL_US, ascending=False, kind="stable").head(TOP_OPERATIONS)
+    return [
+        r.OperationBrief(
+            name=str(row["name"]),
+            calls=int(row.get("operation_count") or 0),
+            kernel_time_ms=round(float(row[KERNEL_US]) / 1000, 4),
+            input_types=_cell(row.get("Input type")),
+            input_dims=_cell(row.get("Input Dims")),
+        )
+        for _, row in top.iterrows()
+        if pd.notna(row[KERNEL_US])
+    ]
+
+
+def identify(st: AppState, run: Run) -> r.ModelIdentificationData:
+    run.require(LOADED, "load_trace")
+    found = write_model_identification(st.policy.folder_without_links(run.folder))
+    if found is None:
+        raise ToolError("the run has no operator table (a GPU-only trace): nothing to identify")
+    run.mark()
+    modules = (run.folder / "metadata" / "nn_modules.txt").read_text(encoding="utf-8").split()
+    base = r.ModelIdentificationData(
+        run_id=run.id,
+        identification=found,
+        nn_modules=modules[:MODULES_SHOWN],
+        nn_modules_total=len(modules),
+        operations=[],
+    )
+    ops, _ = fit(base, "operations", top_operations(st, run), st.payload_budget)
+    return base.model_copy(update={"operations": ops})
+
+
+def submit_identity(st: AppState, run: Run, info: ModelIdentification) -> ModelIdentification:
+    run.require(LOADED, "load_trace")
+    folder = st.policy.folder_without_links(run.folder)
+    text = json.dumps(info.model_dump(exclude_defaults=True), indent=2) + "\n"
+    atomic_write_bytes(folder / "model_info.json", text.encode("utf-8"))
+    found = write_model_identification(folder)
+    run.mark()
+    return found if found is not None else info
+
+
+def default_title(run: Run, identity: ModelIdentification | None) -> str:
+    name = identity.model if identity else "Unidentified model"
+    return f"{name} on {run.platform} - Performance Breakdown"
+
+
+def plot(st: AppState, run: Run, title: str | None) -> r.PlotOutcome:
+    run.require(AGGREGATED, "aggregate_findings")
+    folder = st.policy.folder_without_links(run.folder)
+    result = render_plot(folder, title or default_title(run, write_model_identification(folder)))
+    run.mark()
+    return r.PlotOutcome(
+        run_id=run.id,
+        drawn=result.drawn,
+        reason=result.reason,
+        categories_drawn=list(result.categories_drawn),
+        resource=f"rooflens://runs/{run.id}/plot" if result.drawn else None,
+    )
+
+
+def compose(st: AppState, run: Run, prose: ReportProse | None) -> r.ReportResult:
+    """The report; the plot is drawn only when the model has not drawn one (its title stays)."""
+    run.require(AGGREGATED, "aggregate_findings")
+    folder = st.policy.folder_without_links(run.folder)
+    identity = write_model_identification(folder)
+    if not (folder / PNG_NAME).is_file():
+        render_plot(folder, default_title(run, identity))
+    write_report(folder, prose)
+    run.mark(REPORTED)
+    found = check_report(folder)
+    problems = [r.ProblemModel(rule=p.rule, line=p.line, message=p.message) for p in found]
+    base = r.ReportResult(
+        run_id=run.id,
+        model=identity.model if identity else None,
+        plot_drawn=(folder / PNG_NAME).is_file(),
+        valid=not found,
+        problems=[],
+        resources=[f"rooflens://runs/{run.id}/{k}" for k in ("report", "plot", "priorities")],
+    )
+    shown, _ = fit(base, "problems", problems, st.payload_budget)
+    return base.model_copy(update={"problems": shown})
+
+
+def check(st: AppState, run: Run) -> r.ValidationResult:
+    run.require(REPORTED, "compose_report")
+    return validation(st, run.id, "analysis.md", check_report(run.folder))
+
+
+def register(mcp: MCPServer) -> None:
+    @mcp.tool(title="Model identification data", annotations=WRITES_RUN)
+    async def get_model_identification_data(
+        run_id: RunIdArg, ctx: Ctx, run: RunDep
+    ) -> r.ModelIdentificationData:
+        """What the trace says about the model: module names, the operations with the most
+        kernel time (input types and shapes) and code's guess of family, scale, precision."""
+        return await run_engine(identify, app_state(ctx), run)
+
+    @mcp.tool(title="Submit model info", annotations=WRITES_RUN)
+    async def submit_model_info(
+        run_id: RunIdArg,
+        info: Annotated[
+            ModelIdentification,
+            Field(
+                description="model, architecture, scale, precision ('Cannot be inferred "
+                "from trace' when unsure); your values override code's guess"
+            ),
+        ],
+        ctx: Ctx,
+        run: RunDep,
+    ) -> ModelIdentification:
+        """Record the model's identity as you judge it."""
+        return await run_engine(submit_identity, app_state(ctx), run, info)
+
+    @mcp.tool(title="Render performance plot", annotations=WRITES_RUN)
+    async def render_performance_plot(
+        run_id: RunIdArg, ctx: Ctx, run: RunDep, title: TitleArg = None
+    ) -> r.PlotOutcome:
+        """Draw GPU time per category and the estimated savings (perf_improvement.png);
+        compose_report keeps this plot."""
+        return await run_engine(plot, app_state(ctx), run, title)
+
+    @mcp.tool(title="Compose report", annotations=WRITES_RUN)
+    async def compose_report(
+        run_id: RunIdArg,
+        ctx: Ctx,
+        run: RunDep,
+        executive_summary: SummaryArg = None,
+        recommendation: RecommendationArg = None,
+    ) -> r.ReportResult:
+        """Write analysis.md: your summary and recommendation, and code's cards, tables,
+        impact markers and plot. Returns the report's validation problems."""
+        try:
+            prose = (
+                ReportProse(summary=executive_summary, recommendation=recommendation)
+                if executive_summary is not None or recommendation is not None
+                else None
+            )
+        except ValueError as exc:
+            raise ToolError(f"{exc}; rewrite it as plain sentences") from None
+        return await run_engine(compose, app_state(ctx), run, prose)
+
+    @mcp.tool(title="Validate report", annotations=READ_ONLY)
+    async def validate_report(run_id: RunIdArg, ctx: Ctx, run: RunDep) -> r.ValidationResult:
+        """Check the composed analysis.md against the report rules."""
+        return await run_engine(check, app_state(ctx), run)
