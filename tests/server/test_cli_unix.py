@@ -140,9 +140,12 @@ def test_analyze_and_validate_json(trace, tmp_path, capsys) -> None:
         (["report", "{trace}", "--platform", "NOPE", "--out", "{tmp}/o"], "NOPE"),
         (["report", "{trace}", "--out", "{trace}"], "is a file, not a folder"),
         (["validate", "{tmp}"], "is not a run folder"),
+        (["validate", "{tmp}/report"], "holds a perf report only"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(trace, tmp_path, capsys, argv, message) -> None:
+    assert main(["report", str(trace), "--out", str(tmp_path / "report")]) == 0
+    capsys.readouterr()
     argv = [a.format(tmp=tmp_path, trace=trace) for a in argv]
     assert main(argv) == 2
     err = capsys.readouterr().err
