@@ -61,7 +61,7 @@ _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 EXCEL_CELL_CHARS = 32_767
 
 
-def cell_text(text: str) -> str:
+def xlsx_text(text: str) -> str:
     """Text a worksheet can hold: forbidden characters become U+FFFD, overlong text is cut.
 
     Operator and kernel names come from the trace, and a trace can hold any character.
@@ -78,7 +78,7 @@ def _plain(value: Any) -> Any:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return None  # an empty cell: Excel has no NaN or infinity
     if isinstance(value, str):
-        return cell_text(value)
+        return xlsx_text(value)
     return value
 
 
@@ -132,7 +132,7 @@ def add_summary_sheet(
     """The first sheet: what was analysed, where GPU time went, the top operations."""
     ws = wb.active
     ws.title = "summary"
-    ws["A1"] = cell_text(title)
+    ws["A1"] = xlsx_text(title)
     ws["A1"].font = TITLE_FONT
     widths: dict[int, float] = {}
 

@@ -112,9 +112,10 @@ def explain_at(
     at_byte = f"at byte {at}{where}"
     for literal in _LITERALS:
         if here.startswith(literal):
-            sign = "-" if at and raw[at - 1 : at] == b"-" else ""
+            signed = at > 0 and raw[at - 1 : at] == b"-"
+            where_literal = f"at byte {at - 1}{where}" if signed else at_byte
             return (
-                f"{sign}{literal.decode()} is not valid JSON ({at_byte})",
+                f"{'-' if signed else ''}{literal.decode()} is not valid JSON ({where_literal})",
                 "The exporter wrote a non-finite number; write null instead (Python: "
                 "json.dump(..., allow_nan=False) finds them) and export again",
             )

@@ -29,7 +29,8 @@ DEFAULT_MAX_TRACE_MB = 4096.0
 MIB = 2**20
 SUFFIXES = (".json", ".json.gz")
 GZIP_MAGIC = b"\x1f\x8b"
-_CHUNK = 1 << 24  # compressed bytes inflated per step
+_CHUNK = 1 << 20  # bytes read per step (a read allocates its full size up front)
+_STEP = 1 << 26  # most text one inflate call may return: bounds the temporary copy
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
 
 
@@ -151,20 +152,26 @@ def _inflate(path: Path, f: BufferedReader, limit: int) -> bytearray:
     """Gunzip every member of the stream into one buffer, stopping past `limit` bytes.
 
     Output never exceeds the limit by more than one byte: each step asks zlib for at most
-    what is left. One growing bytearray (no join at the end) keeps the peak at ~1x the text.
+    what is left. One growing bytearray (no join at the end) keeps the peak at ~1x the text,
+    plus one step's output.
     """
     out = bytearray()
     inflater = zlib.decompressobj(wbits=31)
     data = f.read(_CHUNK)
-    while data:
+    while data or not inflater.eof:
+        step = min(limit + 1 - len(out), _STEP)
         try:
-            out += inflater.decompress(data, limit + 1 - len(out))
+            part = inflater.decompress(data, step)
         except zlib.error as exc:
             raise TraceError(path, f"corrupt gzip data ({exc})", "Re-export the trace") from None
+        out += part
         if len(out) > limit:
             raise _too_big(path, "its JSON inflates past the {limit}; decompression stopped", limit)
         if not inflater.eof:
-            data = inflater.unconsumed_tail or f.read(_CHUNK)
+            # capped output may leave more inside zlib even with all input consumed
+            data = inflater.unconsumed_tail or (b"" if len(part) == step else f.read(_CHUNK))
+            if not data and len(part) < step:
+                break  # the file ended inside the stream
             continue
         data = inflater.unused_data or f.read(_CHUNK)  # another member may follow
         if len(data) < len(GZIP_MAGIC):
@@ -172,7 +179,7 @@ def _inflate(path: Path, f: BufferedReader, limit: int) -> bytearray:
         if data.startswith(GZIP_MAGIC):
             inflater = zlib.decompressobj(wbits=31)
         elif _only_padding(data, f):
-            data = b""
+            break
         else:
             raise TraceError(
                 path, "has data after the end of its gzip stream", "Re-export the trace"

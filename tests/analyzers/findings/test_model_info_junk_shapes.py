@@ -1,0 +1,41 @@
+"""Model identification reads shapes a trace may have filled with junk: unknown, not a crash."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+from rooflens.analyzers.findings.model_info import model_identification
+
+BF16 = "c10::BFloat16"
+COLUMNS = ["name", "Input type", "Input Dims", "operation_count", "call_stack_full"]
+
+
+def _write(run: Path, rows: list[tuple[str, list, object, str]]) -> Path:
+    path = run / "perf_report_csvs" / "unified_perf_summary.csv"
+    path.parent.mkdir(parents=True)
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(COLUMNS)
+        for name, types, dims, count in rows:
+            writer.writerow([name, json.dumps(types), json.dumps(dims), count, "[]"])
+    return run
+
+
+def test_non_numeric_sizes_cast_no_vote(tmp_path):
+    run = _write(
+        tmp_path,
+        [
+            ("aten::mm", [BF16, BF16], [[8, 1024], [1024, 4096]], "1"),
+            ("aten::mm", [BF16, BF16], [[8, "2048"], ["a", [2]]], "5"),
+            ("aten::mm", [BF16, BF16], [[8, 3.5], [True, -4]], "5"),
+            ("aten::mm", [BF16, BF16], "not a list", "5"),
+            ("aten::embedding", [BF16, "long int"], [["50000", 512], [4]], "1"),
+            ("aten::embedding", [BF16, "long int"], [[30522, 512], [4]], "inf"),
+        ],
+    )
+    info = model_identification(run)
+    assert info.hidden_size == 1024  # 1024 and 4096 tie at one vote; junk added none
+    assert info.vocab_size == 30522  # the text "50000" is not a size
+    assert info.precision == "bf16"
