@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
 import uvicorn
 
@@ -21,11 +22,12 @@ from rooflens.server.http_app import (
     build_http_app,
 )
 from rooflens.server.http_auth import TOKEN_ENV, TokenConfigError, read_token
-from rooflens.server.paths import PathPolicy
+from rooflens.server.paths import BroadRoot, PathPolicy, PathRefused
+from rooflens.server.state import DEFAULT_MAX_RESULT_BYTES, WORKSPACE_NAME
 
 LOCALHOST = "127.0.0.1"
 EXIT_BAD_INPUT = 2
-_HTTP_ONLY = ("allowed_host", "allowed_origin", "cors_origin")
+_HTTP_ONLY = ("allowed_host", "allowed_origin", "cors_origin", "shared_workspace")
 
 
 def add_serve_parser(commands: argparse._SubParsersAction) -> None:
@@ -37,6 +39,27 @@ def add_serve_parser(commands: argparse._SubParsersAction) -> None:
         "the current folder when none is given).",
     )
     serve.add_argument("--allow-dir", action="append", default=[], help="an allowed directory")
+    serve.add_argument(
+        "--allow-broad",
+        action="store_true",
+        help="allow the current folder even when it is / or your home folder",
+    )
+    serve.add_argument(
+        "--workspace",
+        help="folder for run folders and the run index, inside an allowed directory "
+        f"(default: {WORKSPACE_NAME}/ in the first allowed directory)",
+    )
+    serve.add_argument(
+        "--shared-workspace",
+        action="store_true",
+        help="with --http, every session sees every run (default: only its own)",
+    )
+    serve.add_argument(
+        "--max-result-kb",
+        type=int,
+        default=DEFAULT_MAX_RESULT_BYTES // 1024,
+        help="size limit of one tool result in KiB (default 16)",
+    )
     serve.add_argument(
         "--http", action="store_true", help=f"streamable HTTP at {MCP_PATH} instead of stdio"
     )
@@ -80,8 +103,20 @@ def run_serve(args: argparse.Namespace) -> int:
         given = [f"--{name.replace('_', '-')}" for name in _HTTP_ONLY if getattr(args, name)]
         if given:
             return _fail(f"{given[0]} applies to HTTP only: add --http")
-    policy = PathPolicy.from_env_and_args(args.allow_dir)
-    server = build_server(ServerConfig(allowed_dirs=list(policy.allowed)))
+    try:
+        policy = PathPolicy.from_env_and_args(args.allow_dir, broad=args.allow_broad)
+        config = ServerConfig(
+            allowed_dirs=list(policy.allowed),
+            workspace=Path(args.workspace).expanduser() if args.workspace else None,
+            shared_workspace=args.shared_workspace,
+            http=args.http,
+            max_result_bytes=args.max_result_kb * 1024,
+        )
+        if config.workspace is not None:
+            policy.resolve(config.workspace, must_exist=False, for_write=True)
+        server = build_server(config)
+    except (BroadRoot, PathRefused, ValueError) as exc:
+        return _fail(str(exc))
     if not args.http:
         server.run()
         return 0
