@@ -4,8 +4,8 @@ A prompt told the model to pass `comparison_scope` (no tool took it) and to subm
 and a note (submit_findings had no such fields): the model's calls were refused or silently
 dropped. Here each paragraph or list item that calls a tool is read, and every backticked
 name in it must be that tool's, one of its arguments (nested item fields included), one of
-its result fields or enumerated values, a category key, or a key of the JSON documents a run
-writes (what the prompt tells the model to read alongside).
+its result fields or enumerated values, a category key, or (where the paragraph also names a
+rooflens:// resource to read) a key of the JSON documents a run writes.
 """
 
 from __future__ import annotations
@@ -104,7 +104,9 @@ async def test_every_name_in_a_tool_call_exists_in_the_schemas(served) -> None:
             calls += len(called)
             unknown_tools = [t for t in called if t not in tools]
             problems += [f"{prompt}: no tool {t!r}" for t in unknown_tools]
-            vocab = set(tools) | set(SKILLS) | documents | set(EXAMPLES.values())
+            vocab = set(tools) | set(SKILLS) | set(EXAMPLES.values())
+            if "rooflens://" in chunk:  # it also tells the model to read a run's document
+                vocab |= documents
             for name in called:
                 if name in tools:
                     vocab |= schema_words(tools[name].input_schema)
