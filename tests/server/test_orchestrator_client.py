@@ -123,6 +123,8 @@ async def orchestrate(model: Recorder, trace: Path) -> str:
     }
     await model.tool("submit_model_info", run_id=run_id, info=info)
     await model.tool("render_performance_plot", run_id=run_id, title=f"Sample step on {platform}")
+    plot = Path(loaded["output_dir"]) / "perf_improvement.png"
+    drawn = plot.read_bytes()
     assert aggregated["priorities"]
     composed = await model.tool(
         "compose_report", run_id=run_id, executive_summary=SUMMARY, recommendation=RECOMMENDATION
