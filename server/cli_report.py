@@ -1,13 +1,22 @@
-"""`rooflens report` and `rooflens platforms`."""
+"""`rooflens report`, `rooflens analyze` and `rooflens platforms`.
+
+A run never mixes with another: the destination is checked before the trace is parsed
+(`check_destination`), every artifact is written into a staging folder beside `--out`, each
+step seals the ledger in `run.json`, and the finished folder is swapped into place
+(`staged_output`). A failed or interrupted run leaves the earlier folder whole.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
-from rooflens.analyzers.categories.run import analyze_run
+from pydantic import BaseModel
+
+from rooflens.analyzers.categories.run import analysis_order, analyze
 from rooflens.analyzers.findings.drafts import write_draft
 from rooflens.analyzers.findings.model_info import write_model_identification
 from rooflens.analyzers.findings.plot import render_plot
@@ -15,80 +24,245 @@ from rooflens.analyzers.findings.priorities import generate_priority_data, write
 from rooflens.analyzers.findings.report import write_report as write_analysis
 from rooflens.analyzers.perf.categories import CategoryFileError, load_table
 from rooflens.analyzers.perf.platform_choice import choose_platform
-from rooflens.analyzers.perf.platforms import PlatformFileError, UnknownPlatform, platform_table
+from rooflens.analyzers.perf.platforms import (
+    Platform,
+    PlatformFileError,
+    UnknownPlatform,
+    get_platform,
+    load_platform_file,
+    platform_table,
+)
 from rooflens.analyzers.prepare.run import prepare_run
 from rooflens.analyzers.report.build import build_report
 from rooflens.analyzers.report.files import roofline_coverage, write_report
+from rooflens.analyzers.run_folder import (
+    RUN_FILE,
+    RunFolderError,
+    RunRecord,
+    TraceIdentity,
+    check_destination,
+    new_run_id,
+    read_record,
+    seal,
+    staged_output,
+)
 from rooflens.analyzers.trace.errors import TraceError
-from rooflens.analyzers.trace.health import assess
-from rooflens.analyzers.trace.open_trace import AUTO, open_trace
+from rooflens.analyzers.trace.health import TraceHealth, assess
+from rooflens.analyzers.trace.model import TraceModel
+from rooflens.analyzers.trace.open_trace import open_trace
+from rooflens.server.cli_common import EXIT_OK, capture_choice, fail, print_json
+from rooflens.server.cli_progress import Progress
+from rooflens.server.loading import regular_file
+from rooflens.server.runs import LOADED, PREPARED, REPORTED, record_fields
 
-EXIT_OK = 0
-EXIT_BAD_INPUT = 2
+ANALYSED = "analysed"
+BAD_INPUT = (TraceError, PlatformFileError, UnknownPlatform, CategoryFileError, RunFolderError)
 
 
-def capture_choice(args: argparse.Namespace) -> str | None:
-    """`open_trace`'s `captures` argument from --capture-folder / --no-captures."""
-    if args.no_captures:
-        return None
-    return args.capture_folder or AUTO
+class CategoryOutcome(BaseModel):
+    name: str
+    status: str
+    findings: int
+    findings_file: str
+
+
+class Outcome(BaseModel):
+    """What a `report`/`analyze` run wrote: the `--json` document and the text summary's data.
+    Paths are relative to `out` unless absolute."""
+
+    command: str
+    out: str
+    run_id: str
+    trace: str
+    trace_sha256: str
+    replaced_run: str | None = None
+    platform: str | None
+    platform_source: str
+    roofline_coverage_percent: float | None
+    notes: list[str]
+    tables: list[str]
+    workbook: str
+    steps: list[str] = []
+    prepared_categories: list[str] = []
+    categories: list[CategoryOutcome] = []
+    priorities: list[dict[str, Any]] = []
+    model: dict[str, Any] | None = None
+    plot: str | None = None
+    plot_reason: str | None = None
+    report: str | None = None
+    artifacts: list[str] = []
 
 
 def run_report(args: argparse.Namespace, *, prepare: bool = False, analyse: bool = False) -> int:
+    """Check, read, build in a staging folder, swap into `--out`; then print the outcome."""
+    progress = Progress()
+    trace, out = Path(args.trace), Path(args.out)
     try:
         categories = load_table(args.categories)
-        model = open_trace(args.trace, captures=capture_choice(args))
-        health = assess(model)
+        if args.platform:
+            get_platform(args.platform)  # a bad name or file fails before the trace is read
+        if args.platform_file:
+            load_platform_file(args.platform_file)
+        with progress.step("checking the trace and the output folder"):
+            identity = _identity(trace)
+            check_destination(out, identity, force=args.force)
+            earlier = read_record(out) if out.is_dir() else None
+        with progress.step("reading the trace"):
+            model = open_trace(trace, captures=capture_choice(args))
+            health = assess(model)
         platform, source = choose_platform(args.platform, args.platform_file, health.gpu)
-    except (TraceError, PlatformFileError, UnknownPlatform, CategoryFileError) as exc:
-        print(f"rooflens: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+    except BAD_INPUT as exc:
+        return fail(str(exc))
+    except OSError as exc:
+        return fail(str(exc))
     if prepare and platform is None:
-        print(
-            f"rooflens: category data needs a platform and {source}; pass --platform NAME "
-            "(see `rooflens platforms`) or --platform-file PATH",
-            file=sys.stderr,
+        return fail(
+            f"category data needs a platform and {source}; pass --platform NAME "
+            "(see `rooflens platforms`) or --platform-file PATH"
         )
-        return EXIT_BAD_INPUT
-    report = build_report(model, platform, categories=categories)
-    files = write_report(report, Path(args.out), Path(args.trace).name, health.gpu.model)
-    print(f"Scored against {source}.")
-    coverage = roofline_coverage(report)
-    if coverage is not None:
-        print(f"Kernel time with a roofline: {coverage * 100:.1f} %")
-    print(f"Wrote {len(files.csvs)} tables to {files.csv_folder}/ and {files.xlsx}")
-    for note in report.notes:
-        print(f"Note: {note}")
-    if prepare and platform is not None:
-        manifest = prepare_run(model, report, platform, Path(args.out), str(args.trace))
-        names = ", ".join(c.name for c in manifest.categories)
-        print(
-            f"Prepared {len(manifest.categories)} categories in {args.out}/category_data/: {names}"
-        )
-    if prepare and analyse:
-        for result in analyze_run(Path(args.out)):
-            found = f", {result.findings} findings" if result.findings else ""
-            draft = write_draft(Path(args.out), result.key)
-            print(f"  {result.key}: {result.status}{found} -> {draft.relative_to(args.out)}")
-        priorities = generate_priority_data(Path(args.out))
-        write_priority_data(Path(args.out), priorities)
-        print("Priorities (estimated saving, % of end-to-end GPU time):")
-        for row in priorities.priorities:
-            score = row.impact_score
-            shown = "no estimate" if score is None else f"{score:.2f} %"
-            print(f"  {row.rank}. {row.display_name}: {shown}")
-        identity = write_model_identification(Path(args.out))
-        model_name = identity.model if identity else "Unidentified model"
-        plot = render_plot(
-            Path(args.out), f"{model_name} on {platform.name} — Performance Breakdown"
-        )
-        if identity is None:
-            print("Model: not identified (the trace records no operators)")
-        else:
-            print(f"Model: {identity.model} ({identity.scale}, {identity.precision})")
-        print(f"Plot: {plot.path}" if plot.path else f"No plot: {plot.reason}")
-        print(f"Report: {write_analysis(Path(args.out))}")
+    pfile = Path(args.platform_file).absolute() if args.platform_file else None
+    name = platform.name if platform else None
+    fields = record_fields(trace.absolute(), identity, name, pfile, capture_choice(args))
+    record = RunRecord(run_id=new_run_id(), **fields)
+    run = _Run(args, record, model, health, platform, source, progress)
+    try:
+        with staged_output(out) as stage:
+            outcome = run.build(stage, categories, prepare=prepare, analyse=analyse)
+    except OSError as exc:
+        return fail(f"cannot write the run into {out}: {exc}")
+    outcome.replaced_run = earlier.run_id if earlier else None
+    if args.json:
+        print_json(outcome.model_dump(mode="json"))
+    else:
+        print_outcome(outcome, sys.stdout)
     return EXIT_OK
+
+
+def _identity(trace: Path) -> TraceIdentity:
+    """The trace's size and hash; a missing or unreadable file is a TraceError."""
+    try:
+        return TraceIdentity.of(regular_file(trace))
+    except OSError as exc:
+        raise TraceError(trace, (exc.strerror or str(exc)).lower()) from None
+
+
+@dataclass
+class _Run:
+    """The steps of one CLI run inside its staging folder; each seals the ledger."""
+
+    args: argparse.Namespace
+    record: RunRecord
+    model: TraceModel
+    health: TraceHealth
+    platform: Platform | None
+    source: str
+    progress: Progress
+
+    def seal(self, stage: Path, step: str) -> None:
+        self.record = seal(stage, self.record, step)
+
+    def build(self, stage: Path, categories, *, prepare: bool, analyse: bool) -> Outcome:
+        step = self.progress.step
+        with step("building the perf report"):
+            report = build_report(self.model, self.platform, categories=categories)
+        with step("writing the tables and the workbook"):
+            files = write_report(report, stage, Path(self.args.trace).name, self.health.gpu.model)
+        self.seal(stage, LOADED)
+        coverage = roofline_coverage(report)
+        outcome = Outcome(
+            command="analyze" if prepare else "report",
+            out=str(Path(self.args.out).absolute()),
+            run_id=self.record.run_id,
+            trace=self.record.trace_path,
+            trace_sha256=self.record.trace.sha256,
+            platform=self.record.platform,
+            platform_source=self.source,
+            roofline_coverage_percent=None if coverage is None else round(coverage * 100, 2),
+            notes=list(report.notes),
+            tables=[p.relative_to(stage).as_posix() for p in files.csvs],
+            workbook=files.xlsx.relative_to(stage).as_posix(),
+        )
+        if prepare:
+            with step("preparing the category data"):
+                manifest = prepare_run(
+                    self.model,
+                    report,
+                    self.platform,
+                    stage,
+                    str(self.args.trace),
+                    recorded_dir=Path(self.args.out),
+                )
+            self.seal(stage, PREPARED)
+            outcome.prepared_categories = [c.name for c in manifest.categories]
+        if prepare and analyse:
+            self._analyse(stage, outcome)
+        outcome.steps = list(self.record.steps)
+        outcome.artifacts = [RUN_FILE, *self.record.artifacts]
+        return outcome
+
+    def _analyse(self, stage: Path, outcome: Outcome) -> None:
+        step = self.progress.step
+        for key in analysis_order(stage):
+            with step(f"analysing {key}"):
+                result = analyze(stage, key)
+                draft = write_draft(stage, key).relative_to(stage).as_posix()
+            outcome.categories.append(
+                CategoryOutcome(
+                    name=key, status=result.status, findings=result.findings, findings_file=draft
+                )
+            )
+        self.seal(stage, ANALYSED)
+        with step("ranking the priorities"):
+            priorities = generate_priority_data(stage)
+            write_priority_data(stage, priorities)
+        outcome.priorities = [p.model_dump(mode="json") for p in priorities.priorities]
+        with step("identifying the model and drawing the plot"):
+            identity = write_model_identification(stage)
+            name = identity.model if identity else "Unidentified model"
+            title = f"{name} on {self.platform.name} — Performance Breakdown"
+            plot = render_plot(stage, title)
+        outcome.model = identity.model_dump(mode="json") if identity else None
+        outcome.plot = plot.path.relative_to(stage).as_posix() if plot.path else None
+        outcome.plot_reason = plot.reason
+        with step("composing the report"):
+            outcome.report = write_analysis(stage).relative_to(stage).as_posix()
+        self.seal(stage, REPORTED)
+
+
+def print_outcome(o: Outcome, out: TextIO) -> None:
+    """The text summary of a run, with paths inside the final folder."""
+    where = Path(o.out)
+    out.write(f"Scored against {o.platform_source}.\n")
+    if o.roofline_coverage_percent is not None:
+        out.write(f"Kernel time with a roofline: {o.roofline_coverage_percent:.1f} %\n")
+    out.write(
+        f"Wrote {len(o.tables)} tables to {where / 'perf_report_csvs'}/ and {where / o.workbook}\n"
+    )
+    for note in o.notes:
+        out.write(f"Note: {note}\n")
+    if PREPARED in o.steps:
+        names = o.prepared_categories
+        out.write(
+            f"Prepared {len(names)} categories in {where / 'category_data'}/: {', '.join(names)}\n"
+        )
+    for c in o.categories:
+        found = f", {c.findings} findings" if c.findings else ""
+        out.write(f"  {c.name}: {c.status}{found} -> {c.findings_file}\n")
+    if REPORTED in o.steps:
+        out.write("Priorities (estimated saving, % of end-to-end GPU time):\n")
+        for row in o.priorities:
+            score = row.get("impact_score")
+            shown = "no estimate" if score is None else f"{score:.2f} %"
+            out.write(f"  {row['rank']}. {row['display_name']}: {shown}\n")
+        if o.model is None:
+            out.write("Model: not identified (the trace records no operators)\n")
+        else:
+            m = o.model
+            out.write(f"Model: {m['model']} ({m['scale']}, {m['precision']})\n")
+        out.write(f"Plot: {where / o.plot}\n" if o.plot else f"No plot: {o.plot_reason}\n")
+        out.write(f"Report: {where / (o.report or '')}\n")
+    replaced = f" (replaced run {o.replaced_run})" if o.replaced_run else ""
+    out.write(f"Run {o.run_id}: {where / RUN_FILE}{replaced}\n")
 
 
 def list_platforms(out: TextIO) -> int:

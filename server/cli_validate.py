@@ -1,4 +1,8 @@
-"""`rooflens validate DIR`: every validator over a run folder; exit 0 only when all pass."""
+"""`rooflens validate DIR`: every validator over a run folder; exit 0 only when all pass.
+
+The folder must first be one run's complete, unmodified output (`verify` against the ledger
+in run.json): artifacts of two traces, or files changed after the run, never validate.
+"""
 
 from __future__ import annotations
 
@@ -10,10 +14,9 @@ from rooflens.analyzers.findings.drafts import tier_for
 from rooflens.analyzers.findings.validate import validate_findings_file
 from rooflens.analyzers.findings.validate_report import validate_report
 from rooflens.analyzers.findings.validate_run import validate_run
+from rooflens.analyzers.run_folder import RunFolderError, read_record, verify
+from rooflens.server.cli_common import EXIT_OK, EXIT_PROBLEMS, fail, print_json
 
-EXIT_OK = 0
-EXIT_PROBLEMS = 1
-EXIT_BAD_INPUT = 2
 FINDINGS_FOLDERS = ("system_findings", "category_findings")
 
 
@@ -29,25 +32,40 @@ def findings_problems(run_dir: Path) -> list[str]:
     return out
 
 
-def run_validate(run_dir: str, out: TextIO | None = None) -> int:
+def run_validate(run_dir: str, out: TextIO | None = None, *, as_json: bool = False) -> int:
     out = out or sys.stdout
     folder = Path(run_dir)
     if not (folder / "category_data" / "category_manifest.json").is_file():
-        print(
-            f"rooflens: {folder} is not a run folder (no category_data/category_manifest.json); "
-            "create one with `rooflens analyze TRACE --out DIR`",
-            file=sys.stderr,
+        return fail(
+            f"{folder} is not a run folder (no category_data/category_manifest.json); "
+            "create one with `rooflens analyze TRACE --out DIR`"
         )
-        return EXIT_BAD_INPUT
-    problems = findings_problems(folder)
+    problems = verify(folder)
+    problems += findings_problems(folder)
     if (folder / "analysis.md").is_file():
-        problems += [str(p) for p in validate_report(folder)]
+        problems += [f"analysis.md: {p}" for p in validate_report(folder)]
     else:
         problems.append("analysis.md: missing; `rooflens analyze` writes it")
     run = validate_run(folder)
+    passed = not problems and run.passed
+    if as_json:
+        try:
+            record = read_record(folder)
+        except RunFolderError:
+            record = None
+        print_json(
+            {
+                "run": str(folder.absolute()),
+                "valid": passed,
+                "run_id": record.run_id if record else None,
+                "trace": record.trace.model_dump(mode="json") if record else None,
+                "problems": problems,
+                "checks": run.model_dump(mode="json"),
+            }
+        )
+        return EXIT_OK if passed else EXIT_PROBLEMS
     for line in problems:
         out.write(f"{line}\n")
     out.write(run.summary() + "\n")
-    passed = not problems and run.passed
     out.write("All checks passed.\n" if passed else "Some checks failed (see above).\n")
     return EXIT_OK if passed else EXIT_PROBLEMS

@@ -2,7 +2,9 @@
 
 With no trace, a sample trace (one training step of a tiny transformer on an MI300X) is written
 into a new `rooflens_demo/` folder. The server runs as a stdio subprocess allowed only that
-folder, and every step is a tool call, exactly as an agent would make them.
+folder (its runs go to `rooflens_runs/` there), and every step is a tool call, exactly as an
+agent would make them. Where an agent would write prose, the demo writes a plain summary from
+the ranked priorities, to show which part of the report is the model's.
 """
 
 from __future__ import annotations
@@ -10,16 +12,20 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
 import anyio
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
 from rooflens.analyzers.trace.synthetic import write_sample_trace
+from rooflens.server.cli_common import EXIT_OK, EXIT_PROBLEMS, fail
 
 DEMO_FOLDER = "rooflens_demo"
 SAMPLE_NAME = "sample_step.json.gz"
+SERVER_LOG = "rooflens_server.log"  # the server's stderr, kept out of the demo's output
 SYSTEM_FIRST = ("cpu_idle", "multi_kernel", "kernel_fusion")
 TOP_PRIORITIES = 3
 
@@ -40,29 +46,18 @@ def _demo_folder() -> Path:
         return Path(tempfile.mkdtemp(prefix="rooflens_demo_"))
 
 
+def _text(contents: list[Any]) -> str:
+    return "".join(getattr(c, "text", "") or "" for c in contents)
+
+
 async def _call(client: Client, name: str, **arguments: Any) -> dict[str, Any]:
     label = f"({arguments['category']})" if "category" in arguments else ""
-    print(f"  -> {name}{label}", flush=True)
+    start = time.perf_counter()
     result = await client.call_tool(name, arguments)
+    print(f"  -> {name}{label}  {time.perf_counter() - start:.1f} s", flush=True)
     if result.is_error:
-        text = " ".join(getattr(c, "text", "") for c in result.content)
-        raise DemoError(f"{name} failed: {text}")
+        raise DemoError(f"{name} failed: {_text(result.content)}")
     return result.structured_content or {}
-
-
-async def _read_report(client: Client, run_id: str, fallback: str) -> str:
-    """The report text through the run's resource, else from the file compose_report wrote."""
-    try:
-        read = await client.read_resource(f"rooflens://runs/{run_id}/report")
-        text = "".join(getattr(c, "text", "") or "" for c in read.contents)
-        if text:
-            return text
-    except Exception:
-        pass
-    try:
-        return Path(fallback).read_text(encoding="utf-8")
-    except OSError:
-        return ""
 
 
 def _ordered(categories: list[dict[str, Any]]) -> list[str]:
@@ -70,18 +65,39 @@ def _ordered(categories: list[dict[str, Any]]) -> list[str]:
     return [n for n in SYSTEM_FIRST if n in names] + [n for n in names if n not in SYSTEM_FIRST]
 
 
+def executive_summary(priorities: list[dict[str, Any]]) -> str:
+    """What a model would write from the ranked priorities: plain sentences, no numbers."""
+    names = [p["display_name"] for p in priorities[:TOP_PRIORITIES]]
+    if not names:
+        return (
+            "No category shows a quantified saving in this trace. Start from the GPU "
+            "utilisation table and the per-category findings below."
+        )
+    rest = f", followed by {' and '.join(names[1:])}" if len(names) > 1 else ""
+    return (
+        f"The largest estimated saving is in {names[0]}{rest}. The ranked table below gives "
+        "each estimate; the findings of each category say what to change."
+    )
+
+
 async def _workflow(trace: Path, folder: Path) -> bool:
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "rooflens.server.cli", "serve", "--allow-dir", str(folder)],
+        args=["-m", "rooflens", "serve", "--allow-dir", str(folder)],
     )
-    async with Client(params) as client:
+    with (folder / SERVER_LOG).open("a", encoding="utf-8") as log:
+        return await _drive(Client(stdio_client(params, errlog=log)), trace)
+
+
+async def _drive(client: Client, trace: Path) -> bool:
+    async with client:
         platforms = await _call(client, "list_platforms")
         print(f"     {len(platforms.get('platforms', []))} platforms known")
         await _call(client, "inspect_trace", path=str(trace))
         loaded = await _call(client, "load_trace", path=str(trace))
         run_id = loaded["run_id"]
         print(f"     run {run_id}: {loaded['gpu']}, platform {loaded['platform']}")
+        print(f"     run folder {loaded['output_dir']}")
         prepared = await _call(client, "prepare_category_data", run_id=run_id)
         categories = _ordered(prepared["categories"])
         for category in categories:
@@ -92,19 +108,21 @@ async def _workflow(trace: Path, folder: Path) -> bool:
         await _call(client, "validate_run", run_id=run_id)
         identity = await _call(client, "get_model_identification_data", run_id=run_id)
         model = (identity.get("identification") or {}).get("model") or "Unidentified model"
-        title = f"{model} on {loaded['platform']} — Performance Breakdown"
+        title = f"{model} on {loaded['platform']} - Performance Breakdown"
         await _call(client, "render_performance_plot", run_id=run_id, title=title)
-        composed = await _call(client, "compose_report", run_id=run_id)
+        summary = executive_summary(aggregated.get("priorities", []))
+        await _call(client, "compose_report", run_id=run_id, executive_summary=summary)
         checked = await _call(client, "validate_report", run_id=run_id)
-        report = await _read_report(client, run_id, composed["report"])
-    _summary(loaded, aggregated, composed, checked, report)
+        read = await client.read_resource(f"rooflens://runs/{run_id}/report")
+        report = _text(read.contents)
+    _summary(loaded, aggregated, summary, checked, report)
     return bool(checked.get("valid"))
 
 
 def _summary(
     loaded: dict[str, Any],
     aggregated: dict[str, Any],
-    composed: dict[str, Any],
+    summary: str,
     checked: dict[str, Any],
     report: str,
 ) -> None:
@@ -119,7 +137,10 @@ def _summary(
         print(f"  {p['rank']}. {p['display_name']} ({saving})")
     if not priorities:
         print("  (none)")
-    print(f"Report ({len(report.splitlines())} lines): {composed['report']}")
+    print(f"Executive summary (the client's words, as a model would write them):\n  {summary}")
+    uri = f"rooflens://runs/{loaded['run_id']}/report"
+    print(f"Report: {len(report.splitlines())} lines, read through {uri}")
+    print(f"  {Path(loaded['output_dir']) / 'analysis.md'}")
     if checked.get("valid"):
         print("Report validated: yes")
     else:
@@ -137,13 +158,12 @@ def run_demo(trace: str | None = None) -> int:
     else:
         path = Path(trace).expanduser().resolve()
         if not path.is_file():
-            print(f"rooflens demo: {path}: file not found", file=sys.stderr)
-            return 1
+            return fail(f"demo: {path}: file not found")
         folder = path.parent
     print(f"Starting `rooflens serve --allow-dir {folder}` and driving the workflow:")
     try:
         valid = anyio.run(_workflow, path, folder)
     except DemoError as exc:
-        print(f"rooflens demo: {exc}", file=sys.stderr)
-        return 1
-    return 0 if valid else 1
+        print(f"rooflens demo: {exc} (server log: {folder / SERVER_LOG})", file=sys.stderr)
+        return EXIT_PROBLEMS
+    return EXIT_OK if valid else EXIT_PROBLEMS

@@ -56,10 +56,15 @@ def analyze(run_dir: Path, key: str) -> AnalysisResult:
     return AnalysisResult(key, metrics.status, len(metrics.category_findings or []))
 
 
-def analyze_run(run_dir: Path) -> list[AnalysisResult]:
-    """Every category of the run's manifest: system analyses first, then compute ones."""
+def analysis_order(run_dir: Path) -> list[str]:
+    """The keys of the run's manifest to analyse: system analyses first, then compute ones."""
     manifest = json.loads((Path(run_dir) / "category_data" / "category_manifest.json").read_text())
     entries = manifest["categories"]
     system = [e["name"] for e in entries if e["name"] in SYSTEM_ANALYSES]
     compute = [e["name"] for e in entries if e.get("tier") == "compute_kernel"]
-    return [analyze(run_dir, key) for key in [*system, *compute]]
+    return [*system, *compute]
+
+
+def analyze_run(run_dir: Path) -> list[AnalysisResult]:
+    """Every category of the run's manifest, in `analysis_order`."""
+    return [analyze(run_dir, key) for key in analysis_order(run_dir)]

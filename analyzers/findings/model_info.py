@@ -93,6 +93,12 @@ def _parse(cell: str | None) -> list:
     return value if isinstance(value, list) else []
 
 
+def _size(value: object) -> int | None:
+    """A tensor dimension, or None: traces can hold text, floats or junk where shapes belong,
+    and such a shape is unknown rather than a vote."""
+    return value if type(value) is int and value > 0 else None
+
+
 def _strings(value: object) -> list[str]:
     if isinstance(value, str):
         return [value]
@@ -128,7 +134,7 @@ def module_names(rows: list[dict[str, str]]) -> list[str]:
 def _count(row: dict[str, str]) -> int:
     try:
         return max(1, int(float(row.get("operation_count") or 1)))
-    except ValueError:
+    except (ValueError, OverflowError):  # text, NaN or inf in a hand-edited summary
         return 1
 
 
@@ -159,10 +165,12 @@ def _shape_facts(rows: list[dict[str, str]]) -> tuple[Counter, Counter, int | No
                     continue
                 label = _DTYPES.get(dtype.lower(), "fp8" if "float8" in dtype.lower() else dtype)
                 dtypes[label] += weight
-                if label in ("bf16", "fp16") and len(dim) in (2, 3):
-                    hidden[int(dim[-1])] += weight
+                if label in ("bf16", "fp16") and len(dim) in (2, 3) and _size(dim[-1]):
+                    hidden[dim[-1]] += weight
         elif name in _EMBED_OPS and dims and isinstance(dims[0], list) and len(dims[0]) == 2:
-            vocab = max(vocab or 0, int(dims[0][0]))
+            table_rows = _size(dims[0][0])
+            if table_rows:
+                vocab = max(vocab or 0, table_rows)
     return hidden, dtypes, vocab
 
 

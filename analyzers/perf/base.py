@@ -112,6 +112,25 @@ def _freeze(value: Any) -> Any:
     return tuple(_freeze(v) for v in value) if isinstance(value, list) else value
 
 
+def _size(value: Any) -> bool:
+    return type(value) is int and 0 <= value < 2**63
+
+
+def _shapes_ok(dims: tuple[Any, ...]) -> bool:
+    """Each recorded input is `[]`, a shape of sizes, or a list of shapes (a TensorList).
+
+    Anything else (text, floats, booleans, negative or 64-bit-overflowing sizes, objects)
+    was not written by the profiler, and a formula fed with it would compute nonsense.
+    """
+    return all(
+        isinstance(item, tuple)
+        and (
+            all(map(_size, item)) or all(isinstance(t, tuple) and all(map(_size, t)) for t in item)
+        )
+        for item in dims
+    )
+
+
 @cache
 def parse_args(
     name: str,
@@ -125,20 +144,25 @@ def parse_args(
     """Decode the JSON text kept by the loader; one call per unique signature (memoised).
 
     `kernels` is the instance's kernel names joined by newlines ('' when not looked up).
+    Unsupported when the shapes are not all sizes: such a signature gets no perf model.
     """
 
-    def decode(text: str | None) -> tuple[Any, ...]:
+    def decode(text: str | None) -> tuple[Any, ...] | None:
+        """The list as nested tuples; () when not recorded, None when not a list."""
         if not text:
             return ()
         value = msgspec.json.decode(text)
-        return _freeze(value) if isinstance(value, list) else ()
+        return _freeze(value) if isinstance(value, list) else None
 
+    shapes = decode(dims)
+    if shapes is None or not _shapes_ok(shapes):
+        raise Unsupported(f"{name}: recorded input shapes hold values that are not sizes")
     return OpArgs(
         name=name,
-        dims=decode(dims),
-        types=tuple(str(t) for t in decode(types)),
-        strides=decode(strides),
-        concrete=tuple(str(c) for c in decode(concrete)),
+        dims=shapes,
+        types=tuple(str(t) for t in decode(types) or ()),
+        strides=decode(strides) or (),
+        concrete=tuple(str(c) for c in decode(concrete) or ()),
         annotation=annotation,
         kernels=tuple(kernels.split("\n")) if kernels else (),
     )

@@ -215,15 +215,17 @@ def export_categories(
     has_fusion: bool,
     scope: Scope = "standalone",
     fusion_count: int | None = None,
+    recorded_dir: Path | None = None,
 ) -> Manifest:
     """Write the category CSVs, their metadata and the manifest under `run_dir`.
 
     `has_multi_kernel` / `has_fusion` say whether the multi-kernel data and fusion
     candidates (built elsewhere) warrant their system categories; the kernel_fusion entry's
     `ops_count` is `fusion_count`, else the length of `category_data/fusion_candidates.json`.
+    `output_dir` in the manifest and metadata is `recorded_dir` (default `run_dir`).
     """
     run_dir = Path(run_dir)
-    output_dir = str(run_dir)
+    output_dir = str(run_dir if recorded_dir is None else recorded_dir)
     utilization = GpuUtilization(**gpu_utilization(report.sheets.get("gpu_timeline")))
     common = {
         "platform": platform.name,

@@ -20,10 +20,18 @@ from rooflens.analyzers.trace.model import TraceModel
 
 
 def prepare_run(
-    model: TraceModel, report: PerfReport, platform: Platform, run_dir: Path, trace_path: str
+    model: TraceModel,
+    report: PerfReport,
+    platform: Platform,
+    run_dir: Path,
+    trace_path: str,
+    *,
+    recorded_dir: Path | None = None,
 ) -> Manifest:
     """Category data for one trace. The multi-kernel category appears when copies or
-    collectives exist, the kernel-fusion category when there are fusion candidates."""
+    collectives exist, the kernel-fusion category when there are fusion candidates.
+    `recorded_dir` is the folder the manifest names (default `run_dir`): the final folder
+    when `run_dir` is a staging folder swapped into place later."""
     data = multi_kernel_data(model)
     path = run_dir / "category_data" / "multi_kernel_data.json"
     text = json.dumps(data.model_dump(mode="json"), indent=2) + "\n"
@@ -39,4 +47,5 @@ def prepare_run(
         has_multi_kernel=has_multi_kernel,
         has_fusion=bool(candidates),
         fusion_count=len(candidates),
+        recorded_dir=recorded_dir,
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -54,11 +55,30 @@ def number_format(column: str) -> str | None:
     return None
 
 
+# Characters XML 1.0 cannot hold (openpyxl refuses the C0 controls; the rest would make a
+# file Excel has to "repair"), and Excel's limit on the text of one cell.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+EXCEL_CELL_CHARS = 32_767
+
+
+def cell_text(text: str) -> str:
+    """Text a worksheet can hold: forbidden characters become U+FFFD, overlong text is cut.
+
+    Operator and kernel names come from the trace, and a trace can hold any character.
+    """
+    text = _NOT_XML.sub("\ufffd", text)
+    if len(text) > EXCEL_CELL_CHARS:
+        text = text[: EXCEL_CELL_CHARS - 1] + "…"
+    return text
+
+
 def _plain(value: Any) -> Any:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return None
     if hasattr(value, "item"):
-        return value.item()
+        value = value.item()
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return None  # an empty cell: Excel has no NaN or infinity
+    if isinstance(value, str):
+        return cell_text(value)
     return value
 
 
@@ -82,7 +102,7 @@ def add_table_sheet(wb: Workbook, name: str, frame: pd.DataFrame) -> Worksheet:
     ws = wb.create_sheet(name[:EXCEL_SHEET_NAME])
     table = for_output(frame)
     columns = list(table.columns)
-    ws.append(columns)
+    ws.append([_plain(c) for c in columns])
     for row in table.itertuples(index=False):
         ws.append([_plain(v) for v in row])
     _style_header(ws, 1, len(columns))
@@ -112,7 +132,7 @@ def add_summary_sheet(
     """The first sheet: what was analysed, where GPU time went, the top operations."""
     ws = wb.active
     ws.title = "summary"
-    ws["A1"] = title
+    ws["A1"] = cell_text(title)
     ws["A1"].font = TITLE_FONT
     widths: dict[int, float] = {}
 
@@ -122,7 +142,7 @@ def add_summary_sheet(
 
     row = 3
     for key, value in facts.items():
-        ws.cell(row=row, column=1, value=key).font = Font(bold=True)
+        ws.cell(row=row, column=1, value=_plain(key)).font = Font(bold=True)
         cell = ws.cell(row=row, column=2, value=_plain(value))
         cell.alignment = Alignment(horizontal="left")
         track(1, key)
@@ -134,7 +154,7 @@ def add_summary_sheet(
         row += 1
         columns = list(frame.columns)
         for col, name in enumerate(columns, start=1):
-            ws.cell(row=row, column=col, value=name)
+            ws.cell(row=row, column=col, value=_plain(name))
             track(col, name)
         _style_header(ws, row, len(columns))
         first_data = row + 1
@@ -156,7 +176,7 @@ def add_summary_sheet(
         ws.cell(row=row, column=1, value="Notes").font = SECTION_FONT
         for note in notes:
             row += 1
-            ws.cell(row=row, column=1, value=note)
+            ws.cell(row=row, column=1, value=_plain(note))
     for col, width in widths.items():
         ws.column_dimensions[get_column_letter(col)].width = width
     return ws

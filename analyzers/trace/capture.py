@@ -28,7 +28,8 @@ import pandas as pd
 
 from rooflens.analyzers.trace.columns import name_matches
 from rooflens.analyzers.trace.errors import TraceError
-from rooflens.analyzers.trace.load import SUFFIXES, load_trace
+from rooflens.analyzers.trace.load import load_trace
+from rooflens.analyzers.trace.read import SUFFIXES
 from rooflens.analyzers.trace.schema import GRAPH_LAUNCH_NAMES, LAUNCH_CATEGORIES
 
 DETAILS_FILE = "execution_details.json"

@@ -8,6 +8,7 @@ sanitise the batch, and every value it had to drop is counted so trace health ca
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -106,16 +107,53 @@ def float_column(values: Sequence[Any], column: str, bad: BadValues) -> np.ndarr
         return out
 
 
-def _as_text(value: Any) -> str:
+MAX_ARG_DEPTH = 16  # kept JSON args (shapes, grids, ranks) nest 3 deep; deeper is junk
+_JSON_ANY = msgspec.json.Decoder(float_hook=float)  # 1e400 -> inf, re-encoded as null
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+
+
+def nested_deeper_than(data: bytes, limit: int) -> bool:
+    """Whether JSON text nests arrays/objects more than `limit` deep (brackets in strings
+    do not count). Counting brackets first makes the common, shallow case one C call."""
+    if data.count(b"[") + data.count(b"{") <= limit:
+        return False
+    depth = 0
+    for byte in _STRING.sub(b'""', data):
+        if byte in b"[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif byte in b"]}":
+            depth -= 1
+    return False
+
+
+def _json_text(value: bytes | bytearray | memoryview) -> str | None:
+    """Canonical compact text of a JSON slice, or None when it cannot be used.
+
+    Too deep a value is refused before it is parsed, so no later stage that re-parses the
+    text (shape parsers, perf models) can hit a recursion limit on it.
+    """
+    data = bytes(value)
+    if nested_deeper_than(data, MAX_ARG_DEPTH):
+        return None
+    for candidate in (data, data.decode("utf-8", "replace").encode()):  # invalid UTF-8: repair
+        try:
+            return msgspec.json.encode(_JSON_ANY.decode(candidate)).decode()
+        except msgspec.DecodeError:
+            continue
+    return None
+
+
+def _as_text(value: Any) -> str | None:
+    """Text of a value in a text column; None for an array or object (unusable as text)."""
     if isinstance(value, str):
         return value
-    if isinstance(value, bytes | bytearray | memoryview):
-        # JSON slices kept from the trace: canonical compact text, whatever the indentation
-        try:
-            return msgspec.json.encode(msgspec.json.decode(bytes(value))).decode()
-        except msgspec.DecodeError:
-            return bytes(value).decode("utf-8", "replace")
-    return json.dumps(value, separators=(",", ":"), sort_keys=True, default=str)
+    if isinstance(value, bytes | bytearray | memoryview):  # JSON slices kept from the trace
+        return _json_text(value)
+    if isinstance(value, list | dict):
+        return None
+    return json.dumps(value)
 
 
 class Interner:
@@ -130,21 +168,32 @@ class Interner:
     def __init__(self) -> None:
         self.table: dict[str, int] = {}
 
-    def codes(self, values: Sequence[Any]) -> np.ndarray:
+    def codes(
+        self, values: Sequence[Any], bad: BadValues | None = None, key: str = ""
+    ) -> np.ndarray:
+        """Codes of `values`; unusable ones (arrays where text belongs, too-deep JSON) get
+        the missing code and are counted in `bad` under `key`."""
         arr = np.empty(len(values), dtype=object)
         arr[:] = values
         try:
             local, uniques = pd.factorize(arr, use_na_sentinel=True)
-        except TypeError:  # an unhashable value (a list where text was expected)
-            arr[:] = [v if v is None or isinstance(v, str) else _as_text(v) for v in values]
+        except TypeError:  # an unhashable value (a list or object where text was expected)
+            arr[:] = [None if isinstance(v, list | dict) else v for v in values]
             local, uniques = pd.factorize(arr, use_na_sentinel=True)
+            if bad is not None:
+                bad.add(key, sum(isinstance(v, list | dict) for v in values))
         table = self.table
+        texts = [_as_text(u) for u in uniques]
         remap = np.fromiter(
-            (table.setdefault(_as_text(u), len(table)) for u in uniques),
+            (MISSING if t is None else table.setdefault(t, len(table)) for t in texts),
             dtype=np.int32,
-            count=len(uniques),
+            count=len(texts),
         )
-        return np.append(remap, np.int32(MISSING))[local]
+        codes = np.append(remap, np.int32(MISSING))[local]
+        if bad is not None and None in texts:
+            unusable = [i for i, t in enumerate(texts) if t is None]
+            bad.add(key, int(np.isin(local, unusable).sum()))
+        return codes
 
     def categorical(self, codes: np.ndarray) -> pd.Categorical:
         categories = pd.Index(list(self.table), dtype=object)
@@ -179,7 +228,7 @@ class IdInterner:
         iv = None if v is None else _to_int(v)
         if iv is not None:
             return iv
-        text = "<missing>" if v is None else _as_text(v)
+        text = "<missing>" if v is None else (_as_text(v) or "<malformed>")
         return self.labels.setdefault(text, TEXT_ID_BASE - len(self.labels))
 
 

@@ -4,10 +4,16 @@ Core fields (ph, cat, name, pid, tid, ts, dur, id) are decoded for every event; 
 decoded per family (operator, GPU, runtime, Python frame, metadata) with a struct holding that
 family's fields only, and become columns that are missing elsewhere. Text becomes codes into
 per-column string tables; integers take the narrowest dtype that holds them.
+
+A batch is decoded in one call. Only when that fails are its events decoded one by one, with
+numbers beyond float range read as ±inf: an entry that is not an object becomes an empty
+event (counted in `not_objects`), an `args` that is not an object is treated as absent (counted
+as a bad "args" value), and any other error names the event by its index in `traceEvents`.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
@@ -28,11 +34,13 @@ from rooflens.analyzers.trace.columns import (
     int_column,
 )
 from rooflens.analyzers.trace.errors import TraceError
+from rooflens.analyzers.trace.json_text import explain
 from rooflens.analyzers.trace.schema import (
     ARG_SPECS,
     FAMILIES,
     FAMILY_ARGS,
     FAMILY_OF_CATEGORY,
+    ArgSpec,
     Event,
     family_specs,
     normalise_category,
@@ -42,6 +50,21 @@ _astuple = msgspec.structs.astuple
 _N_EVENT_FIELDS = len(Event.__struct_fields__)
 _FAMILY_CODE = {family: i for i, family in enumerate(FAMILIES)}
 _NO_FAMILY = -1
+_FAILED = object()  # an item that is valid JSON but not of the expected shape
+
+
+def too_deep(path: Path, where: str) -> TraceError:
+    """The error for JSON nested past msgspec's recursion guard (the interpreter's limit)."""
+    return TraceError(
+        path,
+        f"its JSON is nested too deeply{where}: arrays or objects more than about "
+        f"{sys.getrecursionlimit()} levels deep (Kineto traces nest fewer than ten)",
+        "This is not a profiler trace, or it was corrupted; re-export it",
+    )
+
+
+def _lenient(kind: Any) -> msgspec.json.Decoder:
+    return msgspec.json.Decoder(kind, float_hook=float)
 
 
 def smallest_int(values: np.ndarray) -> np.ndarray:
@@ -66,18 +89,28 @@ class EventDecoder:
     text: dict[str, Interner] = field(default_factory=dict)
     chunks: dict[str, list[np.ndarray]] = field(default_factory=dict)
     repaired_batches: int = 0
+    not_objects: int = 0  # traceEvents entries that are not JSON objects
     _family_of_cat: dict[int, int] = field(default_factory=dict)
     _decoder: msgspec.json.Decoder = field(
         default_factory=lambda: msgspec.json.Decoder(list[Event])
     )
+    _event_item: msgspec.json.Decoder = field(default_factory=lambda: _lenient(Event))
     _arg_decoders: dict[str, msgspec.json.Decoder] = field(
         default_factory=lambda: {
             f: msgspec.json.Decoder(list[FAMILY_ARGS[f] | None]) for f in FAMILIES
         }
     )
+    _arg_items: dict[str, msgspec.json.Decoder] = field(
+        default_factory=lambda: {f: _lenient(FAMILY_ARGS[f] | None) for f in FAMILIES}
+    )
 
-    def add_batch(self, raws: list[msgspec.Raw]) -> None:
-        events = self._decode(self._decoder, b"[" + b",".join(raws) + b"]")
+    def add_batch(self, raws: list[msgspec.Raw], start: int = 0) -> None:
+        """Decode one batch; `start` is its first event's index in `traceEvents`."""
+        events, failed = self._decode(self._decoder, self._event_item, raws, start)
+        if failed:
+            self.not_objects += len(failed)
+            empty = Event()
+            events = [empty if e is _FAILED else e for e in events]
         # Transpose structs into per-field tuples in C: no Python loop per event and field.
         fields = list(zip(*map(_astuple, events), strict=True)) or [()] * _N_EVENT_FIELDS
         del events
@@ -90,7 +123,7 @@ class EventDecoder:
         self._put("ts", float_column(ts, "ts", self.bad))
         self._put("dur", float_column(dur, "dur", self.bad))
         self._put("flow_id", smallest_int(int_column(flow_id, "id", self.bad)))
-        self._put_args(args, self._families(ph_codes, cat_codes))
+        self._put_args(args, self._families(ph_codes, cat_codes), start)
 
     def _families(self, ph_codes: np.ndarray, cat_codes: np.ndarray) -> np.ndarray:
         """Arg family code per event: by category, and "meta" for ph == "M"."""
@@ -106,7 +139,7 @@ class EventDecoder:
             family[ph_codes == meta_code] = _FAMILY_CODE["meta"]
         return family
 
-    def _put_args(self, args: Sequence[msgspec.Raw], family: np.ndarray) -> None:
+    def _put_args(self, args: Sequence[msgspec.Raw], family: np.ndarray, start: int) -> None:
         n = len(args)
         columns: dict[str, np.ndarray] = {}
         for spec in ARG_SPECS:
@@ -120,18 +153,27 @@ class EventDecoder:
         for fam in FAMILIES:
             rows = np.flatnonzero(family == _FAMILY_CODE[fam])
             if len(rows):
-                self._fill_family(fam, [args[i] or b"null" for i in rows], rows, columns)
+                raws = [args[i] or b"null" for i in rows]
+                self._fill_family(fam, raws, rows, columns, start)
         for spec in ARG_SPECS:
             values = columns[spec.column]
             self._put(spec.column, smallest_int(values) if values.dtype.kind == "i" else values)
 
     def _fill_family(
-        self, fam: str, raws: list[Any], rows: np.ndarray, columns: dict[str, np.ndarray]
+        self,
+        fam: str,
+        raws: list[Any],
+        rows: np.ndarray,
+        columns: dict[str, np.ndarray],
+        start: int,
     ) -> None:
-        decoded = self._decode(self._arg_decoders[fam], b"[" + b",".join(raws) + b"]")
+        decoded, failed = self._decode(
+            self._arg_decoders[fam], self._arg_items[fam], raws, start, rows
+        )
+        self.bad.add("args", len(failed))  # a list or text where an object belongs: absent
         empty = FAMILY_ARGS[fam]()
-        if None in decoded:  # an explicit "args": null
-            decoded = [empty if a is None else a for a in decoded]
+        if failed or None in decoded:  # an explicit "args": null, or an unusable one
+            decoded = [empty if a is None or a is _FAILED else a for a in decoded]
         specs = family_specs(fam)
         values = list(zip(*map(_astuple, decoded), strict=True)) or [()] * len(specs)
         for spec, column in zip(specs, values, strict=True):
@@ -142,45 +184,80 @@ class EventDecoder:
                 target[rows] = float_column(column, spec.key, self.bad)
             elif spec.kind == "json":
                 present = np.fromiter(map(len, column), np.int64, len(column))
-                target[rows] = self._sparse_codes(spec.column, column, present)
+                target[rows] = self._sparse_codes(spec, column, present)
             else:
                 present = np.fromiter(map(is_not, column, repeat(None)), bool, len(column))
-                target[rows] = self._sparse_codes(spec.column, column, present)
+                target[rows] = self._sparse_codes(spec, column, present)
 
-    def _decode(self, decoder: msgspec.json.Decoder, buf: bytes) -> list[Any]:
+    def _decode(
+        self,
+        decoder: msgspec.json.Decoder,
+        item: msgspec.json.Decoder,
+        raws: Sequence[Any],
+        start: int,
+        rows: np.ndarray | None = None,
+    ) -> tuple[list[Any], list[int]]:
+        """Decoded items and the positions of those that are not of the expected shape."""
+        buf = b"[" + b",".join(raws) + b"]"
         try:
-            return decoder.decode(buf)
-        except msgspec.ValidationError as exc:
-            raise TraceError(
-                self.path,
-                f"is JSON but not a Chrome trace: an event is malformed ({exc})",
-                "Each entry of 'traceEvents' must be an object",
-            ) from None
+            return decoder.decode(buf), []
+        except msgspec.ValidationError:
+            pass
         except msgspec.DecodeError as exc:
-            if "UTF-8" not in str(exc):
-                raise TraceError(self.path, f"invalid JSON ({exc})") from None
-        # Kernel names cut mid-character by some profilers: keep the event, mark the bytes.
-        self.repaired_batches += 1
-        return decoder.decode(buf.decode("utf-8", "replace").encode("utf-8"))
+            if "UTF-8" in str(exc):
+                # Kernel names cut mid-character by some profilers: keep the event, mark the
+                # bytes. The one-by-one pass below repairs the same way.
+                self.repaired_batches += 1
+                try:
+                    return decoder.decode(_repaired(buf)), []
+                except msgspec.ValidationError:
+                    pass
+        except RecursionError:
+            pass
+        return self._each(item, raws, start, rows)
+
+    def _each(
+        self, item: msgspec.json.Decoder, raws: Sequence[Any], start: int, rows: Any
+    ) -> tuple[list[Any], list[int]]:
+        """The slow path: one item at a time, so a bad one is skipped or named exactly."""
+        out: list[Any] = []
+        failed: list[int] = []
+        for i, raw in enumerate(raws):
+            index = start + (i if rows is None else int(rows[i]))
+            try:
+                out.append(_decode_one(item, raw))
+            except msgspec.ValidationError:
+                out.append(_FAILED)
+                failed.append(i)
+            except msgspec.DecodeError as exc:
+                problem, hint = explain(bytes(raw), exc, " of the event")
+                raise TraceError(
+                    self.path, f"event {index} of 'traceEvents' (from 0): {problem}", hint
+                ) from None
+            except RecursionError:
+                raise too_deep(self.path, f" in event {index} of 'traceEvents' (from 0)") from None
+        return out, failed
 
     def _put(self, column: str, values: np.ndarray) -> None:
         self.chunks.setdefault(column, []).append(values)
 
     def _put_text(self, column: str, values: Sequence[Any]) -> np.ndarray:
-        codes = self.text.setdefault(column, Interner()).codes(values)
+        codes = self.text.setdefault(column, Interner()).codes(values, self.bad, column)
         self._put(column, smallest_int(codes))
         return codes
 
-    def _sparse_codes(self, column: str, values: Sequence[Any], present: np.ndarray) -> np.ndarray:
+    def _sparse_codes(
+        self, spec: ArgSpec, values: Sequence[Any], present: np.ndarray
+    ) -> np.ndarray:
         """Intern only the events that carry the value; the rest get the missing code."""
-        interner = self.text.setdefault(column, Interner())
+        interner = self.text.setdefault(spec.column, Interner())
         codes = np.full(len(values), MISSING, dtype=np.int32)
         where = np.flatnonzero(present)
         if len(where):
             subset = [values[i] for i in where]
             if isinstance(subset[0], msgspec.Raw):
                 subset = [bytes(v) for v in subset]
-            codes[where] = interner.codes(subset)
+            codes[where] = interner.codes(subset, self.bad, spec.key)
         return codes
 
     def table(self) -> pd.DataFrame:
@@ -200,6 +277,21 @@ class EventDecoder:
         frame = pd.DataFrame(columns, copy=False)  # no consolidation copy of the columns
         frame.index.name = "uid"
         return frame
+
+
+def _decode_one(decoder: msgspec.json.Decoder, raw: Any) -> Any:
+    try:
+        return decoder.decode(raw)
+    except msgspec.ValidationError:
+        raise
+    except msgspec.DecodeError as exc:
+        if "UTF-8" not in str(exc):
+            raise
+    return decoder.decode(_repaired(raw))
+
+
+def _repaired(buf: Any) -> bytes:
+    return bytes(buf).decode("utf-8", "replace").encode("utf-8")
 
 
 def _normalise_categories(cat: pd.Categorical) -> pd.Categorical:

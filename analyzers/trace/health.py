@@ -17,6 +17,7 @@ from rooflens.analyzers.trace.columns import name_matches
 from rooflens.analyzers.trace.device import GpuIdentity, identify_gpu
 from rooflens.analyzers.trace.model import MODULE_PREFIX, TraceModel
 from rooflens.analyzers.trace.schema import GRAPH_LAUNCH_NAMES, LAUNCH_CATEGORIES
+from rooflens.analyzers.trace.skip import REASONS
 
 PROFILER_STEP = re.compile(r"ProfilerStep#(\d+)")
 
@@ -91,6 +92,7 @@ class TraceHealth(BaseModel):
     capture_merge: CaptureMergeHealth | None = None
     malformed_values: dict[str, int]
     repaired_text_batches: int
+    skipped_events: dict[str, int] = {}  # reason (skip.REASONS) -> events left out
     warnings: list[HealthWarning]
 
 
@@ -157,6 +159,7 @@ def assess(model: TraceModel) -> TraceHealth:
         capture_merge=_capture_health(model),
         malformed_values=dict(trace.bad_values),
         repaired_text_batches=trace.repaired_utf8_batches,
+        skipped_events=dict(trace.skipped),
         warnings=[],
     )
     health.warnings = warnings_for(health, has_cpu_ops=bool(cpu_ops.any()))
@@ -302,12 +305,23 @@ def warnings_for(h: TraceHealth, *, has_cpu_ops: bool) -> list[HealthWarning]:
             "started in and were left out of the call tree (TraceLens's rule); launches made "
             "inside them are attributed to the enclosing operator instead.",
         )
+    if h.skipped_events:
+        total = sum(h.skipped_events.values())
+        parts = "; ".join(f"{n} {REASONS.get(r, r)}" for r, n in h.skipped_events.items())
+        add(
+            "skipped_events",
+            "warning",
+            f"{total} events were left out because the analysis cannot place them: {parts}. "
+            "Their time counts nowhere (timeline, tables, roofline). The tool that wrote or "
+            "edited the trace produced them; re-export it from torch.profiler if you can.",
+        )
     if h.malformed_values or h.repaired_text_batches:
         add(
             "malformed_values",
             "info",
             "Some values could not be read as their expected type (integers beyond 64 bits, "
-            "text where numbers belong, or invalid UTF-8) and were treated as missing: "
+            "text where numbers belong, an 'args' that is not an object, or invalid UTF-8 "
+            "and lone UTF-16 surrogates, replaced by U+FFFD) and were treated as missing: "
             f"{h.malformed_values or {}}.",
         )
     if not h.profiler_steps and has_cpu_ops:

@@ -4,16 +4,21 @@ The top level is decoded once with every event left as a zero-copy `msgspec.Raw`
 events are then decoded in batches into typed structs, turned into numpy columns and dropped.
 So the only per-event Python objects alive at any time are one batch's, and the free-form
 `metadata` object is skipped without being parsed.
+
+Bad input never escapes as a traceback. The file must be a regular file within the size limit
+(read.py); its text must be UTF-8 JSON (a UTF-8 BOM is skipped, lone surrogate escapes are
+repaired; anything else is named by json_text.py). Nesting depth is bounded by msgspec's
+recursion guard (about 1000 levels, anywhere, `metadata` included): skipping a value still
+walks it, so a deep value cannot be ignored cheaply and the file is refused; Kineto nests
+fewer than ten levels. Events the analysis cannot use are skipped and counted (skip.py).
 """
 
 from __future__ import annotations
 
 import gc
-import gzip
-import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TypeVar
@@ -21,18 +26,19 @@ from typing import Any, TypeVar
 import msgspec
 import pandas as pd
 
-from rooflens.analyzers.trace.decode import EventDecoder
+from rooflens.analyzers.trace import json_text
+from rooflens.analyzers.trace.decode import EventDecoder, too_deep
 from rooflens.analyzers.trace.errors import TraceError
+from rooflens.analyzers.trace.read import read_trace_bytes
 from rooflens.analyzers.trace.schema import (
     DeviceProperties,
     DistributedInfo,
     TraceHeader,
 )
+from rooflens.analyzers.trace.skip import skip_unusable
 
 BATCH_EVENTS = 8_192  # bounds the per-batch working set (about 15 MB of objects)
 _T = TypeVar("_T")
-SUFFIXES = (".json", ".json.gz")
-_GZIP_MAGIC = b"\x1f\x8b"
 _FLAG_KEYS = ("record_shapes", "with_stack", "with_modules", "with_flops", "profile_memory")
 _VERSION_KEYS = (
     "cuda_runtime_version",
@@ -65,8 +71,9 @@ class Trace:
     meta: TraceMeta
     id_labels: MappingProxyType[int, str]
     bad_values: MappingProxyType[str, int]
-    repaired_utf8_batches: int
+    repaired_utf8_batches: int  # batches (or the whole text) whose invalid text was repaired
     json_bytes: int
+    skipped: MappingProxyType[str, int] = field(default_factory=lambda: MappingProxyType({}))
 
     def label(self, ident: int) -> str:
         """Text of a pid/tid that the trace wrote as a string ("Spans"), else the number."""
@@ -79,21 +86,20 @@ def load_trace(path: str | Path) -> Trace:
     raw = read_trace_bytes(path)
     json_bytes = len(raw)
     with gc_paused():
-        header = _decode_header(path, raw)
+        header, repaired = _decode_header(path, raw)
         del raw  # the event slices below keep the text alive exactly as long as needed
         meta = _meta(header)
         raws, header.traceEvents = header.traceEvents or [], None
         decoder = EventDecoder(path)
+        decoder.repaired_batches += repaired
         for start in range(0, len(raws), BATCH_EVENTS):
-            decoder.add_batch(raws[start : start + BATCH_EVENTS])
+            decoder.add_batch(raws[start : start + BATCH_EVENTS], start)
         del raws  # the slices pin the whole JSON text; let it go before assembling columns
         events = decoder.table()
-    if len(events) and events["ph"].isna().all():
-        raise TraceError(
-            path,
-            "is JSON but not a Chrome trace: none of its entries has a 'ph' (phase) field",
-            "Pass the file written by torch.profiler (export_chrome_trace or on_trace_ready)",
-        )
+    _refuse_non_trace(path, events, decoder.not_objects)
+    skipped = skip_unusable(events)
+    if decoder.not_objects:
+        skipped = {"not_an_object": decoder.not_objects, **skipped}
     return Trace(
         path=path,
         events=events,
@@ -102,7 +108,24 @@ def load_trace(path: str | Path) -> Trace:
         bad_values=MappingProxyType(dict(decoder.bad.counts)),
         repaired_utf8_batches=decoder.repaired_batches,
         json_bytes=json_bytes,
+        skipped=MappingProxyType(skipped),
     )
+
+
+def _refuse_non_trace(path: Path, events: pd.DataFrame, not_objects: int) -> None:
+    if len(events) and not_objects == len(events):
+        raise TraceError(
+            path,
+            f"is JSON but not a Chrome trace: none of its {len(events)} 'traceEvents' entries "
+            "is an object",
+            "Pass the file written by torch.profiler (export_chrome_trace or on_trace_ready)",
+        )
+    if len(events) and events["ph"].isna().all():
+        raise TraceError(
+            path,
+            "is JSON but not a Chrome trace: none of its entries has a 'ph' (phase) field",
+            "Pass the file written by torch.profiler (export_chrome_trace or on_trace_ready)",
+        )
 
 
 @contextmanager
@@ -121,59 +144,37 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def read_trace_bytes(path: Path) -> bytes:
-    """The JSON text of a trace file, gunzipped when needed."""
-    name = path.name.lower()
-    if not name.endswith(SUFFIXES):
+def _decode_header(path: Path, raw: bytes | bytearray) -> tuple[TraceHeader, int]:
+    """The top level with events as raw slices, and 1 if lone surrogates had to be repaired."""
+    text = json_text.without_bom(raw)
+    encoding = json_text.wrong_encoding(text)
+    if encoding:
         raise TraceError(
-            path,
-            f"unsupported file type '{''.join(path.suffixes) or path.name}'",
-            "rooflens reads PyTorch profiler traces saved as .json or .json.gz",
+            path, f"the file is {encoding} encoded, not UTF-8", "Re-save it as UTF-8 JSON"
         )
     try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise TraceError(path, "file not found", "Check the path") from None
-    except IsADirectoryError:
-        raise TraceError(path, "is a folder, not a trace file") from None
-    except PermissionError:
-        raise TraceError(path, "permission denied while reading the file") from None
-    if data.startswith(_GZIP_MAGIC):
-        return _gunzip(path, data)
-    if name.endswith(".gz"):
-        raise TraceError(
-            path,
-            "is named .json.gz but is not gzip-compressed",
-            "Rename it to .json if it holds plain JSON",
-        )
-    return data
-
-
-def _gunzip(path: Path, data: bytes) -> bytes:
+        return _decode_top(path, text), 0
+    except msgspec.DecodeError as exc:
+        if not json_text.has_lone_surrogates(text):
+            raise TraceError(path, *json_text.explain(text, exc)) from None
+    text = json_text.repair_lone_surrogates(text)
     try:
-        return gzip.decompress(data)
-    except EOFError:
-        raise TraceError(
-            path,
-            "the gzip stream is truncated (the file ends before the compressed data does)",
-            "The copy is incomplete; copy or download the trace again",
-        ) from None
-    except (gzip.BadGzipFile, zlib.error) as exc:
-        raise TraceError(path, f"corrupt gzip data ({exc})", "Re-export the trace") from None
+        return _decode_top(path, text), 1
+    except msgspec.DecodeError as exc:
+        raise TraceError(path, *json_text.explain(text, exc)) from None
 
 
-def _decode_header(path: Path, raw: bytes) -> TraceHeader:
+def _decode_top(path: Path, text: bytes | bytearray | memoryview) -> TraceHeader:
     try:
-        top = msgspec.json.decode(raw, type=TraceHeader | list[msgspec.Raw])
+        top = msgspec.json.decode(text, type=TraceHeader | list[msgspec.Raw])
     except msgspec.ValidationError as exc:
         raise TraceError(
             path,
             f"is JSON but not a Chrome trace ({exc})",
             "Expected an object with a 'traceEvents' list, as torch.profiler writes",
         ) from None
-    except msgspec.DecodeError as exc:
-        hint = "The file looks cut short; re-export it" if "truncated" in str(exc) else ""
-        raise TraceError(path, f"invalid JSON ({exc})", hint) from None
+    except RecursionError:
+        raise too_deep(path, "") from None
     if isinstance(top, list):  # Chrome's "JSON array" form: the events alone
         return TraceHeader(traceEvents=top)
     if top.traceEvents is None:

@@ -82,10 +82,16 @@ class Timeline:
             {
                 "type": row,
                 "time ms": getattr(self, row) / 1000.0,
-                "percent": (getattr(self, row) / total * 100.0) if total > 0 else 0.0,
+                "percent": _share(getattr(self, row), total),
             }
             for row in ROWS
         ]
+
+
+def _share(part: float, total: float) -> float:
+    """Percent of `total`, within [0, 100]: float rounding of sums of interval lengths can
+    land a few ulps outside, and a share outside that range means nothing to a reader."""
+    return min(max(part / total * 100.0, 0.0), 100.0) if total > 0 else 0.0
 
 
 def timeline(start: np.ndarray, end: np.ndarray, bucket: np.ndarray) -> Timeline:
@@ -103,7 +109,7 @@ def timeline(start: np.ndarray, end: np.ndarray, bucket: np.ndarray) -> Timeline
         exposed_comm_time=exposed_comm.length(),
         exposed_memcpy_time=exposed_mem.length(),
         busy_time=busy_time,
-        idle_time=total - busy_time,
+        idle_time=max(total - busy_time, 0.0),  # rounding only: busy is within the span
         total_time=total,
         total_comm_time=comm.length(),
         total_memcpy_time=mem.length(),

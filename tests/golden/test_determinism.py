@@ -1,11 +1,14 @@
 """Two runs on the same trace write byte-identical artifacts (ARCHITECTURE: deterministic).
 
-The only declared exception is the workbook's document properties (`docProps/core.xml` holds
-its creation and modification times); every other part of the XLSX must match too.
+Declared exceptions: the workbook's document properties (`docProps/core.xml` holds its
+creation and modification times; every other part of the XLSX must match), and in `run.json`
+the run's random id, its start time and the workbook's hash; the rest of the record (trace
+identity, steps, every other artifact's hash) must match too.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 import zipfile
 from pathlib import Path
@@ -13,10 +16,24 @@ from pathlib import Path
 from rooflens.server.cli import main
 
 TIMESTAMPED_XLSX_PARTS = {"docProps/core.xml"}
+RUN_RECORD = "run.json"
+RANDOM_RECORD_FIELDS = ("run_id", "created")
 
 
 def _files(folder: Path) -> dict[str, Path]:
-    return {str(p.relative_to(folder)): p for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): p
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.name != RUN_RECORD
+    }
+
+
+def _record(folder: Path) -> dict:
+    record = json.loads((folder / RUN_RECORD).read_text())
+    for name in RANDOM_RECORD_FIELDS:
+        record.pop(name)
+    record["artifacts"].pop("perf_report.xlsx")
+    return record
 
 
 def _xlsx_parts(path: Path) -> dict[str, bytes]:
@@ -39,6 +56,7 @@ def test_two_analyze_runs_write_identical_artifacts(shared: Path, tmp_path: Path
     ours, theirs = _files(first), _files(run)
     assert sorted(ours) == sorted(theirs)
     assert len(ours) > 30  # report CSVs, workbook, category data, metrics, findings, report
+    assert _record(first) == _record(run)
     for name, path in ours.items():
         if name.endswith(".xlsx"):
             assert _xlsx_parts(path) == _xlsx_parts(theirs[name]), name

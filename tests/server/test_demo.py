@@ -2,25 +2,43 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from rooflens.server.demo import run_demo
+from rooflens.server.demo import executive_summary, run_demo
 
 
-def test_demo_without_a_trace_validates_and_prints_the_report_path(
+def test_demo_without_a_trace_validates_and_writes_its_summary_into_the_report(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(tmp_path)
     assert run_demo() == 0
     out = capsys.readouterr().out
-    reports = list((tmp_path / "rooflens_demo").rglob("analysis.md"))
+    # the server's run folder is in its workspace, inside the one allowed (demo) folder
+    reports = list((tmp_path / "rooflens_demo").glob("run_*/rooflens_runs/run-*/analysis.md"))
     assert len(reports) == 1
+    run = reports[0].parent
     assert str(reports[0]) in out
+    assert f"rooflens://runs/{run.name}/report" in out
     assert "Report validated: yes" in out
     assert "GPU utilisation" in out
+    # the client's executive summary reached the report, built from the ranked priorities
+    priorities = json.loads((run / "priority_data.json").read_text())["priorities"]
+    summary = executive_summary(priorities)
+    assert priorities and priorities[0]["display_name"] in summary
+    assert summary in reports[0].read_text()
+    assert summary in out
+    record = json.loads((run / "run.json").read_text())
+    assert record["run_id"] == run.name
+    assert record["steps"][-1] == "reported"
 
 
-def test_demo_with_a_missing_trace_fails(tmp_path: Path) -> None:
-    assert run_demo(str(tmp_path / "missing.json.gz")) == 1
+def test_executive_summary_without_priorities_says_so() -> None:
+    assert "No category shows a quantified saving" in executive_summary([])
+
+
+def test_demo_with_a_missing_trace_is_bad_input(tmp_path: Path, capsys) -> None:
+    assert run_demo(str(tmp_path / "missing.json.gz")) == 2
+    assert "missing.json.gz: file not found" in capsys.readouterr().err

@@ -372,7 +372,7 @@ def test_truncated_json_is_reported_as_cut_short(tmp_path):
     ("text", "fragment"),
     [
         ('{"foo": 1}', "no 'traceEvents' list"),
-        ("[1, 2]", "an event is malformed"),
+        ("[1, 2]", "none of its 2 'traceEvents' entries is an object"),
         ('"text"', "not a Chrome trace"),
         ('{"traceEvents": 5}', "not a Chrome trace"),
         ('{"traceEvents": [{"foo": 1}, {"name": "x"}]}', "none of its entries has a 'ph'"),

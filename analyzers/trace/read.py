@@ -1,0 +1,195 @@
+"""The JSON text of a trace file, read only when it can be a trace and within the size limit.
+
+Only regular files are read. The path is stat'ed before it is opened, so a FIFO, device or
+socket named `*.json` is refused without being touched (opening a FIFO blocks forever, a
+device may have side effects); it is then opened with O_NONBLOCK and fstat'ed again, which
+closes the race of a swap between the two calls.
+
+The size limit (`ROOFLENS_MAX_TRACE_MB`, MiB, default 4096) bounds the JSON text, not the file:
+a plain file is checked against its size before any byte is read, and a gzip file while it
+inflates, so a few MB of gzip that would inflate to gigabytes stops at the limit instead of
+exhausting memory. Every command and tool loads through `load_trace`, hence through here.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import stat
+import sys
+import zlib
+from io import BufferedReader
+from pathlib import Path
+from typing import NoReturn
+
+from rooflens.analyzers.trace.errors import TraceError
+
+MAX_TRACE_ENV = "ROOFLENS_MAX_TRACE_MB"
+DEFAULT_MAX_TRACE_MB = 4096.0
+MIB = 2**20
+SUFFIXES = (".json", ".json.gz")
+GZIP_MAGIC = b"\x1f\x8b"
+_CHUNK = 1 << 24  # compressed bytes inflated per step
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+
+
+def trace_size_limit_bytes() -> int:
+    """The largest JSON text a trace may have, from ROOFLENS_MAX_TRACE_MB ("inf": no limit).
+
+    Raises ValueError when the variable is set to anything but a positive number.
+    """
+    text = os.environ.get(MAX_TRACE_ENV, "").strip()
+    if not text:
+        return int(DEFAULT_MAX_TRACE_MB * MIB)
+    try:
+        mb = float(text)
+    except ValueError:
+        mb = math.nan
+    if not mb > 0:
+        raise ValueError(f"{MAX_TRACE_ENV}={text!r} is not a positive number of MB")
+    return sys.maxsize if math.isinf(mb) else int(mb * MIB)
+
+
+def _limit_text(limit: int) -> str:
+    return f"{round(limit / MIB, 4):g} MB limit ({MAX_TRACE_ENV})"
+
+
+def _too_big(path: Path, problem: str, limit: int) -> TraceError:
+    return TraceError(
+        path,
+        problem.format(limit=_limit_text(limit)),
+        f"Profile fewer steps, or raise {MAX_TRACE_ENV} (in MB) where rooflens is started",
+    )
+
+
+def read_trace_bytes(path: Path) -> bytes | bytearray:
+    """The JSON text of a trace file, gunzipped when needed; TraceError for anything else."""
+    name = path.name.lower()
+    if not name.endswith(SUFFIXES):
+        raise TraceError(
+            path,
+            f"unsupported file type '{''.join(path.suffixes) or path.name}'",
+            "rooflens reads PyTorch profiler traces saved as .json or .json.gz",
+        )
+    try:
+        limit = trace_size_limit_bytes()
+    except ValueError as exc:
+        raise TraceError(path, str(exc), "Set it to a size in MB, e.g. 4096") from None
+    with _open_regular(path) as f:
+        size = os.fstat(f.fileno()).st_size
+        if f.peek(2)[:2] == GZIP_MAGIC:
+            data = _inflate(path, f, limit)
+        elif name.endswith(".gz"):
+            raise TraceError(
+                path,
+                "is named .json.gz but is not gzip-compressed",
+                "Rename it to .json if it holds plain JSON",
+            )
+        elif size > limit:
+            raise _too_big(path, f"its JSON is {size / MIB:.2f} MB, over the {{limit}}", limit)
+        else:
+            data = _read_bounded(path, f, size, limit)
+    if not data:
+        raise TraceError(path, "is empty (0 bytes of JSON)", "Re-export the trace")
+    return data
+
+
+def _open_regular(path: Path) -> BufferedReader:
+    """Open `path` for reading only if it is a regular file (checked before and after)."""
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            _refuse_kind(path, path.stat().st_mode)
+        fd = os.open(path, _OPEN_FLAGS)
+    except FileNotFoundError:
+        raise TraceError(path, "file not found", "Check the path") from None
+    except IsADirectoryError:
+        raise TraceError(path, "is a folder, not a trace file") from None
+    except PermissionError:
+        raise TraceError(path, "permission denied while reading the file") from None
+    except OSError as exc:
+        raise TraceError(path, f"cannot be opened ({exc.strerror or exc})") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        _refuse_kind(path, mode)
+    return os.fdopen(fd, "rb")
+
+
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def _refuse_kind(path: Path, mode: int) -> NoReturn:
+    if stat.S_ISDIR(mode):
+        raise TraceError(path, "is a folder, not a trace file")
+    kind = next((text for test, text in _KINDS if test(mode)), "a special file")
+    raise TraceError(
+        path,
+        f"is {kind}, not a regular file",
+        "Save the trace to a regular .json or .json.gz file and pass that",
+    )
+
+
+def _read_bounded(path: Path, f: BufferedReader, size: int, limit: int) -> bytes | bytearray:
+    """The whole file in one read; a file that grew past its stat size is read in chunks."""
+    data = f.read(size + 1)
+    if len(data) <= size:
+        return data
+    grown = bytearray(data)
+    while chunk := f.read(_CHUNK):
+        grown += chunk
+        if len(grown) > limit:
+            raise _too_big(path, "it grew past the {limit} while being read", limit)
+    return grown
+
+
+def _inflate(path: Path, f: BufferedReader, limit: int) -> bytearray:
+    """Gunzip every member of the stream into one buffer, stopping past `limit` bytes.
+
+    Output never exceeds the limit by more than one byte: each step asks zlib for at most
+    what is left. One growing bytearray (no join at the end) keeps the peak at ~1x the text.
+    """
+    out = bytearray()
+    inflater = zlib.decompressobj(wbits=31)
+    data = f.read(_CHUNK)
+    while data:
+        try:
+            out += inflater.decompress(data, limit + 1 - len(out))
+        except zlib.error as exc:
+            raise TraceError(path, f"corrupt gzip data ({exc})", "Re-export the trace") from None
+        if len(out) > limit:
+            raise _too_big(path, "its JSON inflates past the {limit}; decompression stopped", limit)
+        if not inflater.eof:
+            data = inflater.unconsumed_tail or f.read(_CHUNK)
+            continue
+        data = inflater.unused_data or f.read(_CHUNK)  # another member may follow
+        if len(data) < len(GZIP_MAGIC):
+            data += f.read(_CHUNK)
+        if data.startswith(GZIP_MAGIC):
+            inflater = zlib.decompressobj(wbits=31)
+        elif _only_padding(data, f):
+            data = b""
+        else:
+            raise TraceError(
+                path, "has data after the end of its gzip stream", "Re-export the trace"
+            )
+    if not inflater.eof:
+        raise TraceError(
+            path,
+            "the gzip stream is truncated (the file ends before the compressed data does)",
+            "The copy is incomplete; copy or download the trace again",
+        )
+    return out
+
+
+def _only_padding(data: bytes, f: BufferedReader) -> bool:
+    """True when the rest of the file is NUL bytes (tape-style padding gzip tolerates)."""
+    while data:
+        if data.strip(b"\x00"):
+            return False
+        data = f.read(_CHUNK)
+    return True
