@@ -164,4 +164,4 @@ def completions(st: AppState, params: CompleteRequestParams, owner: str | None) 
     elif arg.name == "step":
         options = list(STEP_ORDER)
     typed = arg.value.lower()
-    return sorted({o for o in options if o.lower().startswith(typed)}, key=str.lower)
+    return sorted({o for o in options if o.lower().startswith(typed)}, key=lambda o: (o.lower(), o))

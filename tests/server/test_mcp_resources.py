@@ -142,7 +142,7 @@ async def test_every_artifact_of_a_full_run_reads_back(sample, allowed, mode) ->
         runs = await client.complete(ref, {"name": "run_id", "value": "run"})
         assert runs.completion.values == [run_id]
         cats = await client.complete(ref, {"name": "category", "value": "g"}, {"run_id": run_id})
-        assert cats.completion.values == ["gemm", "GEMM"]
+        assert cats.completion.values == ["GEMM", "gemm"]
         pref = ResourceTemplateReference(uri="rooflens://platforms/{name}")
         plats = await client.complete(pref, {"name": "name", "value": "H1"})
         assert "H100_SXM" in plats.completion.values
