@@ -4,8 +4,6 @@ them on a worker thread."""
 
 from __future__ import annotations
 
-import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,9 +13,9 @@ from rooflens.analyzers.perf.platforms import get_platform, load_platform_file
 from rooflens.analyzers.report.build import build_report
 from rooflens.analyzers.report.files import write_report
 from rooflens.analyzers.run_folder import TraceIdentity
-from rooflens.analyzers.trace.errors import TraceError
 from rooflens.analyzers.trace.health import TraceHealth, assess
 from rooflens.analyzers.trace.open_trace import AUTO, open_trace
+from rooflens.analyzers.trace.read import require_regular_file
 from rooflens.server.paths import PathRefused
 from rooflens.server.runs import LOADED, EngineData, Run, record_fields
 from rooflens.server.state import AppState
@@ -46,11 +44,7 @@ class Loaded:
 
 def regular_file(path: Path) -> Path:
     """Refuse anything but a regular file before it is read (a FIFO would block forever)."""
-    if not stat.S_ISREG(os.stat(path).st_mode):
-        raise TraceError(
-            path, "is not a regular file (a folder, pipe or device)", "Pass the trace file itself"
-        )
-    return path
+    return require_regular_file(path)
 
 
 def load_run(st: AppState, req: LoadRequest, owner: str | None) -> Loaded:
