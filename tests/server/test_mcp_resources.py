@@ -159,3 +159,24 @@ async def test_tool_results_link_resources_that_can_be_read(sample, allowed) -> 
         for uri in links:
             read = await client.read_resource(uri)
             assert read.contents, uri
+
+
+@pytest.mark.anyio
+async def test_prompt_arguments_complete_runs_categories_and_platforms(sample, allowed) -> None:
+    from mcp.types import PromptReference
+
+    async with Client(build_server(ServerConfig(allowed_dirs=[allowed]))) as client:
+        run_id = (await client.call_tool("load_trace", {"path": str(sample)})).structured_content[
+            "run_id"
+        ]
+        await client.call_tool("prepare_category_data", {"run_id": run_id})
+        gemm = PromptReference(name="gemm")
+        runs = await client.complete(gemm, {"name": "run_id", "value": ""})
+        cats = await client.complete(gemm, {"name": "category", "value": "no"}, {"run_id": run_id})
+        fresh = await client.complete(gemm, {"name": "category", "value": "groupedgemm"})
+        orchestrator = PromptReference(name="orchestrator")
+        plats = await client.complete(orchestrator, {"name": "platform", "value": "mi3"})
+    assert runs.completion.values == [run_id]
+    assert cats.completion.values == ["NORM_fwd", "norm_fwd"]
+    assert fresh.completion.values == ["groupedgemm_bwd", "groupedgemm_fwd"]
+    assert plats.completion.values == ["MI300X", "MI325X", "MI355X"]
