@@ -249,3 +249,28 @@ async def test_result_text_is_a_compact_copy_of_the_structured_content(connect, 
     (content,) = result.content
     assert json.loads(content.text) == result.structured_content
     assert "\n" not in content.text and ", " not in content.text[:40]
+
+
+@pytest.mark.anyio
+async def test_analysts_working_in_parallel_leave_a_consistent_run(connect, sample) -> None:
+    """The orchestrator starts analysts in parallel: every step is recorded and every
+    artifact is in the run's ledger."""
+    async with connect() as client:
+        run_id = (await call(client, "load_trace", {"path": str(sample)}))["run_id"]
+        prepared = await call(client, "prepare_category_data", {"run_id": run_id})
+        keys = [c["name"] for c in prepared["categories"] if c["analysable"]]
+
+        async def analyst(key: str) -> None:
+            args = {"run_id": run_id, "category": key}
+            await call(client, "run_category_analysis", args)
+            await call(client, "draft_findings", args)
+
+        async with anyio.create_task_group() as group:
+            for key in keys:
+                group.start_soon(analyst, key)
+        await call(client, "aggregate_findings", {"run_id": run_id})
+        checked = await call(client, "validate_run", {"run_id": run_id})
+    artifacts = next(c for c in checked["checks"] if c["name"] == "artifacts")
+    assert artifacts == {"name": "artifacts", "status": "PASS", "messages": []}
+    folder = Path(prepared["resources"][0].split("/")[-2])  # the run id
+    assert str(folder) == run_id
