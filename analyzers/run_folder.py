@@ -204,7 +204,7 @@ def staged_output(folder: Path) -> Iterator[Path]:
     parent = folder.parent
     parent.mkdir(parents=True, exist_ok=True)
     _sweep(parent, folder.name)
-    staging = parent / f".{folder.name}{STAGING_MARK}{secrets.token_hex(4)}"
+    staging = parent / f".{folder.name}{STAGING_MARK}{os.getpid()}-{secrets.token_hex(4)}"
     staging.mkdir()
     try:
         yield staging
@@ -221,7 +221,28 @@ def staged_output(folder: Path) -> Iterator[Path]:
 
 
 def _sweep(parent: Path, name: str) -> None:
-    """Remove what killed runs for the same destination left beside it."""
-    for mark in (STAGING_MARK, OLD_MARK):
-        for leftover in parent.glob(f".{name}{mark}*"):
+    """Remove what killed runs for the same destination left beside it. A run killed between
+    its two renames left no folder and the earlier run set aside: that run is put back. The
+    staging folder of a live run (another process writing the same destination) is kept."""
+    olds = sorted(parent.glob(f".{name}{OLD_MARK}*"))
+    if len(olds) == 1 and not (parent / name).exists():
+        olds.pop().rename(parent / name)
+    for leftover in olds:
+        shutil.rmtree(leftover, ignore_errors=True)
+    for leftover in parent.glob(f".{name}{STAGING_MARK}*"):
+        if not _alive(leftover.name.removeprefix(f".{name}{STAGING_MARK}").partition("-")[0]):
             shutil.rmtree(leftover, ignore_errors=True)
+
+
+def _alive(pid: str) -> bool:
+    """Whether the process that named a staging folder still runs (not this one: its own
+    staging folders are leftovers of an earlier, failed attempt)."""
+    if os.name != "posix" or not pid.isdigit() or int(pid) == os.getpid():
+        return False  # (on Windows, os.kill(pid, 0) would send Ctrl-C rather than probe)
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process
+    return True

@@ -14,7 +14,7 @@ from rooflens.analyzers.findings.drafts import tier_for
 from rooflens.analyzers.findings.validate import validate_findings_file
 from rooflens.analyzers.findings.validate_report import validate_report
 from rooflens.analyzers.findings.validate_run import validate_run
-from rooflens.analyzers.run_folder import RunFolderError, read_record, verify
+from rooflens.analyzers.run_folder import RUN_FILE, RunFolderError, read_record, verify
 from rooflens.server.cli_common import EXIT_OK, EXIT_PROBLEMS, fail, print_json
 
 FINDINGS_FOLDERS = ("system_findings", "category_findings")
@@ -36,9 +36,11 @@ def run_validate(run_dir: str, out: TextIO | None = None, *, as_json: bool = Fal
     out = out or sys.stdout
     folder = Path(run_dir)
     if not (folder / "category_data" / "category_manifest.json").is_file():
+        report_only = (folder / RUN_FILE).is_file()
+        what = "holds a perf report only" if report_only else "is not a run folder"
         return fail(
-            f"{folder} is not a run folder (no category_data/category_manifest.json); "
-            "create one with `rooflens analyze TRACE --out DIR`"
+            f"{folder} {what} (no category_data/category_manifest.json); "
+            "create a run to validate with `rooflens analyze TRACE --out DIR`"
         )
     problems = verify(folder)
     problems += findings_problems(folder)

@@ -6,10 +6,10 @@ writes them, JSON does not allow them), a raw control character inside a string,
 is empty or cut short. It runs only once decoding has failed, so it costs nothing on good
 files.
 
-Two problems are repaired instead of refused, because the fix is certain and loses nothing
-the analysis reads: a UTF-8 byte-order mark (skipped: it is not part of the JSON) and lone
-UTF-16 surrogate escapes such as `\\ud800` (a name cut between the two halves of a pair;
-each becomes `\\ufffd`, the replacement character, just as invalid UTF-8 bytes do).
+Three problems are repaired instead of refused, because the fix is certain and loses nothing
+the analysis reads: a UTF-8 byte-order mark (skipped: it is not part of the JSON), invalid
+UTF-8 bytes and lone UTF-16 surrogate escapes such as `\\ud800` (names cut mid-character;
+each bad byte or escape becomes U+FFFD, the replacement character, as in event batches).
 """
 
 from __future__ import annotations
@@ -65,6 +65,25 @@ def repair_lone_surrogates(raw: bytes | bytearray | memoryview) -> bytes:
         return (m.group(1) or m.group(3) or b"") + rb"\ufffd"
 
     return _SURROGATE.sub(replace, raw)
+
+
+def _valid_utf8(raw: bytes | bytearray | memoryview) -> bytes:
+    return bytes(raw).decode("utf-8", "replace").encode("utf-8")
+
+
+# What a decode error can be repaired by, tried in order: (applies, repair).
+REPAIRS = (
+    (lambda raw, message: "UTF-8" in message, _valid_utf8),
+    (lambda raw, message: has_lone_surrogates(raw), repair_lone_surrogates),
+)
+
+
+def repair(raw: bytes | bytearray | memoryview, exc: msgspec.DecodeError) -> bytes | None:
+    """The text with the problem behind `exc` repaired, or None when it is not repairable."""
+    for applies, fix in REPAIRS:
+        if applies(raw, str(exc)):
+            return fix(raw)
+    return None
 
 
 def explain(

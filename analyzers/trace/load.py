@@ -145,23 +145,23 @@ def gc_paused() -> Iterator[None]:
 
 
 def _decode_header(path: Path, raw: bytes | bytearray) -> tuple[TraceHeader, int]:
-    """The top level with events as raw slices, and 1 if lone surrogates had to be repaired."""
+    """The top level with events as raw slices, and how many whole-text repairs it took."""
     text = json_text.without_bom(raw)
     encoding = json_text.wrong_encoding(text)
     if encoding:
         raise TraceError(
             path, f"the file is {encoding} encoded, not UTF-8", "Re-save it as UTF-8 JSON"
         )
-    try:
-        return _decode_top(path, text), 0
-    except msgspec.DecodeError as exc:
-        if not json_text.has_lone_surrogates(text):
-            raise TraceError(path, *json_text.explain(text, exc)) from None
-    text = json_text.repair_lone_surrogates(text)
-    try:
-        return _decode_top(path, text), 1
-    except msgspec.DecodeError as exc:
-        raise TraceError(path, *json_text.explain(text, exc)) from None
+    repairs = 0
+    while True:
+        try:
+            return _decode_top(path, text), repairs
+        except msgspec.DecodeError as exc:
+            # each kind of repair removes its problem for good: at most one of each
+            fixed = json_text.repair(text, exc) if repairs < len(json_text.REPAIRS) else None
+            if fixed is None:
+                raise TraceError(path, *json_text.explain(text, exc)) from None
+            text, repairs = fixed, repairs + 1
 
 
 def _decode_top(path: Path, text: bytes | bytearray | memoryview) -> TraceHeader:
