@@ -11,21 +11,15 @@ import os
 import sys
 from pathlib import Path
 
-import uvicorn
-
-from rooflens.server.app import ServerConfig, build_server
-from rooflens.server.http_app import (
+from rooflens.server.settings import (
+    DEFAULT_MAX_RESULT_BYTES,
+    DEFAULT_PORT,
+    LOCALHOST,
     MCP_PATH,
-    WILDCARDS,
-    HttpConfigError,
-    HttpOptions,
-    build_http_app,
+    TOKEN_ENV,
+    WORKSPACE_NAME,
 )
-from rooflens.server.http_auth import TOKEN_ENV, TokenConfigError, read_token
-from rooflens.server.paths import BroadRoot, PathPolicy, PathRefused
-from rooflens.server.state import DEFAULT_MAX_RESULT_BYTES, WORKSPACE_NAME
 
-LOCALHOST = "127.0.0.1"
 EXIT_BAD_INPUT = 2
 _HTTP_ONLY = ("allowed_host", "allowed_origin", "cors_origin", "shared_workspace")
 
@@ -64,7 +58,9 @@ def add_serve_parser(commands: argparse._SubParsersAction) -> None:
         "--http", action="store_true", help=f"streamable HTTP at {MCP_PATH} instead of stdio"
     )
     serve.add_argument("--host", default=LOCALHOST, help="HTTP bind address (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
+    serve.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT})"
+    )
     serve.add_argument(
         "--allowed-host",
         action="append",
@@ -99,6 +95,10 @@ def _fail(message: str) -> int:
 
 
 def run_serve(args: argparse.Namespace) -> int:
+    # the server stack loads only when it runs: `rooflens serve --help` stays light
+    from rooflens.server.app import ServerConfig, build_server
+    from rooflens.server.paths import BroadRoot, PathPolicy, PathRefused
+
     if not args.http:
         given = [f"--{name.replace('_', '-')}" for name in _HTTP_ONLY if getattr(args, name)]
         if given:
@@ -120,6 +120,15 @@ def run_serve(args: argparse.Namespace) -> int:
     if not args.http:
         server.run()
         return 0
+    return _serve_http(args, server)
+
+
+def _serve_http(args: argparse.Namespace, server) -> int:
+    import uvicorn
+
+    from rooflens.server.http_app import WILDCARDS, HttpConfigError, HttpOptions, build_http_app
+    from rooflens.server.http_auth import TokenConfigError, read_token
+
     try:
         options = HttpOptions(
             host=args.host,

@@ -42,17 +42,12 @@ class Loaded:
     platform_source: str
 
 
-def regular_file(path: Path) -> Path:
-    """Refuse anything but a regular file before it is read (a FIFO would block forever)."""
-    return require_regular_file(path)
-
-
 def load_run(st: AppState, req: LoadRequest, owner: str | None) -> Loaded:
     """The caller's earlier run of the same trace and options, else a new run whose perf
     report is written into a new folder (under `output_dir`, else the workspace)."""
     if req.platform and req.platform_file:
         raise PathRefused("pass either platform or platform_file, not both")
-    trace = regular_file(st.policy.resolve(req.path, must_exist=True))
+    trace = require_regular_file(st.policy.resolve(req.path, must_exist=True))
     pfile = st.policy.resolve(req.platform_file, must_exist=True) if req.platform_file else None
     captures = AUTO
     if req.capture_folder:
@@ -92,7 +87,7 @@ def engine_data(st: AppState, run: Run) -> EngineData:
 
 def _rebuild(st: AppState, run: Run) -> EngineData:
     record = run.record
-    trace = regular_file(st.policy.recheck(Path(record.trace_path), "trace"))
+    trace = require_regular_file(st.policy.recheck(Path(record.trace_path), "trace"))
     if not TraceIdentity.of(trace).same_content(record.trace):
         raise PathRefused(
             f"the trace of {run.id} ({trace.name}) has changed since the run started; call "

@@ -7,9 +7,7 @@ from pathlib import Path
 
 from rooflens.server.paths import PathPolicy
 from rooflens.server.runs import RunStore
-
-DEFAULT_MAX_RESULT_BYTES = 16_384
-WORKSPACE_NAME = "rooflens_runs"
+from rooflens.server.settings import DEFAULT_MAX_RESULT_BYTES, WORKSPACE_NAME
 
 
 @dataclass(frozen=True)
