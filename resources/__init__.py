@@ -21,6 +21,7 @@ from rooflens.analyzers.perf.platforms import (
     get_platform,
     platform_table,
 )
+from rooflens.analyzers.prepare.categories import SKILLS
 from rooflens.resources import run_files as rf
 from rooflens.resources.text import FINDINGS_CONTRACT, report_template
 from rooflens.server.runs import STEP_ORDER
@@ -144,24 +145,26 @@ def register(mcp: MCPServer) -> None:
 
 
 def completions(st: AppState, params: CompleteRequestParams, owner: str | None) -> list[str]:
-    """Run ids, categories, tables or platform names starting with the typed prefix."""
+    """Run ids, categories (keys and display names), tables, platform names or scopes that
+    start with the typed prefix, for rooflens resource templates and prompt arguments."""
     ref, arg = params.ref, params.argument
-    if not isinstance(ref, ResourceTemplateReference) or not ref.uri.startswith("rooflens://"):
+    if isinstance(ref, ResourceTemplateReference) and not ref.uri.startswith("rooflens://"):
         return []
     given = (params.context.arguments if params.context else None) or {}
     runs = {run.id: run for run in st.runs.visible(owner, st.isolate)}
+    run = runs.get(given.get("run_id", ""))
     options: list[str] = []
     if arg.name == "run_id":
         options = list(runs)
-    elif arg.name in ("category", "table") and given.get("run_id") in runs:
-        run = runs[given["run_id"]]
-        if arg.name == "category":
-            options = [name for pair in rf.categories(run) for name in pair]
-        else:
-            options = rf.tables(run)
-    elif arg.name == "name" and ref.uri.startswith("rooflens://platforms"):
+    elif arg.name == "category":
+        options = [n for pair in rf.categories(run) for n in pair] if run else list(SKILLS)
+    elif arg.name == "table" and run is not None:
+        options = rf.tables(run)
+    elif arg.name == "platform" or (arg.name == "name" and "platforms" in str(ref)):
         options = sorted(catalogue())
     elif arg.name == "step":
         options = list(STEP_ORDER)
+    elif arg.name == "comparison_scope":
+        options = ["standalone", "comparative"]
     typed = arg.value.lower()
-    return sorted({o for o in options if o.lower().startswith(typed)}, key=str.lower)
+    return sorted({o for o in options if o.lower().startswith(typed)}, key=lambda o: (o.lower(), o))

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from importlib.metadata import PackageNotFoundError, version
 
 from mcp.server import MCPServer
 
 from rooflens import resources
 from rooflens.server import prompting, tools
 from rooflens.server.middleware import ServerMiddleware
+from rooflens.server.settings import package_version
 from rooflens.server.state import AppState, ServerConfig
 
-__all__ = ["INSTRUCTIONS", "ServerConfig", "build_server", "package_version"]
+__all__ = ["INSTRUCTIONS", "ServerConfig", "build_server"]
 
 INSTRUCTIONS = """\
 rooflens analyses PyTorch profiler traces against a GPU roofline. Code computes every number;
@@ -25,13 +25,6 @@ validate_report. run_full_analysis(path) does every step without prose. query_op
 pages through the operations. The `orchestrator` prompt drives the whole workflow. Paths must
 lie inside the allowed directories.
 """
-
-
-def package_version() -> str:
-    try:
-        return version("rooflens")
-    except PackageNotFoundError:  # running from a source tree that is not installed
-        return "0+unknown"
 
 
 def build_server(config: ServerConfig) -> MCPServer:

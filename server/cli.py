@@ -21,8 +21,8 @@ from rooflens.server.cli_common import (
     capture_choice,
     package_version,
 )
+from rooflens.server.cli_serve import add_serve_parser
 
-SERVE_HELP = "run the MCP server (stdio by default)"
 EPILOG = (
     "exit codes: 0 ok; 1 validation failed; 2 bad input (unreadable trace, bad platform, "
     "refused or unwritable --out); 130 interrupted; 141 stdout closed early. "
@@ -69,14 +69,8 @@ def _report_arguments(parser: argparse.ArgumentParser, *, out_help: str) -> None
     _json_argument(parser)
 
 
-def _command(argv: Sequence[str]) -> str | None:
-    """The sub-command named in argv (top-level options take no values)."""
-    return next((a for a in argv if not a.startswith("-")), None)
-
-
 def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
-    """The parser. `serve`'s full arguments (and its HTTP stack) load only when argv asks
-    for `serve`; otherwise a stub lists it under the commands."""
+    """The parser; every command's module loads only when that command runs."""
     parser = argparse.ArgumentParser(
         prog="rooflens",
         description="Explain where GPU time goes in a PyTorch profiler trace.",
@@ -134,12 +128,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     )
     validate.add_argument("run", help="a run folder written by `rooflens analyze`")
     _json_argument(validate)
-    if _command(argv) == "serve":
-        from rooflens.server.cli_serve import add_serve_parser
-
-        add_serve_parser(commands)
-    else:
-        commands.add_parser("serve", help=SERVE_HELP, add_help=False)
+    add_serve_parser(commands)
     commands.add_parser("platforms", help="list the GPU platform catalogue")
     return parser
 

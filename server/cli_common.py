@@ -11,6 +11,8 @@ import json
 import sys
 from typing import Any
 
+from rooflens.server.settings import package_version  # noqa: F401 - re-exported for the CLI
+
 EXIT_OK = 0
 EXIT_PROBLEMS = 1  # `validate`: the folder was read, and some check failed
 EXIT_BAD_INPUT = 2  # unreadable trace, bad platform, refused or unwritable --out, usage
@@ -28,16 +30,6 @@ def print_json(document: Any) -> None:
     """One JSON object on stdout (for `--json`)."""
     json.dump(document, sys.stdout, indent=2)
     sys.stdout.write("\n")
-
-
-def package_version() -> str:
-    """The installed distribution's version; a bare source tree says so instead of failing."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("rooflens")
-    except PackageNotFoundError:
-        return "0+unknown"
 
 
 def capture_choice(args: argparse.Namespace) -> str | None:

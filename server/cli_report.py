@@ -50,9 +50,9 @@ from rooflens.analyzers.trace.errors import TraceError
 from rooflens.analyzers.trace.health import TraceHealth, assess
 from rooflens.analyzers.trace.model import TraceModel
 from rooflens.analyzers.trace.open_trace import open_trace
+from rooflens.analyzers.trace.read import require_regular_file
 from rooflens.server.cli_common import EXIT_OK, capture_choice, fail, print_json
 from rooflens.server.cli_progress import Progress
-from rooflens.server.loading import regular_file
 from rooflens.server.runs import LOADED, PREPARED, REPORTED, record_fields
 
 ANALYSED = "analysed"
@@ -141,7 +141,7 @@ def run_report(args: argparse.Namespace, *, prepare: bool = False, analyse: bool
 def _identity(trace: Path) -> TraceIdentity:
     """The trace's size and hash; a missing or unreadable file is a TraceError."""
     try:
-        return TraceIdentity.of(regular_file(trace))
+        return TraceIdentity.of(require_regular_file(trace))
     except OSError as exc:
         raise TraceError(trace, (exc.strerror or str(exc)).lower()) from None
 

@@ -9,23 +9,19 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
-import uvicorn
-
-from rooflens.server.app import ServerConfig, build_server
-from rooflens.server.http_app import (
+from rooflens.server.settings import (
+    DEFAULT_MAX_RESULT_BYTES,
+    DEFAULT_PORT,
+    LOCALHOST,
     MCP_PATH,
-    WILDCARDS,
-    HttpConfigError,
-    HttpOptions,
-    build_http_app,
+    TOKEN_ENV,
+    WORKSPACE_NAME,
 )
-from rooflens.server.http_auth import TOKEN_ENV, TokenConfigError, read_token
-from rooflens.server.paths import PathPolicy
 
-LOCALHOST = "127.0.0.1"
 EXIT_BAD_INPUT = 2
-_HTTP_ONLY = ("allowed_host", "allowed_origin", "cors_origin")
+_HTTP_ONLY = ("allowed_host", "allowed_origin", "cors_origin", "shared_workspace")
 
 
 def add_serve_parser(commands: argparse._SubParsersAction) -> None:
@@ -38,10 +34,33 @@ def add_serve_parser(commands: argparse._SubParsersAction) -> None:
     )
     serve.add_argument("--allow-dir", action="append", default=[], help="an allowed directory")
     serve.add_argument(
+        "--allow-broad",
+        action="store_true",
+        help="allow the current folder even when it is / or your home folder",
+    )
+    serve.add_argument(
+        "--workspace",
+        help="folder for run folders and the run index, inside an allowed directory "
+        f"(default: {WORKSPACE_NAME}/ in the first allowed directory)",
+    )
+    serve.add_argument(
+        "--shared-workspace",
+        action="store_true",
+        help="with --http, every session sees every run (default: only its own)",
+    )
+    serve.add_argument(
+        "--max-result-kb",
+        type=int,
+        default=DEFAULT_MAX_RESULT_BYTES // 1024,
+        help="size limit of one tool result in KiB (default 16)",
+    )
+    serve.add_argument(
         "--http", action="store_true", help=f"streamable HTTP at {MCP_PATH} instead of stdio"
     )
     serve.add_argument("--host", default=LOCALHOST, help="HTTP bind address (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
+    serve.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT})"
+    )
     serve.add_argument(
         "--allowed-host",
         action="append",
@@ -76,15 +95,40 @@ def _fail(message: str) -> int:
 
 
 def run_serve(args: argparse.Namespace) -> int:
+    # the server stack loads only when it runs: `rooflens serve --help` stays light
+    from rooflens.server.app import ServerConfig, build_server
+    from rooflens.server.paths import BroadRoot, PathPolicy, PathRefused
+
     if not args.http:
         given = [f"--{name.replace('_', '-')}" for name in _HTTP_ONLY if getattr(args, name)]
         if given:
             return _fail(f"{given[0]} applies to HTTP only: add --http")
-    policy = PathPolicy.from_env_and_args(args.allow_dir)
-    server = build_server(ServerConfig(allowed_dirs=list(policy.allowed)))
+    try:
+        policy = PathPolicy.from_env_and_args(args.allow_dir, broad=args.allow_broad)
+        config = ServerConfig(
+            allowed_dirs=list(policy.allowed),
+            workspace=Path(args.workspace).expanduser() if args.workspace else None,
+            shared_workspace=args.shared_workspace,
+            http=args.http,
+            max_result_bytes=args.max_result_kb * 1024,
+        )
+        if config.workspace is not None:
+            policy.resolve(config.workspace, must_exist=False, for_write=True)
+        server = build_server(config)
+    except (BroadRoot, PathRefused, ValueError) as exc:
+        return _fail(str(exc))
     if not args.http:
         server.run()
         return 0
+    return _serve_http(args, server)
+
+
+def _serve_http(args: argparse.Namespace, server) -> int:
+    import uvicorn
+
+    from rooflens.server.http_app import WILDCARDS, HttpConfigError, HttpOptions, build_http_app
+    from rooflens.server.http_auth import TokenConfigError, read_token
+
     try:
         options = HttpOptions(
             host=args.host,

@@ -35,8 +35,8 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp
 
 from rooflens.server.http_auth import TOKEN_ENV, require_token
+from rooflens.server.settings import MCP_PATH
 
-MCP_PATH = "/mcp"
 WILDCARDS = ("0.0.0.0", "::")
 _NAME = re.compile(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*\.?")
 _DEFAULT_PORTS = {"http": 80, "https": 443}

@@ -40,7 +40,8 @@ from starlette.datastructures import Headers
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-TOKEN_ENV = "ROOFLENS_TOKEN"
+from rooflens.server.settings import TOKEN_ENV
+
 TOKEN_CLIENT_ID = "rooflens-token"
 """The principal every holder of the shared token is (`AccessToken.client_id`)."""
 

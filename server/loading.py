@@ -4,8 +4,6 @@ them on a worker thread."""
 
 from __future__ import annotations
 
-import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,9 +13,9 @@ from rooflens.analyzers.perf.platforms import get_platform, load_platform_file
 from rooflens.analyzers.report.build import build_report
 from rooflens.analyzers.report.files import write_report
 from rooflens.analyzers.run_folder import TraceIdentity
-from rooflens.analyzers.trace.errors import TraceError
 from rooflens.analyzers.trace.health import TraceHealth, assess
 from rooflens.analyzers.trace.open_trace import AUTO, open_trace
+from rooflens.analyzers.trace.read import require_regular_file
 from rooflens.server.paths import PathRefused
 from rooflens.server.runs import LOADED, EngineData, Run, record_fields
 from rooflens.server.state import AppState
@@ -44,21 +42,12 @@ class Loaded:
     platform_source: str
 
 
-def regular_file(path: Path) -> Path:
-    """Refuse anything but a regular file before it is read (a FIFO would block forever)."""
-    if not stat.S_ISREG(os.stat(path).st_mode):
-        raise TraceError(
-            path, "is not a regular file (a folder, pipe or device)", "Pass the trace file itself"
-        )
-    return path
-
-
 def load_run(st: AppState, req: LoadRequest, owner: str | None) -> Loaded:
     """The caller's earlier run of the same trace and options, else a new run whose perf
     report is written into a new folder (under `output_dir`, else the workspace)."""
     if req.platform and req.platform_file:
         raise PathRefused("pass either platform or platform_file, not both")
-    trace = regular_file(st.policy.resolve(req.path, must_exist=True))
+    trace = require_regular_file(st.policy.resolve(req.path, must_exist=True))
     pfile = st.policy.resolve(req.platform_file, must_exist=True) if req.platform_file else None
     captures = AUTO
     if req.capture_folder:
@@ -98,7 +87,7 @@ def engine_data(st: AppState, run: Run) -> EngineData:
 
 def _rebuild(st: AppState, run: Run) -> EngineData:
     record = run.record
-    trace = regular_file(st.policy.recheck(Path(record.trace_path), "trace"))
+    trace = require_regular_file(st.policy.recheck(Path(record.trace_path), "trace"))
     if not TraceIdentity.of(trace).same_content(record.trace):
         raise PathRefused(
             f"the trace of {run.id} ({trace.name}) has changed since the run started; call "

@@ -21,7 +21,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS
 
-from rooflens.server.notify import LEVELS
+from rooflens.server.notify import LEVELS, remember_level
 from rooflens.server.runs import PREPARED, REPORTED
 from rooflens.server.state import AppState
 
@@ -79,7 +79,7 @@ class ServerMiddleware:
                 message=f"unknown log level {level!r}; use one of {', '.join(LEVELS)}",
             )
         state: AppState = ctx.lifespan_context
-        state.log_levels[ctx.session] = level
+        remember_level(state.log_levels, ctx.session, level)
         return {}
 
 

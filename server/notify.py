@@ -9,6 +9,8 @@ sent through the session's plain `send_notification`.
 from __future__ import annotations
 
 import logging
+import weakref
+from typing import Any
 
 from mcp.server.connection import allowed_log_levels
 from mcp.server.mcpserver import Context
@@ -28,11 +30,24 @@ def _meta(ctx: Context) -> dict:
     return meta if isinstance(meta, dict) else meta.model_dump(by_alias=True)
 
 
+def remember_level(levels: dict[int, str], session: Any, level: str) -> None:
+    """Record a handshake-era connection's logging/setLevel. A session object lives for one
+    request; the connection's initialize parameters live as long as the connection, so they
+    key the level (and drop it when the connection goes)."""
+    params = session.client_params
+    if params is None:
+        return
+    if id(params) not in levels:
+        weakref.finalize(params, levels.pop, id(params), None)
+    levels[id(params)] = level
+
+
 def _wanted(ctx: Context, level: str) -> bool:
     version = ctx.protocol_version or ""
     if version in MODERN_PROTOCOL_VERSIONS:
         return level in allowed_log_levels(version, _meta(ctx))
-    chosen = ctx.request_context.lifespan_context.log_levels.get(ctx.session, DEFAULT_LEVEL)
+    levels = ctx.request_context.lifespan_context.log_levels
+    chosen = levels.get(id(ctx.session.client_params), DEFAULT_LEVEL)
     return LEVELS.index(level) >= LEVELS.index(chosen)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,10 +51,14 @@ class StepMissing(RuntimeError):
 
 @dataclass
 class Run:
-    """One analysis: its folder and record (steps, artifacts) and the categories analysed."""
+    """One analysis: its folder and record (steps, artifacts) and the categories analysed.
+
+    Steps of one run may run at once (analysts in parallel); sealing is serialised, and
+    each seal hashes the whole folder, so the last one records every finished write."""
 
     folder: Path
     record: RunRecord
+    _sealing: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
     def id(self) -> str:
@@ -83,9 +88,13 @@ class Run:
                 f"run {self.id} has not been {step} yet; call {next_tool}(run_id={self.id!r}) first"
             )
 
-    def mark(self, step: str | None = None) -> None:
-        """Seal the folder: record `step` and the hash of every artifact now in it."""
-        self.record = seal(self.folder, self.record, step)
+    def mark(self, *steps: str) -> None:
+        """Seal the folder: record `steps` and the hash of every artifact now in it."""
+        with self._sealing:
+            record = self.record.model_copy(
+                update={"steps": [*self.record.steps, *(s for s in steps if not self.done(s))]}
+            )
+            self.record = seal(self.folder, record)
 
 
 @dataclass
@@ -103,6 +112,7 @@ class RunStore:
     workspace: Path
     runs: dict[str, Run] = field(default_factory=dict)
     engine: OrderedDict[str, EngineData] = field(default_factory=OrderedDict)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def workspace_dir(self) -> Path:
         """The workspace, checked inside the allowed directories and created when missing."""
@@ -179,8 +189,8 @@ class RunStore:
                 f"unknown run id {run_id!r}; call load_trace(path) to start a run (the runs "
                 "resource rooflens://runs lists yours)"
             )
-        self.runs[run_id] = run
-        return run
+        with self._lock:  # one Run object per id, so its seal lock is shared
+            return self.runs.setdefault(run_id, run)
 
     def _restore(self, run_id: str) -> Run | None:
         index = self.workspace_dir() / INDEX / f"{run_id}.json"
@@ -216,10 +226,11 @@ class RunStore:
         return sorted(found, key=lambda r: r.record.created)
 
     def keep(self, run_id: str, data: EngineData) -> None:
-        self.engine[run_id] = data
-        self.engine.move_to_end(run_id)
-        while len(self.engine) > MAX_IN_MEMORY:
-            self.engine.popitem(last=False)
+        with self._lock:
+            self.engine[run_id] = data
+            self.engine.move_to_end(run_id)
+            while len(self.engine) > MAX_IN_MEMORY:
+                self.engine.popitem(last=False)
 
 
 def _match_key(fields: dict[str, Any]) -> dict[str, Any]:

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from rooflens.server.paths import PathPolicy
 from rooflens.server.runs import RunStore
-
-DEFAULT_MAX_RESULT_BYTES = 16_384
-WORKSPACE_NAME = "rooflens_runs"
+from rooflens.server.settings import DEFAULT_MAX_RESULT_BYTES, WORKSPACE_NAME
 
 
 @dataclass(frozen=True)
@@ -37,10 +33,8 @@ class AppState:
     config: ServerConfig
     policy: PathPolicy
     runs: RunStore
-    # logging/setLevel per connection (legacy protocol era); weak so closed sessions go
-    log_levels: weakref.WeakKeyDictionary[Any, str] = field(
-        default_factory=weakref.WeakKeyDictionary
-    )
+    # logging/setLevel per handshake-era connection (notify.remember_level)
+    log_levels: dict[int, str] = field(default_factory=dict)
 
     @classmethod
     def build(cls, config: ServerConfig) -> AppState:

@@ -138,7 +138,8 @@ def format_args(dims: Any, types: Any) -> str | None:
         if not shape and dtype in ("", "Scalar", None):
             continue
         body = ",".join(str(d) for d in shape) + ("," if len(shape) == 1 else "")
-        parts.append(f"({body}) {DTYPES.get(dtype, dtype)}")
+        name = DTYPES.get(dtype, dtype) if isinstance(dtype, str) else str(dtype)
+        parts.append(f"({body}) {name}")
     return "<br>".join(parts)
 
 

@@ -91,12 +91,14 @@ def load_captures(
 ) -> tuple[CaptureTrace, ...]:
     """Every capture trace in `folder`; TraceError when the folder holds nothing usable.
 
-    `allow` (a server's path policy) must accept the real path of the folder and each file.
+    `allow` (a server's path policy) must accept the real path of the folder and of each
+    file read from it, `execution_details.json` included.
     """
     from rooflens.analyzers.trace.model import build_model  # model imports this module
 
     folder = Path(folder)
-    for target in (folder, *(_trace_files(folder) if folder.is_dir() else ())):
+    sidecar = (folder / DETAILS_FILE,) if os.path.lexists(folder / DETAILS_FILE) else ()
+    for target in (folder, *(_trace_files(folder) if folder.is_dir() else ()), *sidecar):
         if allow is not None and not allow(Path(os.path.realpath(target))):
             raise TraceError(
                 target,

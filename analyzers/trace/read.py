@@ -95,6 +95,18 @@ def read_trace_bytes(path: Path) -> bytes | bytearray:
     return data
 
 
+def require_regular_file(path: Path) -> Path:
+    """`path` if it is a regular file; a TraceError naming what it is otherwise. For callers
+    that must know before reading (hashing a trace to recognise it)."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise TraceError(path, "file not found", "Check the path") from None
+    if not stat.S_ISREG(mode):
+        _refuse_kind(path, mode)
+    return path
+
+
 def _open_regular(path: Path) -> BufferedReader:
     """Open `path` for reading only if it is a regular file (checked before and after)."""
     try:

@@ -82,10 +82,12 @@ def analyse(st: AppState, run: Run, key: str) -> r.AnalysisResult:
             "are marked analysable by prepare_category_data"
         )
     result = analyze(st.policy.folder_without_links(run.folder), key)
-    for c in manifest.categories:  # kernel fusion may have run first, on the way
-        if (run.folder / "category_data" / f"{c.name}_metrics.json").is_file():
-            run.record.steps = sorted({*run.steps, f"analysed:{c.name}"})
-    run.mark()
+    done = [  # kernel fusion may have run first, on the way
+        f"analysed:{c.name}"
+        for c in manifest.categories
+        if (run.folder / "category_data" / f"{c.name}_metrics.json").is_file()
+    ]
+    run.mark(*done)
     return r.AnalysisResult(
         run_id=run.id,
         category=key,

@@ -18,6 +18,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
+from rooflens.analyzers.findings.submission import SubmissionError
 from rooflens.analyzers.perf.categories import CategoryFileError
 from rooflens.analyzers.perf.platforms import PlatformFileError, UnknownPlatform
 from rooflens.analyzers.prepare.categories import CategoryLookupError, find_category
@@ -85,6 +86,7 @@ NEXT_STEP: dict[type[Exception], str] = {
     PlatformFileError: "fix the platform file or pass a catalogue platform name",
     CategoryFileError: "fix the categories file",
     RunFolderError: "start a new run with load_trace",
+    SubmissionError: "fix every listed problem and submit again",
     CategoryLookupError: "",
     StepMissing: "",
     RunNotFound: "",

@@ -12,8 +12,9 @@ from rooflens.analyzers.report.files import roofline_coverage
 from rooflens.analyzers.trace.inspect import Inspection
 from rooflens.analyzers.trace.inspect import inspect_trace as engine_inspect
 from rooflens.analyzers.trace.open_trace import AUTO
+from rooflens.analyzers.trace.read import require_regular_file
 from rooflens.server import results as r
-from rooflens.server.loading import Loaded, LoadRequest, load_run, regular_file
+from rooflens.server.loading import Loaded, LoadRequest, load_run
 from rooflens.server.notify import log_to_client, runs_changed
 from rooflens.server.tools.common import (
     READ_ONLY,
@@ -97,7 +98,7 @@ def register(mcp: MCPServer) -> None:
         policy = app_state(ctx).policy
 
         def inspect() -> Inspection:
-            trace = regular_file(policy.resolve(path, must_exist=True))
+            trace = require_regular_file(policy.resolve(path, must_exist=True))
             captures = (
                 str(policy.resolve(capture_folder, must_exist=True)) if capture_folder else AUTO
             )

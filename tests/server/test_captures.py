@@ -12,14 +12,9 @@ from mcp import Client
 from rooflens.server.app import ServerConfig, build_server
 from rooflens.server.cli import main
 from tests.golden.conftest import shared_dir
-from tests.server.test_mcp_tools import call, error_text
+from tests.server.conftest import call, error_of
 
 CASE = Path("traces/inference/vllm_decode_full")
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @pytest.fixture
@@ -92,11 +87,8 @@ async def test_a_capture_folder_outside_the_allowed_dirs_is_refused(
     tmp_path: Path, replay: Path
 ) -> None:
     server = build_server(ServerConfig(allowed_dirs=[replay.parent]))
-
-    def connect() -> Client:
-        return Client(server)
-
-    message = await error_text(
-        connect, "load_trace", {"path": str(replay), "capture_folder": str(tmp_path)}
-    )
+    async with Client(server) as client:
+        message = await error_of(
+            client, "load_trace", {"path": str(replay), "capture_folder": str(tmp_path)}
+        )
     assert "outside the allowed directories" in message

@@ -236,14 +236,15 @@ def test_ctrl_c_exits_130_and_leaves_the_earlier_run_whole(traces, finished, tmp
 
 @pytest.fixture(params=["read-only parent", "under a regular file"])
 def unwritable(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
-    """An --out that cannot be created: in a read-only folder (not for root), or under a file."""
+    """An --out that cannot be created: in a read-only folder (for root, which may write
+    anywhere, a folder in /proc, where nobody may create one), or under a regular file."""
     if request.param == "read-only parent":
         parent = tmp_path / "locked"
         parent.mkdir()
         parent.chmod(0o500)
         request.addfinalizer(lambda: parent.chmod(0o700))
         if os.access(parent, os.W_OK):
-            pytest.skip("running as root: a read-only folder is still writable")
+            parent = Path("/proc")
         return parent / OUT
     regular = tmp_path / "a_file"
     regular.write_text("not a folder")

@@ -135,8 +135,8 @@ def test_analyze_and_validate_json(trace, tmp_path, capsys) -> None:
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["report", "{tmp}/missing.json", "--out", "{tmp}/o"], "no such file or directory"),
-        (["report", "{tmp}", "--out", "{tmp}/o"], "is not a regular file"),
+        (["report", "{tmp}/missing.json", "--out", "{tmp}/o"], "file not found"),
+        (["report", "{tmp}", "--out", "{tmp}/o"], "is a folder, not a trace file"),
         (["report", "{trace}", "--platform", "NOPE", "--out", "{tmp}/o"], "NOPE"),
         (["report", "{trace}", "--out", "{trace}"], "is a file, not a folder"),
         (["validate", "{tmp}"], "is not a run folder"),

@@ -4,9 +4,10 @@ fix), the exact Host/Origin lists, the token checks."""
 from __future__ import annotations
 
 import pytest
+import uvicorn
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 
-from rooflens.server import cli_serve, http_app
+from rooflens.server import http_app
 from rooflens.server.cli import main
 from rooflens.server.http_app import (
     HttpConfigError,
@@ -36,7 +37,7 @@ def no_bind(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("the server would have started")
 
-    monkeypatch.setattr(cli_serve.uvicorn, "run", refuse)
+    monkeypatch.setattr(uvicorn, "run", refuse)
     monkeypatch.delenv("ROOFLENS_TOKEN", raising=False)
 
 

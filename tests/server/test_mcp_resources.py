@@ -26,6 +26,7 @@ TEMPLATES = {
     "rooflens://runs/{run_id}/priorities": "application/json",
     "rooflens://runs/{run_id}/report": "text/markdown",
     "rooflens://runs/{run_id}/plot": "image/png",
+    "rooflens://runs/{run_id}/tables": "application/json",
     "rooflens://runs/{run_id}/tables/{table}": "text/csv",
     "rooflens://runs/{run_id}/workbook": resources.XLSX,
     "rooflens://platforms/{name}": "application/json",
@@ -35,16 +36,6 @@ STATIC = {
     "rooflens://contract/findings": "text/markdown",
     "rooflens://contract/report-template": "text/markdown",
 }
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(params=["auto", "legacy"])
-def mode(request) -> str:
-    return request.param
 
 
 def server_for(folder: Path):
@@ -98,35 +89,39 @@ async def test_static_references(tmp_path, mode) -> None:
 
 
 @pytest.mark.anyio
-async def test_every_artifact_of_a_full_run_reads_back(trace, mode) -> None:
-    async with Client(server_for(trace.parent), mode=mode) as client:
+async def test_every_artifact_of_a_full_run_reads_back(sample, allowed, mode) -> None:
+    async with Client(server_for(allowed), mode=mode) as client:
         empty = json.loads(await text_of(client, "rooflens://runs"))
         assert empty == {"runs": []}
-        with pytest.raises(MCPError, match="none"):
+        with pytest.raises(MCPError, match="not a run id"):
             await client.read_resource("rooflens://runs/run-9/manifest")
-        result = await client.call_tool("run_full_analysis", {"path": str(trace)})
+        result = await client.call_tool("run_full_analysis", {"path": str(sample)})
         assert not result.is_error, result.content
-        run_id = result.structured_content["load"]["run_id"]
+        run_id = result.structured_content["run_id"]
         base = f"rooflens://runs/{run_id}"
 
         (row,) = json.loads(await text_of(client, "rooflens://runs"))["runs"]
-        assert row["run_id"] == run_id and row["trace"] == TRACE
+        assert row["run_id"] == run_id and row["trace"] == sample.name
         assert row["steps"][0] == "loaded" and "aggregated" in row["steps"]
         assert json.loads(await text_of(client, "rooflens://runs?step=aggregated"))["runs"]
         assert json.loads(await text_of(client, "rooflens://runs?step=nope"))["runs"] == []
+        listed = {str(r.uri) for r in (await client.list_resources()).resources}
+        assert {f"{base}/tables", f"{base}/manifest", f"{base}/report"} <= listed
 
         manifest = json.loads(await text_of(client, f"{base}/manifest"))
         names = [c["name"] for c in manifest["categories"]]
         assert "gemm" in names and "cpu_idle" in names
-        metrics = json.loads(await text_of(client, f"{base}/metrics/gemm"))
-        assert isinstance(metrics, dict)
+        metrics = json.loads(await text_of(client, f"{base}/metrics/GEMM"))
+        assert metrics["category"] == "gemm"
         assert (await text_of(client, f"{base}/ops/gemm")).count("\n") > 1
         assert "## Recommendations" in await text_of(client, f"{base}/findings/gemm")
         assert "## Recommendations" in await text_of(client, f"{base}/findings/cpu_idle")
         assert json.loads(await text_of(client, f"{base}/priorities"))
+        tables = json.loads(await text_of(client, f"{base}/tables"))
+        assert {t["name"] for t in tables["tables"]} >= {"ops_summary", "unified_perf_summary"}
 
         report = await text_of(client, f"{base}/report")
-        run_dir = trace.parent / "analysis_output" / run_id
+        run_dir = allowed / "rooflens_runs" / run_id
         assert validate_report_text(report, run_dir) == []
 
         plot = (await client.read_resource(f"{base}/plot")).contents[0]
@@ -136,8 +131,8 @@ async def test_every_artifact_of_a_full_run_reads_back(trace, mode) -> None:
         assert workbook.mime_type == resources.XLSX and workbook.blob
         assert "," in (await text_of(client, f"{base}/tables/ops_summary")).splitlines()[0]
 
-        with pytest.raises(MCPError, match=run_id):
-            await client.read_resource("rooflens://runs/run-99/report")
+        with pytest.raises(MCPError, match="run-000000000000"):
+            await client.read_resource("rooflens://runs/run-000000000000/report")
         with pytest.raises(MCPError, match="gemm"):
             await client.read_resource(f"{base}/metrics/nope")
         with pytest.raises(MCPError, match="ops_summary"):
@@ -147,7 +142,7 @@ async def test_every_artifact_of_a_full_run_reads_back(trace, mode) -> None:
         runs = await client.complete(ref, {"name": "run_id", "value": "run"})
         assert runs.completion.values == [run_id]
         cats = await client.complete(ref, {"name": "category", "value": "g"}, {"run_id": run_id})
-        assert cats.completion.values == ["gemm"]
+        assert cats.completion.values == ["GEMM", "gemm"]
         pref = ResourceTemplateReference(uri="rooflens://platforms/{name}")
         plats = await client.complete(pref, {"name": "name", "value": "H1"})
         assert "H100_SXM" in plats.completion.values
@@ -155,20 +150,33 @@ async def test_every_artifact_of_a_full_run_reads_back(trace, mode) -> None:
 
 
 @pytest.mark.anyio
-async def test_tool_results_link_resources_that_can_be_read(tmp_path) -> None:
-    shared = shared_dir()
-    if shared is None:
-        if os.environ.get("CI"):
-            pytest.fail("the shared traces are missing")
-        pytest.skip("the shared traces are not available")
-    trace = Path(shutil.copy(shared / "traces" / "h100" / TRACE, tmp_path / TRACE))
-    async with Client(build_server(ServerConfig(allowed_dirs=[tmp_path]))) as client:
-        result = await client.call_tool("run_full_analysis", {"path": str(trace)})
-        links = [
-            *result.structured_content["load"]["resources"],
-            *result.structured_content["report"]["resources"],
-        ]
-        assert len(links) == 6
+async def test_tool_results_link_resources_that_can_be_read(sample, allowed) -> None:
+    async with Client(build_server(ServerConfig(allowed_dirs=[allowed]))) as client:
+        loaded = await client.call_tool("load_trace", {"path": str(sample)})
+        result = await client.call_tool("run_full_analysis", {"path": str(sample)})
+        links = {*loaded.structured_content["resources"], *result.structured_content["resources"]}
+        assert len(links) == 6  # tables, one table, workbook, report, plot, priorities
         for uri in links:
             read = await client.read_resource(uri)
             assert read.contents, uri
+
+
+@pytest.mark.anyio
+async def test_prompt_arguments_complete_runs_categories_and_platforms(sample, allowed) -> None:
+    from mcp.types import PromptReference
+
+    async with Client(build_server(ServerConfig(allowed_dirs=[allowed]))) as client:
+        run_id = (await client.call_tool("load_trace", {"path": str(sample)})).structured_content[
+            "run_id"
+        ]
+        await client.call_tool("prepare_category_data", {"run_id": run_id})
+        gemm = PromptReference(name="gemm")
+        runs = await client.complete(gemm, {"name": "run_id", "value": ""})
+        cats = await client.complete(gemm, {"name": "category", "value": "no"}, {"run_id": run_id})
+        fresh = await client.complete(gemm, {"name": "category", "value": "groupedgemm"})
+        orchestrator = PromptReference(name="orchestrator")
+        plats = await client.complete(orchestrator, {"name": "platform", "value": "mi3"})
+    assert runs.completion.values == [run_id]
+    assert cats.completion.values == ["NORM_fwd", "norm_fwd"]
+    assert fresh.completion.values == ["groupedgemm_bwd", "groupedgemm_fwd"]
+    assert plats.completion.values == ["MI300X", "MI325X", "MI355X"]

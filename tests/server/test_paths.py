@@ -70,3 +70,19 @@ def test_defaults_to_current_folder(tree: Path, monkeypatch: pytest.MonkeyPatch)
     monkeypatch.delenv("ROOFLENS_ALLOWED_DIRS", raising=False)
     monkeypatch.chdir(tree / "runs")
     assert PathPolicy.from_env_and_args(None).allowed == [Path(os.path.realpath(tree / "runs"))]
+
+
+@pytest.mark.parametrize("where", ["root", "home"])
+def test_the_implicit_folder_may_not_be_the_whole_disk_or_home(
+    where: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from rooflens.server.paths import ENV_VAR, BroadRoot
+
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir("/" if where == "root" else tmp_path)
+    with pytest.raises(BroadRoot, match="--allow-dir"):
+        PathPolicy.from_env_and_args([])
+    assert PathPolicy.from_env_and_args([], broad=True).allowed == [Path(os.path.realpath("."))]
+    named = PathPolicy.from_env_and_args([str(tmp_path / "..")])  # named on purpose: allowed
+    assert named.allowed == [Path(os.path.realpath(tmp_path.parent))]

@@ -106,13 +106,33 @@ def test_render_writes_valid_png(tmp_path: Path, with_priority: bool) -> None:
     assert len(data) > 10_000
     img = Image.open(io.BytesIO(data))
     assert img.format == "PNG"
-    assert img.size[0] == 1440  # 12 in × 120 dpi
+    assert 1100 < img.size[0] < 1700  # 12 in × 120 dpi, trimmed to what is drawn
     assert img.size[1] > 600
     # not blank: many distinct colours (the bars, the palette, the text)
     assert len(img.convert("RGB").getcolors(maxcolors=1 << 20) or []) > 50
     b64 = (run / "perf_improvement_base64.txt").read_text()
     assert base64.b64decode(b64) == data
     assert res.categories_drawn == ["elementwise", "gemm", "sdpa_fwd", "non_compute"]
+
+
+def _edges_blank(img: Image.Image, band: int = 6) -> bool:
+    """No ink within `band` pixels of any edge: nothing was cut off."""
+    grey = img.convert("L")
+    width, height = grey.size
+    boxes = [(0, 0, band, height), (width - band, 0, width, height)]
+    boxes += [(0, 0, width, band), (0, height - band, width, height)]
+    return all(grey.crop(box).getextrema()[0] > 240 for box in boxes)
+
+
+def test_a_long_title_and_labels_are_never_cut_off(tmp_path: Path) -> None:
+    """The title wraps, and the image grows to hold every label and range text."""
+    run = _run(tmp_path, _manifest(), PRIORITY)
+    title = "A very long model name " * 8 + "on MI300X — Performance Breakdown"
+    res = render_plot(run, title)
+    img = Image.open(io.BytesIO(res.png_bytes))
+    short = Image.open(io.BytesIO(render_plot(run, "Short").png_bytes))
+    assert _edges_blank(img) and _edges_blank(short)
+    assert abs(img.size[0] - short.size[0]) < 150  # wrapped, not widened past the figure
 
 
 def test_no_plot_without_manifest(tmp_path: Path) -> None:

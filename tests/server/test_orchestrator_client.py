@@ -1,0 +1,151 @@
+"""A scripted client that follows the orchestrator prompt, and the analyst prompts it starts,
+literally, on the generator's sample trace: the calls a model makes when it does exactly what
+the prompts say. No argument is refused, every result fits the size limit, the model's
+summary reaches the report, and the whole analysis takes at most 40 tool calls.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from rooflens.server.state import DEFAULT_MAX_RESULT_BYTES
+
+SYSTEM = ("multi_kernel", "kernel_fusion")
+CALL_GOAL = 40
+SUMMARY = (
+    "Most GPU time goes to matrix multiplies, which already run near the roofline; the "
+    "elementwise kernels and the exposed all-reduce are the next opportunities."
+)
+RECOMMENDATION = "Overlap the all-reduce with the backward pass before tuning kernels."
+
+
+@dataclass
+class Recorder:
+    """Counts and sizes every request the scripted model makes."""
+
+    client: Client
+    tool_calls: list[str] = field(default_factory=list)
+    reads: list[str] = field(default_factory=list)
+    prompts: list[str] = field(default_factory=list)
+    largest: int = 0
+
+    async def tool(self, name: str, **args: Any) -> dict[str, Any]:
+        self.tool_calls.append(name)
+        result = await self.client.call_tool(name, args)
+        self.largest = max(self.largest, len(result.model_dump_json(by_alias=True)))
+        text = " ".join(getattr(c, "text", "") for c in result.content)
+        assert not result.is_error, f"{name}({args}): {text}"
+        return result.structured_content
+
+    async def read(self, uri: str) -> str:
+        self.reads.append(uri)
+        return (await self.client.read_resource(uri)).contents[0].text
+
+    async def prompt(self, name: str, **args: str) -> str:
+        self.prompts.append(name)
+        return (await self.client.get_prompt(name, args)).messages[0].content.text
+
+
+async def analyst(model: Recorder, prompt: str, run_id: str, category: str) -> None:
+    """The three-call recipe every analyst prompt gives."""
+    if prompt in ("multi-kernel", "kernel-fusion", "cpu-idle"):  # one category each
+        text = await model.prompt(prompt, run_id=run_id)
+    else:
+        text = await model.prompt(prompt, run_id=run_id, category=category)
+    assert "`run_category_analysis`" in text and "`submit_findings`" in text
+    await model.tool("run_category_analysis", run_id=run_id, category=category)
+    draft = await model.tool("draft_findings", run_id=run_id, category=category)
+    if not draft["items"]:
+        note = "Nothing in this category reaches the server's threshold."
+        await model.tool(
+            "submit_findings", run_id=run_id, category=category, status="nothing_to_report",
+            note=note,
+        )  # fmt: skip
+        return
+    items = []
+    for item in draft["items"]:
+        prose = {
+            "rank": item["rank"],
+            "title": item["title"],
+            "insight": f"{item['insight']} This is where the group loses time.",
+            "action": item["action"],
+            "identification": "The operations and kernels listed in the data table.",
+            "reasoning": "The measured time is above what the roofline allows for this work.",
+            "resolution": "Profile again after the change and compare this group's time.",
+        }
+        if item.get("confidence"):
+            prose["confidence_reason"] = "The module's kernels form one dependent chain."
+        items.append(prose)
+    await model.tool(
+        "submit_findings", run_id=run_id, category=category, status="findings", items=items
+    )
+
+
+def prompt_for(category: str) -> str:
+    table = {"gemm": "gemm", "elementwise": "elementwise", "norm_fwd": "norm", "sdpa_fwd": "sdpa"}
+    return table.get(category, "generic-op")
+
+
+async def orchestrate(model: Recorder, trace: Path) -> str:
+    """Steps 1-11 of the orchestrator prompt, in order."""
+    text = await model.prompt("orchestrator", trace=str(trace))
+    assert "`list_platforms`" in text and "`compose_report`" in text
+    await model.tool("list_platforms")
+    inspected = await model.tool("inspect_trace", path=str(trace))
+    platform = inspected["health"]["gpu"]["suggested_platform"]
+    loaded = await model.tool("load_trace", path=str(trace), platform=platform)
+    run_id = loaded["run_id"]
+    prepared = await model.tool("prepare_category_data", run_id=run_id)
+    listed = {c["name"]: c for c in prepared["categories"]}
+    for key, prompt in zip(SYSTEM, ("multi-kernel", "kernel-fusion"), strict=True):
+        if key in listed:
+            await analyst(model, prompt, run_id, key)
+    if prepared["gpu_idle_percent"] > 15:
+        await analyst(model, "cpu-idle", run_id, "cpu_idle")
+    for key, entry in listed.items():
+        if entry["analysable"] and entry["tier"] == "compute_kernel":
+            await analyst(model, prompt_for(key), run_id, key)
+    aggregated = await model.tool("aggregate_findings", run_id=run_id)
+    await model.tool("validate_run", run_id=run_id)
+    await model.prompt("model-identification", run_id=run_id)
+    identity = await model.tool("get_model_identification_data", run_id=run_id)
+    info = {
+        "model": "Cannot be inferred from trace",
+        "architecture": "decoder-only transformer" if identity["operations"] else "unknown",
+        "scale": "Cannot be inferred from trace",
+        "precision": "BF16",
+    }
+    await model.tool("submit_model_info", run_id=run_id, info=info)
+    await model.tool("render_performance_plot", run_id=run_id, title=f"Sample step on {platform}")
+    plot = Path(loaded["output_dir"]) / "perf_improvement.png"
+    drawn = plot.read_bytes()
+    assert aggregated["priorities"]
+    composed = await model.tool(
+        "compose_report", run_id=run_id, executive_summary=SUMMARY, recommendation=RECOMMENDATION
+    )
+    assert composed["valid"], composed["problems"]
+    assert plot.read_bytes() == drawn  # compose_report kept the model's plot and title
+    return await model.read(f"rooflens://runs/{run_id}/report")
+
+
+@pytest.mark.anyio
+async def test_the_orchestrator_prompt_followed_literally(connect, sample: Path) -> None:
+    with anyio.fail_after(120):
+        async with connect() as client:
+            model = Recorder(client)
+            report = await orchestrate(model, sample)
+    assert SUMMARY in report and f"**Recommendation**: {RECOMMENDATION}" in report
+    assert "![Performance breakdown](perf_improvement.png)" in report
+    assert model.largest <= DEFAULT_MAX_RESULT_BYTES
+    assert len(model.tool_calls) <= CALL_GOAL, model.tool_calls
+    # measured: 31 tool calls, 1 resource read, 9 prompts on the sample trace
+    print(
+        f"\norchestrator: {len(model.tool_calls)} tool calls, {len(model.reads)} reads, "
+        f"{len(model.prompts)} prompts; largest result {model.largest} bytes"
+    )
