@@ -18,6 +18,8 @@ import os
 import stat
 import sys
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from io import BufferedReader
 from pathlib import Path
 from typing import NoReturn
@@ -98,10 +100,8 @@ def read_trace_bytes(path: Path) -> bytes | bytearray:
 def require_regular_file(path: Path) -> Path:
     """`path` if it is a regular file; a TraceError naming what it is otherwise. For callers
     that must know before reading (hashing a trace to recognise it)."""
-    try:
+    with _os_errors_named(path):
         mode = path.stat().st_mode
-    except FileNotFoundError:
-        raise TraceError(path, "file not found", "Check the path") from None
     if not stat.S_ISREG(mode):
         _refuse_kind(path, mode)
     return path
@@ -109,10 +109,20 @@ def require_regular_file(path: Path) -> Path:
 
 def _open_regular(path: Path) -> BufferedReader:
     """Open `path` for reading only if it is a regular file (checked before and after)."""
-    try:
-        if not stat.S_ISREG(path.stat().st_mode):
-            _refuse_kind(path, path.stat().st_mode)
+    require_regular_file(path)
+    with _os_errors_named(path):
         fd = os.open(path, _OPEN_FLAGS)
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        _refuse_kind(path, mode)
+    return os.fdopen(fd, "rb")
+
+
+@contextmanager
+def _os_errors_named(path: Path) -> Iterator[None]:
+    try:
+        yield
     except FileNotFoundError:
         raise TraceError(path, "file not found", "Check the path") from None
     except IsADirectoryError:
@@ -121,11 +131,6 @@ def _open_regular(path: Path) -> BufferedReader:
         raise TraceError(path, "permission denied while reading the file") from None
     except OSError as exc:
         raise TraceError(path, f"cannot be opened ({exc.strerror or exc})") from None
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
-        os.close(fd)
-        _refuse_kind(path, mode)
-    return os.fdopen(fd, "rb")
 
 
 _KINDS = (

@@ -164,3 +164,8 @@ def test_an_empty_file_is_named_as_such(tmp_path: Path) -> None:
     path = tmp_path / "empty.json"
     path.write_bytes(b"")
     _refused(path, "is empty (0 bytes of JSON)")
+
+
+def test_a_path_through_a_file_is_named_not_raised(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    _refused(tmp_path / "file" / "t.json", "cannot be opened (Not a directory)")
