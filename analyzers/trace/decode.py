@@ -207,10 +207,11 @@ class EventDecoder:
             if "UTF-8" in str(exc):
                 # Kernel names cut mid-character by some profilers: keep the event, mark the
                 # bytes. The one-by-one pass below repairs the same way.
-                self.repaired_batches += 1
                 try:
-                    return decoder.decode(_repaired(buf)), []
-                except msgspec.ValidationError:
+                    decoded = decoder.decode(_repaired(buf))
+                    self.repaired_batches += 1
+                    return decoded, []
+                except (msgspec.DecodeError, RecursionError):  # incl. ValidationError
                     pass
         except RecursionError:
             pass
@@ -222,10 +223,13 @@ class EventDecoder:
         """The slow path: one item at a time, so a bad one is skipped or named exactly."""
         out: list[Any] = []
         failed: list[int] = []
+        repaired = False
         for i, raw in enumerate(raws):
             index = start + (i if rows is None else int(rows[i]))
             try:
-                out.append(_decode_one(item, raw))
+                value, fixed = _decode_one(item, raw)
+                out.append(value)
+                repaired |= fixed
             except msgspec.ValidationError:
                 out.append(_FAILED)
                 failed.append(i)
@@ -236,6 +240,7 @@ class EventDecoder:
                 ) from None
             except RecursionError:
                 raise too_deep(self.path, f" in event {index} of 'traceEvents' (from 0)") from None
+        self.repaired_batches += repaired
         return out, failed
 
     def _put(self, column: str, values: np.ndarray) -> None:
@@ -279,15 +284,16 @@ class EventDecoder:
         return frame
 
 
-def _decode_one(decoder: msgspec.json.Decoder, raw: Any) -> Any:
+def _decode_one(decoder: msgspec.json.Decoder, raw: Any) -> tuple[Any, bool]:
+    """The decoded item, and whether its text needed its invalid UTF-8 repaired."""
     try:
-        return decoder.decode(raw)
+        return decoder.decode(raw), False
     except msgspec.ValidationError:
         raise
     except msgspec.DecodeError as exc:
         if "UTF-8" not in str(exc):
             raise
-    return decoder.decode(_repaired(raw))
+    return decoder.decode(_repaired(raw)), True
 
 
 def _repaired(buf: Any) -> bytes:

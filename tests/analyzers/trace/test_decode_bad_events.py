@@ -120,3 +120,18 @@ def test_an_event_nested_too_deeply_is_named_by_index():
     with pytest.raises(TraceError) as info:
         decoder.add_batch(_raws(b"{}", deep), start=8192)
     assert "nested too deeply in event 8193 of 'traceEvents'" in str(info.value)
+
+
+def test_invalid_utf8_and_a_malformed_event_in_one_batch_are_both_handled(tmp_path: Path):
+    path = tmp_path / "both.json"
+    path.write_bytes(
+        b'{"traceEvents": ['
+        b'{"ph": "X", "cat": "kernel", "name": "gemm_\xff", "pid": 0, "tid": 7, "ts": 1, "dur": 2},'
+        b"[1, 2],"
+        b'{"ph": "X", "cat": "kernel", "name": "ok", "pid": 0, "tid": 7, "ts": 5, "dur": 1}]}'
+    )
+    trace = load_trace(path)
+    assert trace.events["name"].tolist()[0] == "gemm_\ufffd"
+    assert trace.events["name"].tolist()[2] == "ok"
+    assert dict(trace.skipped) == {"not_an_object": 1}
+    assert trace.repaired_utf8_batches == 1
