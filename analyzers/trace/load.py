@@ -5,12 +5,19 @@ events are then decoded in batches into typed structs, turned into numpy columns
 So the only per-event Python objects alive at any time are one batch's, and the free-form
 `metadata` object is skipped without being parsed.
 
-Bad input never escapes as a traceback. The file must be a regular file within the size limit
-(read.py); its text must be UTF-8 JSON (a UTF-8 BOM is skipped, lone surrogate escapes are
-repaired; anything else is named by json_text.py). Nesting depth is bounded by msgspec's
-recursion guard (about 1000 levels, anywhere, `metadata` included): skipping a value still
-walks it, so a deep value cannot be ignored cheaply and the file is refused; Kineto nests
-fewer than ten levels. Events the analysis cannot use are skipped and counted (skip.py).
+Bad input never escapes as a traceback: it is refused with a TraceError, or loaded with the
+damage skipped and counted for trace health.
+* The file must be a regular file within ROOFLENS_MAX_TRACE_MB (read.py).
+* Its text must be UTF-8 JSON. A UTF-8 BOM is skipped; invalid UTF-8 and lone surrogate
+  escapes become U+FFFD (counted as repairs); UTF-16/32, NaN/Infinity literals and the
+  like are refused with the problem named (json_text.py).
+* Nesting depth is bounded by msgspec's recursion guard (about 1000 levels, anywhere,
+  `metadata` included): skipping a value still walks it, so a deep value cannot be ignored
+  cheaply and the file is refused. Kineto nests fewer than ten levels. Kept JSON args
+  (shapes...) deeper than 16 are dropped as malformed (columns.py).
+* An entry of `traceEvents` that is not an object is skipped and counted; an `args` that is
+  not an object is treated as absent and counted, so one odd event never rejects a trace
+  (decode.py). Timed events without a name or a sane time are skipped (skip.py).
 """
 
 from __future__ import annotations
