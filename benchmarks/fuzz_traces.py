@@ -27,7 +27,8 @@ sys.path.insert(0, str(REPO))  # for tests.badinput.fuzz
 from rooflens.analyzers.perf.platforms import Platform, get_platform  # noqa: E402
 from rooflens.analyzers.trace.health import assess  # noqa: E402
 from rooflens.analyzers.trace.open_trace import open_trace  # noqa: E402
-from tests.badinput.fuzz import Base, Outcome, fuzz_case  # noqa: E402
+from tests.badinput.fuzz import Outcome, fuzz_case  # noqa: E402
+from tests.badinput.mutations import Base  # noqa: E402
 
 DEFAULT_TRACE = REPO.parent / "shared/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz"
 

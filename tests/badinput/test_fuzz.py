@@ -15,7 +15,8 @@ import pytest
 
 from rooflens.analyzers.perf.platforms import Platform, get_platform
 from tests.badinput.corpus import sample_bytes
-from tests.badinput.fuzz import BYTE_MUTATIONS, DOCUMENT_MUTATIONS, Base, fuzz_case, write_case
+from tests.badinput.fuzz import fuzz_case, write_case
+from tests.badinput.mutations import BYTE_MUTATIONS, DOCUMENT_MUTATIONS, Base
 
 CASES = 220  # ~25 s on two cores
 
