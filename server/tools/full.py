@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 from mcp.server import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 
 from rooflens.analyzers.categories.run import SYSTEM_ANALYSES
-from rooflens.analyzers.findings.report_prose import ReportProse
 from rooflens.server import results as r
 from rooflens.server.loading import LoadRequest, load_run
 from rooflens.server.notify import log_to_client, runs_changed
@@ -47,12 +45,7 @@ def register(mcp: MCPServer) -> None:
         analyse every category, draft findings, rank priorities, compose the report. Takes
         load_trace's arguments; the prose stays code's unless you pass a summary."""
         st = app_state(ctx)
-        try:
-            prose = None
-            if executive_summary is not None or recommendation is not None:
-                prose = ReportProse(summary=executive_summary, recommendation=recommendation)
-        except ValueError as exc:
-            raise ToolError(f"{exc}; rewrite it as plain sentences") from None
+        prose = report.prose_from(executive_summary, recommendation)
         request = LoadRequest(path, platform, platform_file, capture_folder, output_dir, fresh)
         await ctx.report_progress(0, STEPS, "reading the trace and building the perf report")
         loaded = await engine(load_run, st, request, owner(ctx))

@@ -62,6 +62,16 @@ def _cell(value: object) -> object:
     return value
 
 
+def prose_from(summary: str | None, recommendation: str | None) -> ReportProse | None:
+    """The model's words for the report, checked; None keeps what code writes."""
+    if summary is None and recommendation is None:
+        return None
+    try:
+        return ReportProse(summary=summary, recommendation=recommendation)
+    except ValueError as exc:
+        raise ToolError(f"{exc}; rewrite it as plain sentences") from None
+
+
 def top_operations(st: AppState, run: Run) -> list[r.OperationBrief]:
     table = engine_data(st, run).report.sheets.get("unified_perf_summary")
     if table is None or KERNEL_US not in table:
@@ -198,14 +208,7 @@ def register(mcp: MCPServer) -> None:
     ) -> r.ReportResult:
         """Write analysis.md: your summary and recommendation, and code's cards, tables,
         impact markers and plot. Returns the report's validation problems."""
-        try:
-            prose = (
-                ReportProse(summary=executive_summary, recommendation=recommendation)
-                if executive_summary is not None or recommendation is not None
-                else None
-            )
-        except ValueError as exc:
-            raise ToolError(f"{exc}; rewrite it as plain sentences") from None
+        prose = prose_from(executive_summary, recommendation)
         return await run_engine(compose, app_state(ctx), run, prose)
 
     @mcp.tool(title="Validate report", annotations=READ_ONLY)
