@@ -78,8 +78,8 @@ def summary_facts(report: PerfReport, trace_name: str, gpu: str) -> dict[str, An
 
 
 def write_report(report: PerfReport, out_dir: Path, trace_name: str, gpu: str) -> ReportFiles:
+    # the workbook first: it is the step that can fail on odd text, and then nothing is written
     csv_folder = out_dir / "perf_report_csvs"
-    csvs = write_csv_folder(report.sheets, csv_folder)
     xlsx = write_xlsx(
         out_dir / "perf_report.xlsx",
         report.sheets,
@@ -88,4 +88,5 @@ def write_report(report: PerfReport, out_dir: Path, trace_name: str, gpu: str) -
         top_ops=top_operations(report),
         notes=report.notes,
     )
+    csvs = write_csv_folder(report.sheets, csv_folder)
     return ReportFiles(csv_folder=csv_folder, csvs=csvs, xlsx=xlsx)

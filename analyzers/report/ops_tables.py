@@ -34,7 +34,8 @@ def with_shares(frame: pd.DataFrame, column: str) -> pd.DataFrame:
     """Add `Percentage (%)` and `Cumulative Percentage (%)` of `column` (already sorted)."""
     total = frame[column].sum()
     share = frame[column] / total * 100 if total else frame[column] * 0.0
-    return frame.assign(**{"Percentage (%)": share, "Cumulative Percentage (%)": share.cumsum()})
+    cumulative = share.cumsum().clip(upper=100.0)  # float sums may pass 100 by 1e-14
+    return frame.assign(**{"Percentage (%)": share, "Cumulative Percentage (%)": cumulative})
 
 
 def ops_summary_by_category(launchers: Launchers) -> pd.DataFrame:
