@@ -128,8 +128,7 @@ def register(mcp: MCPServer) -> None:
 
     async def complete(ctx, params: CompleteRequestParams) -> CompleteResult:
         st: AppState = ctx.lifespan_context
-        headers = getattr(ctx.request, "headers", None) or {}
-        owner = headers.get("mcp-session-id") if st.isolate else None
+        owner = st.owner(getattr(ctx.request, "headers", None))
         values = await anyio.to_thread.run_sync(completions, st, params, owner)
         return CompleteResult(
             completion=Completion(

@@ -34,8 +34,7 @@ def known(names: list[str]) -> str:
 
 def caller(ctx: Context) -> tuple[AppState, str | None]:
     st: AppState = ctx.request_context.lifespan_context
-    headers = ctx.headers or {}
-    return st, headers.get("mcp-session-id") if st.isolate else None
+    return st, st.owner(ctx.headers)
 
 
 def run_for(ctx: Context, run_id: str) -> Run:

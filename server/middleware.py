@@ -86,8 +86,7 @@ class ServerMiddleware:
 def _run_resources(ctx: ServerRequestContext[Any, Any]) -> list[dict[str, Any]]:
     """The main artifacts of the runs the caller can see."""
     state: AppState = ctx.lifespan_context
-    headers = getattr(ctx.request, "headers", None) or {}
-    owner = headers.get("mcp-session-id") if state.isolate else None
+    owner = state.owner(getattr(ctx.request, "headers", None))
     out = []
     for run in state.runs.visible(owner, state.isolate):
         base = f"rooflens://runs/{run.id}"

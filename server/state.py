@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,6 +47,13 @@ class AppState:
     def isolate(self) -> bool:
         """Whether runs are private to the HTTP session that started them."""
         return self.config.http and not self.config.shared_workspace
+
+    def owner(self, headers: Mapping[str, str] | None) -> str | None:
+        """Who a request's runs belong to: its HTTP session when sessions are kept apart
+        (the SDK routes a request to the session its Mcp-Session-Id names), else nobody."""
+        if not self.isolate or not headers:
+            return None
+        return headers.get("mcp-session-id")
 
     @property
     def payload_budget(self) -> int:

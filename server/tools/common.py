@@ -87,6 +87,7 @@ NEXT_STEP: dict[type[Exception], str] = {
     CategoryFileError: "fix the categories file",
     RunFolderError: "start a new run with load_trace",
     SubmissionError: "fix every listed problem and submit again",
+    # these messages already name the call to make
     CategoryLookupError: "",
     StepMissing: "",
     RunNotFound: "",
@@ -113,11 +114,8 @@ async def engine(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 
 
 def owner(ctx: Context) -> str | None:
-    """Who a run belongs to: the HTTP session id when runs are private to sessions."""
-    if not app_state(ctx).isolate:
-        return None
-    headers = ctx.headers or {}
-    return headers.get("mcp-session-id")
+    """Who the caller's runs belong to (`AppState.owner`)."""
+    return app_state(ctx).owner(ctx.headers)
 
 
 async def refuse_unknown_arguments(ctx: Ctx) -> None:
