@@ -8,12 +8,11 @@ it needs); nothing is estimated, so `impact_estimates` is always empty.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from rooflens.analyzers.categories.system_inputs import OmitNone, TimelineError, read_timeline
+from rooflens.analyzers.categories.system_inputs import OmitNone, SystemInputs
 
 IDLE_THRESHOLD_PERCENT = 15.0
 
@@ -50,12 +49,11 @@ def idle_flagged(idle_percent: float) -> bool:
     return idle_percent > IDLE_THRESHOLD_PERCENT
 
 
-def analyze_cpu_idle(run_dir: Path) -> CpuIdleMetrics:
-    """The CPU/idle document for a run folder; an ERROR document when its inputs are missing."""
-    try:
-        timeline = read_timeline(Path(run_dir))
-    except TimelineError as exc:
-        return CpuIdleMetrics(status="ERROR", error=str(exc))
+def analyze_cpu_idle(inputs: SystemInputs) -> CpuIdleMetrics:
+    """The CPU/idle document of a run; an ERROR document when it has no GPU time at all."""
+    timeline = inputs.any_timeline()
+    if timeline.total_ms <= 0:
+        return CpuIdleMetrics(status="ERROR", error="the run has no GPU time (total_time is 0)")
     pct = timeline.percent
     total = timeline.total_ms
     idle_pct = pct.get("idle_time", 0.0)

@@ -10,6 +10,7 @@ import pandas as pd
 
 from rooflens.analyzers.categories import scoring
 from rooflens.analyzers.categories.models import CategoryMetrics
+from rooflens.analyzers.prepare.manifest import CategoryMetadata
 
 QUANTIZED = re.compile(r"w8a8|int8|fp8|w4a16|w4a4|mxfp4|fp4", re.IGNORECASE)
 FIELDS = ("Input Dims", "Input type", "has_perf_model")
@@ -22,7 +23,7 @@ def classify(row: Mapping[str, Any]) -> dict[str, Any]:
 
 def analyse(
     ops: pd.DataFrame,
-    metadata: Mapping[str, Any],
+    metadata: CategoryMetadata,
     *,
     category: str = "gemm",
     fusion_map: Mapping[str, str] | None = None,

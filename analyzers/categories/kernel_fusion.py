@@ -15,14 +15,13 @@ from __future__ import annotations
 import ast
 import json
 import math
-from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
 from pydantic import BaseModel
 
-from rooflens.analyzers.categories.system_inputs import CATEGORY_DATA, OmitNone
-from rooflens.analyzers.perf.platforms import get_platform
+from rooflens.analyzers.categories.system_inputs import OmitNone, SystemInputs
+from rooflens.analyzers.perf.platforms import Platform
 
 CATEGORY = "kernel_fusion"
 MAX_FUSION_KERNEL_COUNT = 15
@@ -274,24 +273,11 @@ def estimate(
     )
 
 
-def _peaks(run_dir: Path, platform: str) -> Peaks:
-    for path in sorted((run_dir / "metadata").glob("*_metadata.json")):
-        try:
-            meta = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        roofs = meta.get("max_achievable_tflops") if isinstance(meta, dict) else None
-        if isinstance(roofs, dict) and _num(meta.get("peak_hbm_bw_tbs")):
-            return Peaks(
-                hbm_tbs=float(meta["peak_hbm_bw_tbs"]),
-                matrix_tflops=_num(roofs.get("matrix_bf16")),
-                vector_tflops=_num(roofs.get("vector_bf16")),
-            )
-    p = get_platform(platform)
+def _peaks(platform: Platform) -> Peaks:
     return Peaks(
-        hbm_tbs=p.mem_bw() / 1000.0,
-        matrix_tflops=p.roof_tflops("matrix_bf16"),
-        vector_tflops=p.roof_tflops("vector_bf16"),
+        hbm_tbs=platform.mem_bw() / 1000.0,
+        matrix_tflops=platform.roof_tflops("matrix_bf16"),
+        vector_tflops=platform.roof_tflops("vector_bf16"),
     )
 
 
@@ -299,33 +285,21 @@ def error(message: str) -> KernelFusionMetrics:
     return KernelFusionMetrics(status="ERROR", error=message)
 
 
-def analyze_kernel_fusion(run_dir: Path) -> KernelFusionMetrics:
-    """The kernel-fusion document of a prepared run folder (ERROR when inputs are missing)."""
-    run_dir = Path(run_dir)
-    data = run_dir / CATEGORY_DATA
-    try:
-        candidates = json.loads((data / "fusion_candidates.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        return error(f"Fusion candidates not found or unreadable: {exc}")
-    try:
-        manifest = json.loads((data / "category_manifest.json").read_text(encoding="utf-8"))
-        baseline_ms = float(manifest["gpu_utilization"]["total_time_ms"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        return error(f"category_manifest.json lacks gpu_utilization.total_time_ms: {exc}")
-    csv = run_dir / "perf_report_csvs" / "unified_perf_summary.csv"
-    if not csv.is_file():
-        return error(f"unified_perf_summary.csv not found: {csv}")
-    if not isinstance(candidates, list) or baseline_ms <= 0:
-        return error("fusion_candidates.json is not a list or the baseline time is not positive")
-    survivors = prefilter([c for c in candidates if isinstance(c, dict)], baseline_ms)
+def analyze_kernel_fusion(inputs: SystemInputs) -> KernelFusionMetrics:
+    """The kernel-fusion document of a prepared run (ERROR when it has no GPU time or no
+    unified table to model the candidates' kernels with)."""
+    baseline_ms = inputs.manifest.gpu_utilization.total_time_ms
+    if inputs.unified is None:
+        return error("the run has no unified_perf_summary table to model the kernels with")
+    if baseline_ms <= 0:
+        return error("the run's GPU time (gpu_utilization.total_time_ms) is not positive")
+    candidates = [c.as_dict() for c in inputs.fusion_candidates]
+    survivors = prefilter(candidates, baseline_ms)
     if not survivors:
         return KernelFusionMetrics(status="NO_DATA", candidate_count=0, impact_estimates=[])
-    platform = str(manifest.get("platform") or DEFAULT_PLATFORM)
-    try:
-        peaks = _peaks(run_dir, platform)
-    except (KeyError, ValueError) as exc:
-        return error(f"no arch peaks for platform {platform}: {exc}")
-    lookup = PerfLookup(pd.read_csv(csv))
+    platform = inputs.platform.name
+    peaks = _peaks(inputs.platform)
+    lookup = PerfLookup(inputs.unified)
     estimates = [e for c in survivors if (e := estimate(c, lookup, peaks, baseline_ms))]
     estimates.sort(key=lambda e: -e.impact_score)
     warnings = list(dict.fromkeys(e.warning for e in estimates if e.warning))

@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import pandas as pd
 
 from rooflens.analyzers.categories import scoring
 from rooflens.analyzers.categories.models import CategoryMetrics
+from rooflens.analyzers.prepare.manifest import CategoryMetadata
 
 NO_DATA_MESSAGE = "No MoE operations found in this trace"
 
 
 def analyse(
     ops: pd.DataFrame,
-    metadata: Mapping[str, Any],
+    metadata: CategoryMetadata,
     *,
     category: str = "moe_fused",
     fusion_map: Mapping[str, str] | None = None,

@@ -18,21 +18,16 @@ Output rounding follows TraceLens: ms to 3 decimals, percents to 2. The top-leve
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
 from rooflens.analyzers.categories.system_inputs import (
-    CATEGORY_DATA,
     OmitNone,
+    SystemInputs,
     Timeline,
-    TimelineError,
-    read_timeline,
 )
 
-MULTI_KERNEL_DATA = "multi_kernel_data.json"
 MEMCPY_DIRECTIONS = ("D2H", "H2D")
 MEMCPY_PERCENT_LIMIT = 5.0
 MEMCPY_COUNT_LIMIT = 10
@@ -271,39 +266,22 @@ def cross_validate(overlap: dict[str, Any], timeline: Timeline | None) -> CrossV
     return CrossValidation(status="WARN" if warnings else "PASS", checks=checks, warnings=warnings)
 
 
-def _read_data(run_dir: Path) -> dict[str, Any] | str:
-    path = run_dir / CATEGORY_DATA / MULTI_KERNEL_DATA
-    if not path.is_file():
-        return f"{MULTI_KERNEL_DATA} not found - run `rooflens analyze` first"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        return f"{MULTI_KERNEL_DATA} unreadable: {exc}"
-    if not isinstance(data, dict):
-        return f"{MULTI_KERNEL_DATA} is not a JSON object"
-    if data.get("error"):
-        return f"{MULTI_KERNEL_DATA} reports an error: {data['error']}"
-    return data
-
-
 def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def analyze_multi_kernel(run_dir: Path) -> MultiKernelMetrics:
-    """The multi-kernel document for a run folder; an ERROR document when its inputs are
-    missing or unusable."""
-    run_dir = Path(run_dir)
-    data = _read_data(run_dir)
-    if isinstance(data, str):
-        return error_document(data)
+def analyze_multi_kernel(inputs: SystemInputs) -> MultiKernelMetrics:
+    """The multi-kernel document of a run; an ERROR document when it has no copy or
+    collective data or no GPU total time."""
+    if inputs.multi_kernel is None:
+        return error_document("the run has no multi-kernel data; prepare its category data first")
+    data = inputs.multi_kernel.model_dump(mode="json")
+    if data.get("error"):
+        return error_document(f"the multi-kernel data reports an error: {data['error']}")
     memcpy = _dict(data.get("memcpy_summary"))
     nccl = _dict(data.get("nccl_summary"))
     overlap = _dict(data.get("overlap_analysis"))
-    try:
-        timeline: Timeline | None = read_timeline(run_dir)
-    except TimelineError:
-        timeline = None
+    timeline: Timeline | None = inputs.any_timeline()
     if timeline is not None:
         total_ms: float | None = timeline.total_ms
     elif isinstance(overlap.get("total_time_us"), int | float):

@@ -10,6 +10,7 @@ import pandas as pd
 
 from rooflens.analyzers.categories import scoring
 from rooflens.analyzers.categories.models import CategoryMetrics
+from rooflens.analyzers.prepare.manifest import CategoryMetadata
 
 COMMUNICATION = ("all_reduce", "collective", "ncclkernel", "rccl", "broadcast", "allgather")
 GRAPH = ("graph", "hipgraph", "cudagraph")
@@ -32,7 +33,7 @@ def classify(row: Mapping[str, Any]) -> dict[str, Any]:
 
 def analyse(
     ops: pd.DataFrame,
-    metadata: Mapping[str, Any],
+    metadata: CategoryMetadata,
     *,
     category: str = "other",
     fusion_map: Mapping[str, str] | None = None,

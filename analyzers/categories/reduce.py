@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import pandas as pd
 
 from rooflens.analyzers.categories import scoring
 from rooflens.analyzers.categories.models import CategoryMetrics
+from rooflens.analyzers.prepare.manifest import CategoryMetadata
 
 
 def analyse(
     ops: pd.DataFrame,
-    metadata: Mapping[str, Any],
+    metadata: CategoryMetadata,
     *,
     category: str = "reduce",
     fusion_map: Mapping[str, str] | None = None,
@@ -22,6 +22,6 @@ def analyse(
     names = ops["name"].astype(str) if "name" in ops else pd.Series(dtype=str)
     specific = {
         "softmax_count": int(names.str.contains("softmax", regex=False).sum()),
-        "peak_hbm_bw_tbs": metadata.get("peak_hbm_bw_tbs"),
+        "peak_hbm_bw_tbs": metadata.peak_hbm_bw_tbs,
     }
     return scoring.score(ops, metadata, category, fusion_map=fusion_map, specific=specific)

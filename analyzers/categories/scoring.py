@@ -16,6 +16,7 @@ import pandas as pd
 
 from rooflens.analyzers.categories.impact import category_findings, impact_estimates
 from rooflens.analyzers.categories.models import CategoryMetrics, Efficiency, Operation
+from rooflens.analyzers.prepare.manifest import CategoryMetadata
 
 ANOMALY_PCT = 110.0
 VARIANCE_MIN_COUNT, VARIANCE_MIN_PCT, VARIANCE_MAX_COV = 10, 5.0, 1.0
@@ -97,9 +98,9 @@ def round_or_none(value: float | None, digits: int) -> float | None:
     return None if value is None else round(value, digits)
 
 
-def baseline_ms(metadata: Mapping[str, Any]) -> float | None:
+def baseline_ms(metadata: CategoryMetadata) -> float | None:
     """E2E GPU time in ms: `gpu_utilization.total_time_ms`."""
-    return number((metadata.get("gpu_utilization") or {}).get("total_time_ms"))
+    return number(metadata.gpu_utilization.total_time_ms)
 
 
 def records(ops: pd.DataFrame) -> list[dict[str, Any]]:
@@ -225,18 +226,16 @@ def fusion_candidate(kernels: Iterable[str], fusion_map: Mapping[str, str]) -> s
     return None
 
 
-def efficiency(row: Mapping[str, Any], metadata: Mapping[str, Any]) -> Efficiency:
+def efficiency(row: Mapping[str, Any], metadata: CategoryMetadata) -> Efficiency:
     """Standalone efficiency: `Pct Roofline_mean`, anomalous above 110 %.
 
     A row groups instances with one signature; when some of them exceed the roof while the
     mean does not (`Pct Roofline_max`), the model misses something that differs between
     them (vLLM attention layers with and without a sliding window share one signature), so
     the row is anomalous too."""
-    roofs = metadata.get("max_achievable_tflops") or {}
+    roofs = metadata.max_achievable_tflops
     spec = row.get("Compute Spec") if isinstance(row.get("Compute Spec"), str) else None
     peak = roofs.get(spec) if spec and spec in roofs else roofs.get("matrix_bf16")
-    if peak is None:
-        peak = metadata.get("peak_bf16_maf_tflops")
     pct = number(row.get("Pct Roofline_mean"))
     pct_max = number(row.get("Pct Roofline_max"))
     warning = None
@@ -261,7 +260,7 @@ def efficiency(row: Mapping[str, Any], metadata: Mapping[str, Any]) -> Efficienc
         flops_per_byte=round_or_none(number(row.get("FLOPS/Byte")) or None, 2),
         compute_spec=spec,
         resolved_peak_maf=peak,
-        resolved_peak_hbm_bw=metadata.get("peak_hbm_bw_tbs"),
+        resolved_peak_hbm_bw=metadata.peak_hbm_bw_tbs,
         warning=warning,
         is_anomaly=anomaly,
     )
@@ -269,7 +268,7 @@ def efficiency(row: Mapping[str, Any], metadata: Mapping[str, Any]) -> Efficienc
 
 def build_operations(
     ops: pd.DataFrame,
-    metadata: Mapping[str, Any],
+    metadata: CategoryMetadata,
     *,
     extra_fields: tuple[str, ...] = BASE_FIELDS,
     classify: Classifier | None = None,
@@ -299,7 +298,7 @@ def build_operations(
 
 def _operation(
     row: dict[str, Any],
-    metadata: Mapping[str, Any],
+    metadata: CategoryMetadata,
     baseline: float | None,
     category_us: float,
     extra_fields: tuple[str, ...],
@@ -360,16 +359,15 @@ def _operation(
     return Operation.model_validate(fields)
 
 
-def peaks(metadata: Mapping[str, Any]) -> dict[str, Any]:
+def peaks(metadata: CategoryMetadata) -> dict[str, Any]:
     """`peak_maf_tflops` (matrix_bf16) and `peak_hbm_bw_tbs` for `category_specific`."""
-    roofs = metadata.get("max_achievable_tflops") or {}
-    maf = roofs.get("matrix_bf16", metadata.get("peak_bf16_maf_tflops"))
-    return {"peak_maf_tflops": maf, "peak_hbm_bw_tbs": metadata.get("peak_hbm_bw_tbs")}
+    maf = metadata.max_achievable_tflops.get("matrix_bf16")
+    return {"peak_maf_tflops": maf, "peak_hbm_bw_tbs": metadata.peak_hbm_bw_tbs}
 
 
 def score(
     ops: pd.DataFrame,
-    metadata: Mapping[str, Any],
+    metadata: CategoryMetadata,
     category: str,
     *,
     extra_fields: tuple[str, ...] = BASE_FIELDS,

@@ -10,6 +10,7 @@ import pandas as pd
 
 from rooflens.analyzers.categories import scoring
 from rooflens.analyzers.categories.models import CategoryMetrics
+from rooflens.analyzers.prepare.manifest import CategoryMetadata
 
 FIELDS = ("Input Dims", "Input type", "has_perf_model", "perf_params", "kernel_details_summary")
 FLASH = ("flash", "fmha", "flash_attention", "flashattn")
@@ -109,7 +110,7 @@ def classify(row: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _specific(ops: pd.DataFrame, metadata: Mapping[str, Any]) -> dict[str, Any]:
+def _specific(ops: pd.DataFrame, metadata: CategoryMetadata) -> dict[str, Any]:
     rows = scoring.records(ops)
     classes = [classify(row) for row in rows]
     flash = sum(c["is_flash_attention"] for c in classes)
@@ -147,7 +148,7 @@ def _specific(ops: pd.DataFrame, metadata: Mapping[str, Any]) -> dict[str, Any]:
 
 def analyse(
     ops: pd.DataFrame,
-    metadata: Mapping[str, Any],
+    metadata: CategoryMetadata,
     *,
     category: str = "sdpa_fwd",
     fusion_map: Mapping[str, str] | None = None,

@@ -9,6 +9,7 @@ import pandas as pd
 
 from rooflens.analyzers.categories import scoring
 from rooflens.analyzers.categories.models import CategoryMetrics
+from rooflens.analyzers.prepare.manifest import CategoryMetadata
 
 KINDS = (("triton_poi_", "pointwise"), ("triton_red_", "reduction"), ("triton_per_", "persistent"))
 
@@ -23,7 +24,7 @@ def classify(row: Mapping[str, Any]) -> dict[str, Any]:
 
 def analyse(
     ops: pd.DataFrame,
-    metadata: Mapping[str, Any],
+    metadata: CategoryMetadata,
     *,
     category: str = "triton",
     fusion_map: Mapping[str, str] | None = None,

@@ -1,23 +1,19 @@
-"""Deterministic draft findings files built from the metrics JSON (spec §4.1–§4.7).
+"""Deterministic draft findings built from a category's metrics (docs/analysis.md#findings).
 
-``draft_findings(run_dir, key)`` reads ``category_data/<key>_metrics.json`` and returns a
+``draft_findings(key, metrics)`` returns a
 complete :class:`Findings` for the key's tier: one card plus one Detailed Analysis block per
 compute ``category_findings[]`` entry, per flagged system issue, or per kernel-fusion
 estimate.  Impact markers carry the metrics numbers verbatim; prose is short template text
 built only from those numbers.  Metrics with nothing to report (no findings, NO_DATA, or no
 flagged issue) give the NO_FINDINGS form; an ERROR document gives ``**Status**: ERROR``.
-
-``write_draft(run_dir, key)`` writes the rendered draft atomically to
-``category_findings/<key>_findings.md`` (compute) or ``system_findings/<key>_findings.md``.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
+from rooflens.analyzers.categories.documents import Metrics, metrics_document
 from rooflens.analyzers.findings.contract import (
     COMPARATIVE_COLUMNS,
     NOT_QUANTIFIABLE,
@@ -32,9 +28,7 @@ from rooflens.analyzers.findings.contract import (
     Table,
     Tier,
     no_findings,
-    render_findings,
 )
-from rooflens.analyzers.report.write_csv import atomic_write_bytes
 
 SYSTEM_KEYS = ("cpu_idle", "multi_kernel")
 FUSION_KEY = "kernel_fusion"
@@ -58,12 +52,6 @@ def tier_for(key: str) -> Tier:
     if key == FUSION_KEY:
         return Tier.FUSION
     return Tier.SYSTEM if key in SYSTEM_KEYS else Tier.COMPUTE
-
-
-def findings_path(run_dir: Path, key: str) -> Path:
-    """Where the findings file of ``key`` lives inside ``run_dir``."""
-    folder = "category_findings" if tier_for(key) == Tier.COMPUTE else "system_findings"
-    return Path(run_dir) / folder / f"{key}_findings.md"
 
 
 def num(value: Any) -> str:
@@ -394,21 +382,10 @@ def fusion_pair(rank: int, est: Mapping, comparative: bool):
     return card, block
 
 
-def load_metrics(run_dir: Path, key: str) -> Mapping | None:
-    path = Path(run_dir) / "category_data" / f"{key}_metrics.json"
-    try:
-        loaded = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return loaded if isinstance(loaded, dict) else None
-
-
-def draft_findings(run_dir: Path, key: str) -> Findings:
-    """The drafted findings of category ``key`` from ``run_dir``'s metrics JSON."""
+def draft_findings(key: str, analysed: Metrics) -> Findings:
+    """The drafted findings of category ``key`` from its metrics."""
     tier, title = tier_for(key), f"{key} findings"
-    metrics = load_metrics(run_dir, key)
-    if metrics is None:
-        metrics = {"status": "ERROR", "error": f"category_data/{key}_metrics.json is unreadable"}
+    metrics = metrics_document(analysed)
     if metrics.get("status") == "ERROR":
         error = metrics.get("error") or "the analysis failed"
         return Findings(tier, f"# {title}\n\n**Status**: {Status.ERROR}\n\nError: {error}")
@@ -429,11 +406,3 @@ def draft_findings(run_dir: Path, key: str) -> Findings:
     if not pairs:
         return no_findings(tier, title, "No flagged issue or estimate in the metrics.")
     return success(tier, title, overview, pairs)
-
-
-def write_draft(run_dir: Path, key: str) -> Path:
-    """Render and atomically write the draft of ``key``; returns the file path."""
-    path = findings_path(run_dir, key)
-    text = render_findings(draft_findings(run_dir, key))
-    atomic_write_bytes(path, text.encode("utf-8"))
-    return path

@@ -1,11 +1,9 @@
 """Model identification data for a run: condensed op info, nn.Module names, and a best guess.
 
-Reads ``<run>/perf_report_csvs/unified_perf_summary.csv`` and writes, under ``<run>/metadata/``:
-``condensed_op_info.csv`` (name, Input type, Input Dims), ``nn_modules.txt`` (sorted unique
-``nn.Module`` class names from ``call_stack_full``) and ``model_info.json`` — a deterministic
-guess of family, architecture, scale and precision with its evidence. A submitted
-``model_info.json`` (``<run>/model_info.json`` or a ``metadata/model_info.json`` not written by
-this module) wins over the inferred values.
+From the perf report's unified table: the condensed op info (name, Input type, Input Dims),
+the sorted unique ``nn.Module`` class names of ``call_stack_full``, and a deterministic guess
+of family, architecture, scale and precision with its evidence. What a model submits wins
+over the inferred values (`merged_identity`).
 """
 
 from __future__ import annotations
@@ -15,17 +13,17 @@ import io
 import json
 import re
 from collections import Counter
-from pathlib import Path
 from typing import Literal
 
+import pandas as pd
 from pydantic import BaseModel, Field
 
-from rooflens.analyzers.report.write_csv import atomic_write_bytes
+from rooflens.analyzers.report.write_csv import for_output
 
 UNKNOWN = "Cannot be inferred from trace"
 INFERRED_SOURCE = "trace_inference"
-SUMMARY_CSV = Path("perf_report_csvs") / "unified_perf_summary.csv"
 CONDENSED_COLUMNS = ("name", "Input type", "Input Dims")
+READ_COLUMNS = (*CONDENSED_COLUMNS, "call_stack_full", "operation_count")
 _MODULE_RE = re.compile(r"nn\.Module:\s*([^\s',\]]+)")
 _GEMM_OPS = {"aten::mm", "aten::addmm", "aten::linear", "aten::matmul", "aten::bmm"}
 _EMBED_OPS = {"aten::embedding", "aten::index_select"}
@@ -107,19 +105,14 @@ def _strings(value: object) -> list[str]:
     return []
 
 
-def read_rows(run_dir: str | Path) -> list[dict[str, str]] | None:
-    """Rows of the run's unified perf summary, or None when missing / columns absent."""
-    path = Path(run_dir) / SUMMARY_CSV
-    try:
-        with path.open(newline="", encoding="utf-8") as f:
-            reader = csv.DictReader(f)
-            rows = list(reader)
-            fields = set(reader.fieldnames or ())
-    except OSError:
+def op_rows(unified: pd.DataFrame | None) -> list[dict[str, str]] | None:
+    """The unified table's rows as text, as its CSV holds them (structured cells as JSON);
+    None when the run has no such table or it lacks the columns read here."""
+    if unified is None or not {*READ_COLUMNS} <= set(unified.columns):
         return None
-    if not {*CONDENSED_COLUMNS, "call_stack_full"} <= fields:
-        return None
-    return rows
+    text = for_output(unified[list(READ_COLUMNS)])
+    text = text.astype(object).where(text.notna(), "")
+    return [{c: str(v) for c, v in row.items()} for row in text.to_dict("records")]
 
 
 def module_names(rows: list[dict[str, str]]) -> list[str]:
@@ -198,11 +191,8 @@ def _scale_label(params: float) -> str:
     return f"~{billions:.1f}B" if billions < 10 else f"~{billions:.0f}B"
 
 
-def model_identification(run_dir: str | Path) -> ModelIdentification:
+def model_identification(rows: list[dict[str, str]]) -> ModelIdentification:
     """Deterministic best guess from module names and GEMM/embedding shapes."""
-    rows = read_rows(run_dir)
-    if rows is None:
-        return ModelIdentification(evidence=[f"{SUMMARY_CSV} missing or lacks required columns"])
     modules = [
         m.rpartition("_")[0] if m.rpartition("_")[2].isdigit() else m for m in module_names(rows)
     ]
@@ -242,43 +232,23 @@ def model_identification(run_dir: str | Path) -> ModelIdentification:
     return info
 
 
-def _submitted(run: Path) -> dict | None:
-    for path in (run / "model_info.json", run / "metadata" / "model_info.json"):
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if isinstance(data, dict) and data.get("source") != INFERRED_SOURCE:
-            return data
-    return None
-
-
-def write_model_identification(run_dir: str | Path) -> ModelIdentification | None:
-    """Write the metadata files; returns the (merged) identification, None without the CSV."""
-    run = Path(run_dir)
-    rows = read_rows(run)
-    if rows is None:
-        return None
-    meta = run / "metadata"
+def condensed_csv(rows: list[dict[str, str]]) -> str:
+    """`condensed_op_info.csv`: name, input types and shapes of every unified row."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(CONDENSED_COLUMNS)
     writer.writerows([row.get(c, "") for c in CONDENSED_COLUMNS] for row in rows)
-    atomic_write_bytes(meta / "condensed_op_info.csv", buf.getvalue().encode("utf-8"))
-    names = module_names(rows)
-    text = "".join(f"{n}\n" for n in names)
-    atomic_write_bytes(meta / "nn_modules.txt", text.encode("utf-8"))
-    inferred = model_identification(run).model_dump()
-    submitted = _submitted(run)
-    if submitted is not None:
-        merged = {**inferred, **{k: v for k, v in submitted.items() if v is not None}}
-        merged["source"] = "submitted"
-        note = "submitted model_info.json overrides the trace inference"
-        merged["evidence"] = [*(submitted.get("evidence") or []), note]
-    else:
-        merged = inferred
-    out = json.dumps(merged, indent=2, ensure_ascii=False) + "\n"
-    atomic_write_bytes(meta / "model_info.json", out.encode("utf-8"))
-    return ModelIdentification.model_validate(
-        {k: merged[k] for k in ModelIdentification.model_fields if k in merged}
-    )
+    return buf.getvalue()
+
+
+def merged_identity(
+    inferred: ModelIdentification, submitted: ModelIdentification | None
+) -> ModelIdentification:
+    """The inference, with every field a model (or person) submitted taking precedence."""
+    if submitted is None:
+        return inferred
+    given = submitted.model_dump(exclude_unset=True, exclude_none=True)
+    given.pop("source", None)
+    note = "submitted model_info.json overrides the trace inference"
+    evidence = [*given.pop("evidence", []), note]
+    return inferred.model_copy(update={**given, "source": "submitted", "evidence": evidence})

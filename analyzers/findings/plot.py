@@ -1,27 +1,22 @@
 """Headless performance plot: GPU time per category and the estimated savings.
 
-Reads ``<run>/category_data/category_manifest.json`` and, when present,
-``<run>/priority_data.json``; writes ``<run>/perf_improvement.png`` and
-``<run>/perf_improvement_base64.txt``. Uses ``matplotlib.figure.Figure`` with the Agg canvas
-directly so no global pyplot state is touched.
+Drawn from the run's manifest and, once ranked, its priorities; the run folder keeps the PNG
+(and a base64 copy for clients that cannot fetch binaries). Uses ``matplotlib.figure.Figure``
+with the Agg canvas directly so no global pyplot state is touched.
 """
 
 from __future__ import annotations
 
-import base64
 import io
-import json
 import textwrap
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from rooflens.analyzers.report.write_csv import atomic_write_bytes
+from rooflens.analyzers.findings.priorities import PriorityData
+from rooflens.analyzers.prepare.manifest import Manifest
 
-PNG_NAME = "perf_improvement.png"
-BASE64_NAME = "perf_improvement_base64.txt"
 REMAINDER_LABEL = "Non-compute (idle, exposed comm/memcpy)"
 REMAINDER_COLOR = "#BBBBBB"
 TITLE_WIDTH = 90  # characters per title line at 14 pt on the 12-inch-wide figure
@@ -58,24 +53,15 @@ class Saving:
     mid_pct: float
 
 
-@dataclass
+@dataclass(frozen=True)
 class PlotResult:
-    path: Path | None
     png_bytes: bytes | None
     categories_drawn: list[str] = field(default_factory=list)
-    reason: str | None = None  # why nothing was drawn, when path is None
+    reason: str | None = None  # why nothing was drawn, when png_bytes is None
 
     @property
     def drawn(self) -> bool:
-        return self.path is not None
-
-
-def _read_json(path: Path) -> dict | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+        return self.png_bytes is not None
 
 
 def _pretty(cat: dict) -> str:
@@ -242,23 +228,17 @@ def _draw(title: str, total: float, segments: list[Segment], savings: list[Savin
     return buf.getvalue()
 
 
-def render_plot(run_dir: str | Path, title: str) -> PlotResult:
-    """Draw the plot for ``run_dir``; never raises for missing/degenerate inputs."""
-    run = Path(run_dir)
-    manifest = _read_json(run / "category_data" / "category_manifest.json")
-    if manifest is None:
-        return PlotResult(None, None, reason="category manifest missing or unreadable")
-    total, segments = compute_segments(manifest)
+def render_plot(manifest: Manifest, priorities: PriorityData | None, title: str) -> PlotResult:
+    """Draw the plot of a run; never raises for degenerate inputs (says why instead)."""
+    document = manifest.model_dump(mode="json")
+    total, segments = compute_segments(document)
     if total <= 0:
-        return PlotResult(None, None, reason="baseline (total_time_ms) is not positive")
+        return PlotResult(None, reason="baseline (total_time_ms) is not positive")
     if not any(s.name != "non_compute" for s in segments):
-        return PlotResult(None, None, reason="no segments: no compute category has GPU time")
+        return PlotResult(None, reason="no segments: no compute category has GPU time")
     labels = {s.name: s.label for s in segments}
-    for c in manifest.get("categories") or []:
+    for c in document["categories"]:
         labels.setdefault(str(c.get("name")), _pretty(c))
-    savings = read_savings(_read_json(run / "priority_data.json"), total, labels)
-    png = _draw(title, total, segments, savings)
-    path = run / PNG_NAME
-    atomic_write_bytes(path, png)
-    atomic_write_bytes(run / BASE64_NAME, base64.b64encode(png))
-    return PlotResult(path, png, [s.name for s in segments])
+    ranked = priorities.model_dump(mode="json") if priorities else None
+    png = _draw(title, total, segments, read_savings(ranked, total, labels))
+    return PlotResult(png, [s.name for s in segments])

@@ -1,7 +1,7 @@
-"""`<run_dir>/priority_data.json`: rank every category finding and build the Top Operations rows.
+"""`priority_data.json`: rank every category finding and build the Top Operations rows.
 
-Inputs are `category_data/*_metrics.json` (read in filename order) and
-`category_data/category_manifest.json`. The document follows the reference layout
+Inputs are the metrics of every analysed category (in their files' name order) and the
+manifest. The document follows the reference layout
 (`baseline_ms`, `priorities`, `recommendations`, `findings`, `all_estimates`) with three fixes:
 
 * `recommendations[].operation_count` is the sum of `member_count` over the quantified findings
@@ -12,29 +12,26 @@ Inputs are `category_data/*_metrics.json` (read in filename order) and
   are listed after the quantified `findings_rollup` rows and before the `manifest_fallback` rows,
   are not limited by `max_recommendations` (that cap applies to quantified rollups only) and are
   not added to `recommendations[]`, which stays a list of quantified savings for the plots.
-* Failures are reported, never swallowed. A metrics file whose status is `ERROR` / `NO_DATA`, or
-  that cannot be read or does not have the expected shape, is skipped and listed in
-  `failed_categories[]` as `{category, status, message}` (status `UNREADABLE` or `INVALID` for
-  the last two). Run-level problems (missing manifest or `category_data` folder) raise instead of
-  producing an all-empty document.
+* Failures are reported, never swallowed. A category whose status is `ERROR` / `NO_DATA` is
+  skipped and listed in `failed_categories[]` as `{category, status, message}`.
 """
 
 from __future__ import annotations
 
-import json
+from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, model_serializer
+from pydantic import BaseModel, ConfigDict, model_serializer
 
-from rooflens.analyzers.report.write_csv import atomic_write_bytes
+from rooflens.analyzers.categories.documents import Metrics, metrics_document
+from rooflens.analyzers.prepare.manifest import Manifest
 
 FALLBACK_SHARE = 0.05
 SKIPPED_STATUSES = ("ERROR", "NO_DATA")
 
 
-class Finding(BaseModel):
+class RankedFinding(BaseModel):
     """One `category_findings[]` entry plus its category and ranks (`rank` → `category_rank`)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -103,7 +100,7 @@ class PriorityData(BaseModel):
     baseline_ms: float
     priorities: list[RollupPriority | FallbackPriority]
     recommendations: list[Recommendation]
-    findings: list[Finding]
+    findings: list[RankedFinding]
     all_estimates: list[dict[str, Any]]
     failed_categories: list[FailedCategory]
 
@@ -117,47 +114,24 @@ class _Rollup:
     members: int = 0
 
 
-def _category_of(path: Path, metrics: dict[str, Any]) -> str:
-    name = metrics.get("category")
-    if isinstance(name, str) and name:
-        return name
-    return path.name.removesuffix("_metrics.json")
-
-
 def _read_metrics(
-    path: Path,
-) -> tuple[str, list[dict[str, Any]], list[Finding]] | FailedCategory:
-    """(category, estimates, findings without global rank) or the reason the file is unusable."""
-    fallback_name = path.name.removesuffix("_metrics.json")
-    try:
-        metrics = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        return FailedCategory(category=fallback_name, status="UNREADABLE", message=str(exc))
-    if not isinstance(metrics, dict):
-        message = f"expected a JSON object, got {type(metrics).__name__}"
-        return FailedCategory(category=fallback_name, status="INVALID", message=message)
-    category = _category_of(path, metrics)
-    status = metrics.get("status")
-    if status in SKIPPED_STATUSES:
-        message = metrics.get("error") or metrics.get("message") or f"metrics status is {status}"
-        return FailedCategory(category=category, status=status, message=str(message))
-    estimates = metrics.get("impact_estimates") or []
-    raw_findings = metrics.get("category_findings") or []
-    try:
-        if not isinstance(estimates, list) or not all(isinstance(e, dict) for e in estimates):
-            raise ValueError("impact_estimates is not a list of objects")
-        if not isinstance(raw_findings, list) or not all(isinstance(f, dict) for f in raw_findings):
-            raise ValueError("category_findings is not a list of objects")
-        findings = []
-        for raw in raw_findings:
-            fields = {k: v for k, v in raw.items() if k != "rank"}
-            findings.append(Finding(**fields, category=category, category_rank=raw.get("rank")))
-    except (ValueError, TypeError, ValidationError) as exc:
-        return FailedCategory(category=category, status="INVALID", message=str(exc))
-    return category, list(estimates), findings
+    key: str, metrics: Metrics
+) -> tuple[str, list[dict[str, Any]], list[RankedFinding]] | FailedCategory:
+    """(category, estimates, findings without global rank) or why the metrics are unusable."""
+    document = metrics_document(metrics)
+    category = str(document.get("category") or key)
+    if metrics.status in SKIPPED_STATUSES:
+        message = document.get("error") or document.get("message") or f"status {metrics.status}"
+        return FailedCategory(category=category, status=metrics.status, message=str(message))
+    estimates = list(document.get("impact_estimates") or [])
+    findings = []
+    for raw in document.get("category_findings") or []:
+        fields = {k: v for k, v in raw.items() if k != "rank"}
+        findings.append(RankedFinding(**fields, category=category, category_rank=raw["rank"]))
+    return category, estimates, findings
 
 
-def _rollups(findings: list[Finding], method: str) -> list[_Rollup]:
+def _rollups(findings: list[RankedFinding], method: str) -> list[_Rollup]:
     """Per-category sums of `method` findings, ordered by summed mid desc (stable on first seen)."""
     by_category: dict[str, _Rollup] = {}
     for finding in findings:
@@ -171,20 +145,19 @@ def _rollups(findings: list[Finding], method: str) -> list[_Rollup]:
     return sorted(by_category.values(), key=lambda r: r.mid, reverse=True)
 
 
-def generate_priority_data(run_dir: Path, max_recommendations: int = 6) -> PriorityData:
-    """Build the priority document for `run_dir` (the analysis output folder)."""
-    category_dir = Path(run_dir) / "category_data"
-    manifest = json.loads((category_dir / "category_manifest.json").read_text(encoding="utf-8"))
-    gpu = manifest.get("gpu_utilization") or {}
-    baseline_ms = float(gpu.get("total_time_ms") or 0.0)
-    manifest_categories = manifest.get("categories") or []
-    display = {c["name"]: c.get("display_name") or c["name"] for c in manifest_categories}
+def priority_data(
+    manifest: Manifest, metrics: Mapping[str, Metrics], max_recommendations: int = 6
+) -> PriorityData:
+    """Rank the findings of every analysed category (`metrics`: key -> its metrics)."""
+    gpu = manifest.gpu_utilization
+    baseline_ms = gpu.total_time_ms
+    display = {c.name: c.display_name or c.name for c in manifest.categories}
 
     all_estimates: list[dict[str, Any]] = []
-    findings: list[Finding] = []
+    findings: list[RankedFinding] = []
     failed: list[FailedCategory] = []
-    for path in sorted(category_dir.glob("*_metrics.json"), key=lambda p: p.name):
-        result = _read_metrics(path)
+    for key in sorted(metrics, key=lambda k: f"{k}_metrics.json"):  # the files' order
+        result = _read_metrics(key, metrics[key])
         if isinstance(result, FailedCategory):
             failed.append(result)
             continue
@@ -230,24 +203,23 @@ def generate_priority_data(run_dir: Path, max_recommendations: int = 6) -> Prior
                 )
             )
 
-    threshold = baseline_ms * float(gpu.get("computation_time_percent") or 0.0) / 100
-    threshold *= FALLBACK_SHARE
+    threshold = baseline_ms * gpu.computation_time_percent / 100 * FALLBACK_SHARE
     with_findings = {f.category for f in findings}
     fallback = [
         c
-        for c in manifest_categories
-        if c.get("tier") != "system"
-        and c["name"] not in with_findings
-        and float(c.get("gpu_kernel_time_ms") or 0.0) >= threshold
+        for c in manifest.categories
+        if c.tier != "system"
+        and c.name not in with_findings
+        and (c.gpu_kernel_time_ms or 0.0) >= threshold
     ]
-    fallback.sort(key=lambda c: float(c.get("gpu_kernel_time_ms") or 0.0), reverse=True)
+    fallback.sort(key=lambda c: c.gpu_kernel_time_ms or 0.0, reverse=True)
     for entry in fallback:
         priorities.append(
             FallbackPriority(
                 rank=len(priorities) + 1,
-                category=entry["name"],
-                display_name=display[entry["name"]],
-                gpu_kernel_time_ms=float(entry.get("gpu_kernel_time_ms") or 0.0),
+                category=entry.name,
+                display_name=display[entry.name],
+                gpu_kernel_time_ms=entry.gpu_kernel_time_ms or 0.0,
             )
         )
 
@@ -259,11 +231,3 @@ def generate_priority_data(run_dir: Path, max_recommendations: int = 6) -> Prior
         all_estimates=all_estimates,
         failed_categories=failed,
     )
-
-
-def write_priority_data(run_dir: Path, data: PriorityData) -> Path:
-    """Write `data` atomically to `<run_dir>/priority_data.json`; returns the path."""
-    path = Path(run_dir) / "priority_data.json"
-    text = json.dumps(data.model_dump(mode="json"), indent=2) + "\n"
-    atomic_write_bytes(path, text.encode("utf-8"))
-    return path

@@ -1,8 +1,8 @@
-"""Compose ``analysis.md`` from a run folder (spec §5.4, deterministic, no LLM).
+"""Compose ``analysis.md`` (deterministic, no LLM; docs/analysis.md#the-report).
 
-``compose_report(run_dir)`` reads the manifest, ``priority_data.json``, the findings files,
-``metadata/model_info.json``, the platform peaks in ``metadata/*_metadata.json`` and the plot,
-and returns the report text in the §5.4 order: title, Executive Summary, optional Warnings,
+``compose_report(inputs)`` takes the manifest, the priorities, the findings, the model
+identification, the platform peaks of the category metadata and whether a plot was drawn,
+and returns the report text in this order: title, Executive Summary, optional Warnings,
 Compute Kernel Optimizations, Kernel Fusion Opportunities (Experimental), System-Level
 Optimizations, Detailed Analysis, Appendix.
 
@@ -17,16 +17,16 @@ Choices:
 * Only the standalone layout is composed (comparative runs get the same sections).
 * System cards: cpu_idle first, then multi_kernel, renumbered, icons by position.
 
-``write_report(run_dir)`` writes ``<run_dir>/analysis.md`` atomically.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
+from rooflens.analyzers import layout
+from rooflens.analyzers.categories.documents import Metrics, metrics_document
 from rooflens.analyzers.findings.contract import (
     DetailBlock,
     Findings,
@@ -35,20 +35,14 @@ from rooflens.analyzers.findings.contract import (
     Section,
     Status,
     Tier,
-    parse_findings,
 )
-from rooflens.analyzers.findings.drafts import (
-    FUSION_KEY,
-    SYSTEM_KEYS,
-    estimate_section,
-    findings_path,
-    num,
-)
-from rooflens.analyzers.findings.plot import PNG_NAME
-from rooflens.analyzers.findings.report_prose import ReportProse, read_prose, save_prose
-from rooflens.analyzers.report.write_csv import atomic_write_bytes
+from rooflens.analyzers.findings.drafts import FUSION_KEY, SYSTEM_KEYS, estimate_section, num
+from rooflens.analyzers.findings.model_info import ModelIdentification
+from rooflens.analyzers.findings.priorities import PriorityData
+from rooflens.analyzers.findings.report_prose import ReportProse
+from rooflens.analyzers.prepare.manifest import CategoryMetadata, Manifest
 
-REPORT_NAME = "analysis.md"
+REPORT_NAME = layout.REPORT
 UNKNOWN = "Cannot be inferred from trace"
 POSITION_ICONS = ("🔴", "🟡")
 LOW_ICON = "🟢"
@@ -86,13 +80,6 @@ SYSTEM_NOTE = (
 )
 
 
-def _json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
 def _pct(value: Any) -> str:
     return "—" if value is None else f"{float(value):.2f}%"
 
@@ -110,39 +97,51 @@ def link(tier: str, n: int) -> str:
     return f"→ *See [Detailed Analysis: {LINK_LABEL[tier]} > P{n}](#{anchor(tier, n)}) for details*"
 
 
-class _Run:
-    """Everything the report needs from a run folder, read once."""
+@dataclass(frozen=True)
+class ReportInputs:
+    """Everything the report is composed from, as the pipeline holds it."""
 
-    def __init__(self, run_dir: Path) -> None:
-        self.dir = Path(run_dir)
-        self.manifest: dict = _json(self.dir / "category_data" / "category_manifest.json") or {}
-        self.priority: dict = _json(self.dir / "priority_data.json") or {}
-        self.model: dict = _json(self.dir / "metadata" / "model_info.json") or {}
-        self.util: dict = self.manifest.get("gpu_utilization") or {}
-        self.categories: list[dict] = list(self.manifest.get("categories") or [])
+    manifest: Manifest
+    metadata: Mapping[str, CategoryMetadata]
+    metrics: Mapping[str, Metrics]
+    findings: Mapping[str, Findings]
+    priorities: PriorityData
+    identity: ModelIdentification | None
+    has_plot: bool
+    prose: ReportProse | None = None
+
+
+class _Run:
+    """The report's view of its inputs: their JSON documents, which the sections read."""
+
+    def __init__(self, inputs: ReportInputs) -> None:
+        self.inputs = inputs
+        self.manifest: dict = inputs.manifest.model_dump(mode="json")
+        self.priority: dict = inputs.priorities.model_dump(mode="json")
+        self.model: dict = inputs.identity.model_dump() if inputs.identity else {}
+        self.util: dict = self.manifest["gpu_utilization"]
+        self.categories: list[dict] = list(self.manifest["categories"])
         self.by_name = {c.get("name"): c for c in self.categories}
-        self.findings: dict[str, Findings | None] = {}
 
     def compute_ms(self) -> float:
         total = float(self.util.get("total_time_ms") or 0)
         return total * float(self.util.get("computation_time_percent") or 0) / 100
 
     def findings_of(self, key: str) -> Findings | None:
-        if key not in self.findings:
-            path = findings_path(self.dir, key)
-            try:
-                self.findings[key] = parse_findings(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                self.findings[key] = None
-        return self.findings[key]
+        return self.inputs.findings.get(key)
+
+    def metrics_documents(self) -> list[tuple[str, dict]]:
+        """(key, document) of every analysed category, in their files' name order."""
+        keys = sorted(self.inputs.metrics, key=lambda k: f"{k}_metrics.json")
+        return [(k, metrics_document(self.inputs.metrics[k])) for k in keys]
 
     def compute_categories(self) -> list[dict]:
         return [c for c in self.categories if c.get("tier") not in ("system", Tier.SYSTEM)]
 
     def peaks(self) -> dict:
-        for path in sorted((self.dir / "metadata").glob("*_metadata.json")):
-            meta = _json(path)
-            if isinstance(meta, dict) and meta.get("max_achievable_tflops"):
+        for key in sorted(self.inputs.metadata, key=lambda k: f"{k}_metadata.json"):
+            meta = self.inputs.metadata[key].model_dump(mode="json")
+            if meta.get("max_achievable_tflops"):
                 return meta
         return {}
 
@@ -184,8 +183,8 @@ def executive_summary(
     )
     if prose is not None and prose.summary:
         para = prose.summary
-    if (run.dir / PNG_NAME).is_file():
-        plot = f"![Performance breakdown]({PNG_NAME})"
+    if run.inputs.has_plot:
+        plot = f"![Performance breakdown]({layout.PLOT})"
     else:
         plot = "_No performance breakdown plot was produced for this run._"
     parts = ["## Executive Summary", para, table, plot]
@@ -209,13 +208,10 @@ def warnings(run: _Run) -> str | None:
             failed.append((key, _tier_name(key), msg.replace("|", "\\|") or "analysis failed"))
             seen.add(key)
     variance: list[tuple[str, str, str, str]] = []
-    for path in sorted((run.dir / "category_data").glob("*_metrics.json")):
-        metrics = _json(path)
-        if not isinstance(metrics, dict):
-            continue
+    for key, metrics in run.metrics_documents():
         for op in metrics.get("operations") or []:
             if isinstance(op, Mapping) and op.get("high_variance") is True:
-                cat = str(metrics.get("category") or path.name.removesuffix("_metrics.json"))
+                cat = str(metrics.get("category") or key)
                 row = (str(op.get("name")), cat, num(op.get("cov")), num(op.get("time_ms")))
                 variance.append(row)
     if not failed and not variance:
@@ -329,11 +325,11 @@ def _system_clear(run: _Run) -> str:
     )
 
 
-def compose_report(run_dir: Path, prose: ReportProse | None = None) -> str:
-    """The complete ``analysis.md`` text for ``run_dir`` (see the module docstring); `prose`
-    (else the one saved with the run) replaces the summary paragraph code writes."""
-    run = _Run(Path(run_dir))
-    prose = prose if prose is not None else read_prose(run.dir)
+def compose_report(inputs: ReportInputs) -> str:
+    """The complete ``analysis.md`` text (see the module docstring); the model's prose, when
+    given, replaces the summary paragraph code writes."""
+    run = _Run(inputs)
+    prose = inputs.prose
     findings = list(run.priority.get("findings") or [])
     compute = [(f, *_compute_pair(run, f)) for f in findings]
     fusion_file = run.findings_of(FUSION_KEY)
@@ -415,13 +411,3 @@ def appendix(run: _Run) -> str:
             table(hw_rows),
         ]
     )
-
-
-def write_report(run_dir: Path, prose: ReportProse | None = None) -> Path:
-    """Compose and atomically write ``<run_dir>/analysis.md`` (saving `prose`, when given, so
-    a later composition keeps it); returns its path."""
-    if prose is not None:
-        save_prose(Path(run_dir), prose)
-    path = Path(run_dir) / REPORT_NAME
-    atomic_write_bytes(path, compose_report(Path(run_dir), prose).encode("utf-8"))
-    return path

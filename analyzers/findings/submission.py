@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
@@ -23,9 +22,8 @@ from rooflens.analyzers.findings.contract import (
     no_findings,
     render_findings,
 )
-from rooflens.analyzers.findings.drafts import draft_findings, findings_path, tier_for
+from rooflens.analyzers.findings.drafts import tier_for
 from rooflens.analyzers.findings.validate import Problem, validate_findings
-from rooflens.analyzers.report.write_csv import atomic_write_bytes
 
 SubmitStatus = Literal["findings", "nothing_to_report", "error"]
 # text that would let prose smuggle in structure the validators and the report read
@@ -153,15 +151,15 @@ def _status_file(draft: Findings, key: str, status: SubmitStatus, note: str | No
     return no_findings(draft.tier, title, note or "Nothing to report for this category.")
 
 
-def submit_structured(
-    run_dir: Path,
+def submit(
+    draft: Findings,
     key: str,
     items: Sequence[PItemProse],
     *,
     status: SubmitStatus = "findings",
     note: str | None = None,
-) -> Path:
-    """Draft from the metrics, apply the prose (or the status), validate, and store the file.
+) -> Findings:
+    """Apply the prose (or the status) to the category's draft and validate the result.
 
     `note` replaces the overview paragraph; with status "nothing_to_report" or "error" it is
     the whole explanation, and items are not allowed."""
@@ -170,7 +168,6 @@ def submit_structured(
             note = _plain(note, "note")
         except ValueError as exc:
             raise SubmissionError(str(exc)) from None
-    draft = draft_findings(run_dir, key)
     if status == "findings":
         findings = _with_note(apply_submission(draft, items), note)
     elif items:
@@ -181,6 +178,4 @@ def submit_structured(
     problems = validate_findings(text, tier_for(key))
     if problems:
         raise SubmissionError(f"the submitted {key} findings do not validate", problems)
-    path = findings_path(run_dir, key)
-    atomic_write_bytes(path, text.encode("utf-8"))
-    return path
+    return findings

@@ -7,13 +7,13 @@ top operations (§2.4; TraceLens only prints them). Keys and values are otherwis
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
+from rooflens.analyzers import layout
 from rooflens.analyzers.perf.platforms import Platform
 from rooflens.analyzers.prepare.categories import (
     TIME_METRIC_NOTE,
@@ -24,18 +24,13 @@ from rooflens.analyzers.prepare.categories import (
     skill_for,
     time_breakdown,
 )
-from rooflens.analyzers.prepare.tree_data import write_tree_data
+from rooflens.analyzers.prepare.tree_data import tree_data
 from rooflens.analyzers.report.build import PerfReport
-from rooflens.analyzers.report.write_csv import atomic_write_bytes, for_output
 
-CATEGORY_DATA = "category_data"
-METADATA = "metadata"
 TRACE_LOADING_POLICY = "DO_NOT_LOAD_TRACE_use_precomputed_tree_data"
 CPU_IDLE_DISPLAY = "CPU/Idle Analysis"
 MULTI_KERNEL_DISPLAY = "Multi-Kernel Issues"
 KERNEL_FUSION_DISPLAY = "Kernel Fusion Opportunities"
-MULTI_KERNEL_DATA = f"{CATEGORY_DATA}/multi_kernel_data.json"
-FUSION_CANDIDATES = f"{CATEGORY_DATA}/fusion_candidates.json"
 TOP_OPERATIONS = 10
 
 Tier = Literal["system", "compute_kernel"]
@@ -144,27 +139,14 @@ class CategoryMetadata(_OmitNone):
     tier: Tier | None = None
 
 
-MANIFEST = f"{CATEGORY_DATA}/category_manifest.json"
+@dataclass(frozen=True)
+class CategoryTables:
+    """The category data of one run, in memory: what the analyses and the folder read."""
 
-
-def read_manifest(run_dir: Path) -> Manifest | None:
-    """The run's manifest, or None before its category data is prepared."""
-    path = Path(run_dir) / MANIFEST
-    if not path.is_file():
-        return None
-    return Manifest.model_validate_json(path.read_bytes())
-
-
-def ops_csv_path(key: str) -> str:
-    return f"{CATEGORY_DATA}/{key}_ops.csv"
-
-
-def metadata_path(key: str) -> str:
-    return f"{METADATA}/{key}_metadata.json"
-
-
-def _write_json(path: Path, model: BaseModel) -> None:
-    atomic_write_bytes(path, (model.model_dump_json(indent=2) + "\n").encode("utf-8"))
+    manifest: Manifest
+    ops: dict[str, pd.DataFrame]  # key -> its rows of the unified table (cells as objects)
+    metadata: dict[str, CategoryMetadata]
+    tree_data: dict[str, dict[str, Any]]
 
 
 def top_operations(ops_summary: pd.DataFrame | None) -> list[TopOperation]:
@@ -197,35 +179,22 @@ def top_operations(ops_summary: pd.DataFrame | None) -> list[TopOperation]:
     return out
 
 
-def _fusion_count(run_dir: Path) -> int:
-    try:
-        candidates = json.loads((run_dir / FUSION_CANDIDATES).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return 0
-    return len(candidates) if isinstance(candidates, list) else 0
-
-
-def export_categories(
+def categorise(
     report: PerfReport,
     platform: Platform,
-    run_dir: Path,
     trace_path: str,
+    output_dir: str,
     *,
     has_multi_kernel: bool,
-    has_fusion: bool,
+    fusion_count: int,
     scope: Scope = "standalone",
-    fusion_count: int | None = None,
-    recorded_dir: Path | None = None,
-) -> Manifest:
-    """Write the category CSVs, their metadata and the manifest under `run_dir`.
+) -> CategoryTables:
+    """Split the unified table into categories, with their metadata and the manifest.
 
-    `has_multi_kernel` / `has_fusion` say whether the multi-kernel data and fusion
-    candidates (built elsewhere) warrant their system categories; the kernel_fusion entry's
-    `ops_count` is `fusion_count`, else the length of `category_data/fusion_candidates.json`.
-    `output_dir` in the manifest and metadata is `recorded_dir` (default `run_dir`).
+    `has_multi_kernel` says whether copies or collectives warrant the multi-kernel category,
+    `fusion_count` (the fusion candidates found) whether kernel fusion has one. The manifest
+    and metadata name `output_dir` (the run's final folder).
     """
-    run_dir = Path(run_dir)
-    output_dir = str(run_dir if recorded_dir is None else recorded_dir)
     utilization = GpuUtilization(**gpu_utilization(report.sheets.get("gpu_timeline")))
     common = {
         "platform": platform.name,
@@ -248,16 +217,16 @@ def export_categories(
             skill=skill_for("cpu_idle"),
             tier="system",
             ops_count=0,
-            csv_file=ops_csv_path("cpu_idle"),
-            metadata_file=metadata_path("cpu_idle"),
+            csv_file=layout.ops_csv("cpu_idle"),
+            metadata_file=layout.metadata("cpu_idle"),
             priority=0,
         )
     ]
-    atomic_write_bytes(run_dir / ops_csv_path("cpu_idle"), b"\n")  # an empty table
-    _write_json(
-        run_dir / metadata_path("cpu_idle"),
-        CategoryMetadata(**common, category=CPU_IDLE_DISPLAY, category_name="cpu_idle"),
-    )
+    ops: dict[str, pd.DataFrame] = {"cpu_idle": pd.DataFrame()}
+    metadata = {
+        "cpu_idle": CategoryMetadata(**common, category=CPU_IDLE_DISPLAY, category_name="cpu_idle")
+    }
+    trees: dict[str, dict[str, Any]] = {}
 
     unified = report.sheets.get("unified_perf_summary")
     if unified is not None and not unified.empty:
@@ -270,19 +239,14 @@ def export_categories(
             rows = rows_all[(keys == key).to_numpy()]
             display = str(rows["display_name"].iloc[0])
             breakdown = time_breakdown(rows)
-            atomic_write_bytes(
-                run_dir / ops_csv_path(key),
-                for_output(rows).to_csv(index=False).encode("utf-8"),
-            )
-            _write_json(
-                run_dir / metadata_path(key),
-                CategoryMetadata(
+            ops[key] = rows
+            trees[key] = tree_data(key, rows)
+            metadata[key] = CategoryMetadata(
                     **common,
                     category=display,
                     category_name=key,
                     trace_loading_policy=TRACE_LOADING_POLICY,
-                    time_breakdown=breakdown,
-                ),
+                time_breakdown=breakdown,
             )
             entries.append(
                 CategoryEntry(
@@ -291,21 +255,15 @@ def export_categories(
                     skill=skill_for(key),
                     tier="compute_kernel",
                     ops_count=len(rows),
-                    csv_file=ops_csv_path(key),
-                    metadata_file=metadata_path(key),
-                    tree_data_file=write_tree_data(run_dir, key, rows),
+                    csv_file=layout.ops_csv(key),
+                    metadata_file=layout.metadata(key),
+                    tree_data_file=layout.tree_data(key),
                 ).with_breakdown(breakdown)
             )
 
     if has_multi_kernel:
-        _write_json(
-            run_dir / metadata_path("multi_kernel"),
-            CategoryMetadata(
-                **common,
-                category=MULTI_KERNEL_DISPLAY,
-                category_name="multi_kernel",
-                tier="system",
-            ),
+        metadata["multi_kernel"] = CategoryMetadata(
+            **common, category=MULTI_KERNEL_DISPLAY, category_name="multi_kernel", tier="system"
         )
         entries.append(
             CategoryEntry(
@@ -315,21 +273,21 @@ def export_categories(
                 tier="system",
                 ops_count=0,
                 csv_file=None,
-                metadata_file=metadata_path("multi_kernel"),
-                data_file=MULTI_KERNEL_DATA,
+                metadata_file=layout.metadata("multi_kernel"),
+                data_file=layout.MULTI_KERNEL_DATA,
             )
         )
-    if has_fusion:
+    if fusion_count:
         entries.append(
             CategoryEntry(
                 name="kernel_fusion",
                 display_name=KERNEL_FUSION_DISPLAY,
                 skill=skill_for("kernel_fusion"),
                 tier="system",
-                ops_count=fusion_count if fusion_count is not None else _fusion_count(run_dir),
+                ops_count=fusion_count,
                 csv_file=None,
                 metadata_file=None,
-                data_file=FUSION_CANDIDATES,
+                data_file=layout.FUSION_CANDIDATES,
             ).with_breakdown(TimeBreakdown.zeros())
         )
 
@@ -343,5 +301,4 @@ def export_categories(
         top_operations=top_operations(report.sheets.get("ops_summary")),
         notes=list(report.notes) or None,
     )
-    _write_json(run_dir / CATEGORY_DATA / "category_manifest.json", manifest)
-    return manifest
+    return CategoryTables(manifest, ops, metadata, trees)

@@ -1,51 +1,46 @@
-"""Prepare a run folder for the category analyses (agent_workflow.md §2, standalone scope).
+"""Category data for one trace: what the category analyses need, in memory (docs/analysis.md).
 
-Writes `category_data/multi_kernel_data.json`, `category_data/fusion_candidates.json`, the
-per-category CSVs, tree data and metadata, and `category_data/category_manifest.json` beside
-the perf report of the same run.
+The multi-kernel category appears when copies or collectives exist, the kernel-fusion
+category when there are fusion candidates. Nothing here touches the run folder: the pipeline
+hands the result to the analyses and to `analyzers.pipeline.folder`, which writes it.
 """
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+from dataclasses import dataclass
 
 from rooflens.analyzers.perf.platforms import Platform
-from rooflens.analyzers.prepare.fusion import fusion_candidates, write_fusion_candidates
-from rooflens.analyzers.prepare.manifest import Manifest, export_categories
-from rooflens.analyzers.prepare.multi_kernel import multi_kernel_data
+from rooflens.analyzers.prepare.fusion import FusionCandidate, fusion_candidates
+from rooflens.analyzers.prepare.manifest import CategoryTables, Manifest, categorise
+from rooflens.analyzers.prepare.multi_kernel import MultiKernelData, multi_kernel_data
 from rooflens.analyzers.report.build import PerfReport
-from rooflens.analyzers.report.write_csv import atomic_write_bytes
 from rooflens.analyzers.trace.model import TraceModel
 
 
-def prepare_run(
-    model: TraceModel,
-    report: PerfReport,
-    platform: Platform,
-    run_dir: Path,
-    trace_path: str,
-    *,
-    recorded_dir: Path | None = None,
-) -> Manifest:
-    """Category data for one trace. The multi-kernel category appears when copies or
-    collectives exist, the kernel-fusion category when there are fusion candidates.
-    `recorded_dir` is the folder the manifest names (default `run_dir`): the final folder
-    when `run_dir` is a staging folder swapped into place later."""
+@dataclass(frozen=True)
+class CategoryData:
+    tables: CategoryTables
+    multi_kernel: MultiKernelData
+    fusion_candidates: list[FusionCandidate]
+
+    @property
+    def manifest(self) -> Manifest:
+        return self.tables.manifest
+
+
+def prepare(
+    model: TraceModel, report: PerfReport, platform: Platform, trace_path: str, output_dir: str
+) -> CategoryData:
+    """Split the run into categories; `output_dir` is the folder the manifest names."""
     data = multi_kernel_data(model)
-    path = run_dir / "category_data" / "multi_kernel_data.json"
-    text = json.dumps(data.model_dump(mode="json"), indent=2) + "\n"
-    atomic_write_bytes(path, text.encode("utf-8"))
     has_multi_kernel = data.memcpy_summary.total_count > 0 or data.nccl_summary.total_count > 0
     candidates = fusion_candidates(model, report.sheets.get("unified_perf_summary"))
-    write_fusion_candidates(run_dir, candidates)
-    return export_categories(
+    tables = categorise(
         report,
         platform,
-        run_dir,
         trace_path,
+        output_dir,
         has_multi_kernel=has_multi_kernel,
-        has_fusion=bool(candidates),
         fusion_count=len(candidates),
-        recorded_dir=recorded_dir,
     )
+    return CategoryData(tables, data, candidates)

@@ -8,21 +8,15 @@ point and kernels, so an analyst never needs to load the trace.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from rooflens.analyzers.report.write_csv import atomic_write_bytes, for_output
+from rooflens.analyzers.report.write_csv import for_output
 
 SIGNIFICANT_SHARE = 0.10
 TOP_N_FALLBACK = 5
 MODULE_PREFIX = "nn.Module: "
-
-
-def tree_data_path(key: str) -> str:
-    return f"category_data/{key}_tree_data.json"
 
 
 def significant(rows: pd.DataFrame) -> pd.DataFrame:
@@ -64,17 +58,13 @@ def _entry(row: pd.Series, shown: pd.Series, total_us: float) -> dict[str, Any]:
     }
 
 
-def write_tree_data(run_dir: Path, key: str, rows: pd.DataFrame) -> str:
-    """Write the category's tree data; returns its path relative to the run folder."""
+def tree_data(key: str, rows: pd.DataFrame) -> dict[str, Any]:
+    """The category's tree data document."""
     picked = significant(rows)
     total_us = float(rows["Kernel Time (µs)_sum"].fillna(0.0).sum())
     shown = for_output(picked)  # JSON text for the argument cells, as in the CSV
-    document = {
+    return {
         "category": key,
         "selection": "ops over 10 % of the category's kernel time, else the five largest",
         "operations": [_entry(row, shown.loc[index], total_us) for index, row in picked.iterrows()],
     }
-    path = tree_data_path(key)
-    text = json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n"
-    atomic_write_bytes(Path(run_dir) / path, text.encode("utf-8"))
-    return path

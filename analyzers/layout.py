@@ -1,0 +1,55 @@
+"""Where every artifact of a run lives, relative to its folder (docs/run-folder.md).
+
+One name per artifact; the stages never build these paths themselves. Only
+`analyzers.pipeline.folder` reads and writes them; validators and resources look them up here.
+"""
+
+from __future__ import annotations
+
+RUN_FILE = "run.json"
+PERF_CSVS = "perf_report_csvs"
+WORKBOOK = "perf_report.xlsx"
+CATEGORY_DATA = "category_data"
+METADATA = "metadata"
+
+MANIFEST = f"{CATEGORY_DATA}/category_manifest.json"
+MULTI_KERNEL_DATA = f"{CATEGORY_DATA}/multi_kernel_data.json"
+FUSION_CANDIDATES = f"{CATEGORY_DATA}/fusion_candidates.json"
+PRIORITIES = "priority_data.json"
+PLOT = "perf_improvement.png"
+PLOT_BASE64 = "perf_improvement_base64.txt"
+REPORT = "analysis.md"
+REPORT_PROSE = "report_prose.json"
+SUBMITTED_MODEL = "model_info.json"  # what a model submitted; wins over the inference
+MODEL_INFO = f"{METADATA}/model_info.json"
+NN_MODULES = f"{METADATA}/nn_modules.txt"
+CONDENSED_OPS = f"{METADATA}/condensed_op_info.csv"
+
+# The analyses that look at the whole run rather than one category of operators.
+SYSTEM_KEYS = ("cpu_idle", "multi_kernel", "kernel_fusion")
+
+
+def table_csv(sheet: str) -> str:
+    return f"{PERF_CSVS}/{sheet}.csv"
+
+
+def ops_csv(key: str) -> str:
+    return f"{CATEGORY_DATA}/{key}_ops.csv"
+
+
+def metadata(key: str) -> str:
+    return f"{METADATA}/{key}_metadata.json"
+
+
+def tree_data(key: str) -> str:
+    return f"{CATEGORY_DATA}/{key}_tree_data.json"
+
+
+def metrics(key: str) -> str:
+    return f"{CATEGORY_DATA}/{key}_metrics.json"
+
+
+def findings(key: str) -> str:
+    """Compute categories' findings apart from the system ones (kernel fusion is system)."""
+    folder = "system_findings" if key in SYSTEM_KEYS else "category_findings"
+    return f"{folder}/{key}_findings.md"

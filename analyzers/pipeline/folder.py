@@ -1,0 +1,131 @@
+"""The run folder: every artifact a run writes, in the layout of `analyzers.layout`.
+
+Each write is atomic (a temporary file renamed into place). The stages never touch files;
+the pipeline hands their typed results here. The reads are the other direction, used only
+when a run is restored after a restart: the words a model wrote (findings, model identity,
+report prose) cannot be recomputed, so they are read back into typed objects here.
+See docs/run-folder.md.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from rooflens.analyzers import layout
+from rooflens.analyzers.categories.documents import Metrics, metrics_document
+from rooflens.analyzers.findings.contract import Findings, parse_findings, render_findings
+from rooflens.analyzers.findings.drafts import tier_for
+from rooflens.analyzers.findings.model_info import (
+    ModelIdentification,
+    condensed_csv,
+    module_names,
+)
+from rooflens.analyzers.findings.plot import PlotResult
+from rooflens.analyzers.findings.priorities import PriorityData
+from rooflens.analyzers.findings.report_prose import ReportProse
+from rooflens.analyzers.prepare.run import CategoryData
+from rooflens.analyzers.report import files
+from rooflens.analyzers.report.build import PerfReport
+from rooflens.analyzers.report.write_csv import atomic_write_bytes, for_output
+
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class RunFolder:
+    """A run's folder (already checked against the allowed directories by the caller)."""
+
+    root: Path
+
+    def _bytes(self, rel: str, data: bytes) -> Path:
+        path = self.root / rel
+        atomic_write_bytes(path, data)
+        return path
+
+    def _text(self, rel: str, text: str) -> Path:
+        return self._bytes(rel, text.encode("utf-8"))
+
+    def _json(self, rel: str, value: Any) -> Path:
+        if isinstance(value, BaseModel):
+            value = value.model_dump(mode="json")
+        return self._text(rel, json.dumps(value, indent=2, ensure_ascii=False, default=str) + "\n")
+
+    # -- writes, in pipeline order ------------------------------------------------------
+
+    def write_perf_report(self, report: PerfReport, trace_name: str, gpu: str) -> files.ReportFiles:
+        return files.write_report(report, self.root, trace_name, gpu)
+
+    def write_category_data(self, data: CategoryData) -> None:
+        tables = data.tables
+        for key, rows in tables.ops.items():
+            text = for_output(rows).to_csv(index=False) if len(rows.columns) else "\n"
+            self._text(layout.ops_csv(key), text)
+        for key, meta in tables.metadata.items():
+            self._text(layout.metadata(key), meta.model_dump_json(indent=2) + "\n")
+        for key, tree in tables.tree_data.items():
+            self._json(layout.tree_data(key), tree)
+        self._json(layout.MULTI_KERNEL_DATA, data.multi_kernel)
+        candidates = [c.as_dict() for c in data.fusion_candidates]
+        self._text(layout.FUSION_CANDIDATES, json.dumps(candidates, indent=2, default=str))
+        self._text(layout.MANIFEST, tables.manifest.model_dump_json(indent=2) + "\n")
+
+    def write_metrics(self, key: str, metrics: Metrics) -> Path:
+        return self._json(layout.metrics(key), metrics_document(metrics))
+
+    def write_findings(self, key: str, findings: Findings) -> Path:
+        return self._text(layout.findings(key), render_findings(findings))
+
+    def write_priorities(self, data: PriorityData) -> Path:
+        return self._json(layout.PRIORITIES, data)
+
+    def write_identity(self, rows: list[dict[str, str]], identity: ModelIdentification) -> None:
+        self._text(layout.CONDENSED_OPS, condensed_csv(rows))
+        self._text(layout.NN_MODULES, "".join(f"{n}\n" for n in module_names(rows)))
+        self._json(layout.MODEL_INFO, identity)
+
+    def write_submitted_identity(self, info: ModelIdentification) -> Path:
+        return self._json(layout.SUBMITTED_MODEL, info.model_dump(exclude_defaults=True))
+
+    def write_plot(self, plot: PlotResult) -> None:
+        if plot.png_bytes is not None:
+            self._bytes(layout.PLOT, plot.png_bytes)
+            self._bytes(layout.PLOT_BASE64, base64.b64encode(plot.png_bytes))
+
+    def write_prose(self, prose: ReportProse) -> Path:
+        return self._text(layout.REPORT_PROSE, prose.model_dump_json(indent=2, exclude_none=True))
+
+    def write_report(self, text: str) -> Path:
+        return self._text(layout.REPORT, text)
+
+    # -- reads: what a restored run cannot recompute --------------------------------------
+
+    def has(self, rel: str) -> bool:
+        return (self.root / rel).is_file()
+
+    def read_findings(self, key: str) -> Findings | None:
+        """The category's findings as last written (drafted or submitted), or None."""
+        try:
+            return parse_findings(
+                (self.root / layout.findings(key)).read_text("utf-8"), tier_for(key)
+            )
+        except (OSError, ValueError):
+            return None
+
+    def read_submitted_identity(self) -> ModelIdentification | None:
+        return _model(self.root / layout.SUBMITTED_MODEL, ModelIdentification)
+
+    def read_prose(self) -> ReportProse | None:
+        return _model(self.root / layout.REPORT_PROSE, ReportProse)
+
+
+def _model(path: Path, kind: type[M]) -> M | None:
+    try:
+        return kind.model_validate_json(path.read_bytes())
+    except (OSError, ValidationError, ValueError):
+        return None

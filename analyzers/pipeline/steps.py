@@ -1,0 +1,352 @@
+"""The analysis pipeline, declared once (docs/architecture.md#the-pipeline).
+
+`STEPS` says what each step needs and which MCP tool runs it. A run's state is the list of
+steps done, per category where a step is per category ("analysed:gemm"). `Pipeline` runs the
+steps on a run's in-memory results (`RunResults`): each takes the typed results of the steps
+before it, keeps its own, and hands them to the run folder to write. The CLI, the server's
+step tools, `run_full_analysis` and the demo all go through it, so the order is enforced in
+one place: kernel fusion before the compute categories (they flag ops a fusion candidate
+covers), drafts after analyses, the report last. A step asked for too early raises
+`StepMissing` naming the tool to call first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from rooflens.analyzers import layout
+from rooflens.analyzers.categories import analyze_category
+from rooflens.analyzers.categories.cpu_idle import analyze_cpu_idle
+from rooflens.analyzers.categories.documents import Metrics
+from rooflens.analyzers.categories.kernel_fusion import CATEGORY as KERNEL_FUSION
+from rooflens.analyzers.categories.kernel_fusion import analyze_kernel_fusion
+from rooflens.analyzers.categories.multi_kernel import analyze_multi_kernel
+from rooflens.analyzers.categories.system_inputs import SystemInputs, Timeline
+from rooflens.analyzers.findings.contract import Findings
+from rooflens.analyzers.findings.drafts import draft_findings
+from rooflens.analyzers.findings.model_info import (
+    ModelIdentification,
+    merged_identity,
+    model_identification,
+    op_rows,
+)
+from rooflens.analyzers.findings.plot import PlotResult, render_plot
+from rooflens.analyzers.findings.priorities import PriorityData, priority_data
+from rooflens.analyzers.findings.report import ReportInputs, compose_report
+from rooflens.analyzers.findings.report_prose import ReportProse
+from rooflens.analyzers.findings.submission import PItemProse, SubmitStatus, submit
+from rooflens.analyzers.perf.platforms import Platform
+from rooflens.analyzers.pipeline.folder import RunFolder
+from rooflens.analyzers.prepare.run import CategoryData, prepare
+from rooflens.analyzers.report.build import PerfReport
+from rooflens.analyzers.trace.model import TraceModel
+
+LOADED, PREPARED, AGGREGATED, REPORTED = "loaded", "prepared", "aggregated", "reported"
+ANALYSED, DRAFTED = "analysed", "drafted"
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    tool: str  # the MCP tool that runs it
+    needs: tuple[str, ...] = ()
+    per_category: bool = False
+
+
+STEPS = (
+    Step(LOADED, "load_trace"),
+    Step(PREPARED, "prepare_category_data", (LOADED,)),
+    Step(ANALYSED, "run_category_analysis", (PREPARED,), per_category=True),
+    Step(DRAFTED, "draft_findings", (ANALYSED,), per_category=True),
+    Step(AGGREGATED, "aggregate_findings", (ANALYSED,)),
+    Step(REPORTED, "compose_report", (AGGREGATED,)),
+)
+BY_NAME = {s.name: s for s in STEPS}
+STEP_ORDER = tuple(s.name for s in STEPS)
+SYSTEM_FIRST = layout.SYSTEM_KEYS  # the order the system analyses run in
+
+
+class StepMissing(RuntimeError):
+    """A step was asked for before the step it needs; the message names the tool to call."""
+
+
+class NotAnalysable(ValueError):
+    """The category is listed for information only, or is not in the run."""
+
+
+def state(step: str, category: str | None = None) -> str:
+    return f"{step}:{category}" if category else step
+
+
+@dataclass
+class RunResults:
+    """A run's results in memory, one field per step."""
+
+    model: TraceModel
+    report: PerfReport
+    platform: Platform | None
+    trace_path: str
+    output_dir: str
+    category_data: CategoryData | None = None
+    metrics: dict[str, Metrics] = field(default_factory=dict)
+    findings: dict[str, Findings] = field(default_factory=dict)
+    priorities: PriorityData | None = None
+    submitted_identity: ModelIdentification | None = None
+    plot: PlotResult | None = None
+    prose: ReportProse | None = None
+    report_text: str | None = None
+
+
+@dataclass
+class Pipeline:
+    """The steps of one run. `done` and `mark` are the run's state (its ledger): `mark` records
+    steps as done once their artifacts are written (None: write nothing, record nothing)."""
+
+    results: RunResults
+    folder: RunFolder | None
+    done: Callable[[str], bool]
+    mark: Callable[..., None]
+    label: str = "the run"  # how messages name the run, e.g. "run run-3f9a1c2b7d4e"
+    call_hint: Callable[[str, str | None], str] = field(default=lambda tool, cat: f"{tool}")
+
+    # -- order ---------------------------------------------------------------------------
+
+    def require(self, step: str, category: str | None = None) -> None:
+        if self.done(state(step, category)):
+            return
+        what = f"{category} of {self.label}" if category else self.label
+        tool = self.call_hint(BY_NAME[step].tool, category)
+        raise StepMissing(f"{what} has not been {step} yet; call {tool} first")
+
+    def category_data(self) -> CategoryData:
+        self.require(PREPARED)
+        if self.results.category_data is None:  # restored: recompute, the files are there
+            self.results.category_data = self._categorise()
+        return self.results.category_data
+
+    def analysable(self) -> list[str]:
+        """The keys to analyse, in the declared order: system analyses, then compute ones."""
+        entries = self.category_data().manifest.categories
+        names = [e.name for e in entries]
+        system = [k for k in SYSTEM_FIRST if k in names]
+        return [*system, *(e.name for e in entries if e.tier == "compute_kernel")]
+
+    # -- steps ---------------------------------------------------------------------------
+
+    def prepare(self) -> CategoryData:
+        self.require(LOADED)
+        data = self._categorise()
+        self.results.category_data = data
+        if self.folder is not None:
+            self.folder.write_category_data(data)
+        self.mark(PREPARED)
+        return data
+
+    def _categorise(self) -> CategoryData:
+        r = self.results
+        if r.platform is None:
+            raise StepMissing(
+                f"{self.label} has no platform, and category data needs one; load the trace "
+                "again with a platform name (see list_platforms) or a platform file"
+            )
+        return prepare(r.model, r.report, r.platform, r.trace_path, r.output_dir)
+
+    def analyse(self, key: str) -> Metrics:
+        keys = self.analysable()
+        if key not in keys:
+            raise NotAnalysable(
+                f"{key} is not an analysable category of {self.label}; analysable: "
+                + ", ".join(keys)
+            )
+        if key not in SYSTEM_FIRST and KERNEL_FUSION in keys:
+            self.metrics_of(KERNEL_FUSION, run=True)  # declared: fusion first
+        metrics = self._analysis(key)
+        self.results.metrics[key] = metrics
+        if self.folder is not None:
+            self.folder.write_metrics(key, metrics)
+        self.mark(state(ANALYSED, key))
+        return metrics
+
+    def metrics_of(self, key: str, *, run: bool = False) -> Metrics:
+        """The category's metrics; `run` analyses it when it has not been."""
+        if not self.done(state(ANALYSED, key)):
+            if not run:
+                self.require(ANALYSED, key)
+            return self.analyse(key)
+        if key not in self.results.metrics:  # restored: recompute in memory
+            self.results.metrics[key] = self._analysis(key)
+        return self.results.metrics[key]
+
+    def _analysis(self, key: str) -> Metrics:
+        data, r = self.category_data(), self.results
+        if key in SYSTEM_FIRST:
+            inputs = SystemInputs(
+                manifest=data.manifest,
+                timeline=Timeline.from_sheet(r.report.sheets.get("gpu_timeline")),
+                multi_kernel=data.multi_kernel,
+                fusion_candidates=data.fusion_candidates,
+                unified=r.report.sheets.get("unified_perf_summary"),
+                platform=r.platform,  # type: ignore[arg-type]  # checked by _categorise
+            )
+            analyses = {
+                "cpu_idle": analyze_cpu_idle,
+                "multi_kernel": analyze_multi_kernel,
+                KERNEL_FUSION: analyze_kernel_fusion,
+            }
+            return analyses[key](inputs)
+        fusion = self.results.metrics.get(KERNEL_FUSION)
+        fusion_map = getattr(fusion, "high_confidence_kernel_map", None) or {}
+        tables = data.tables
+        return analyze_category(key, tables.ops.get(key), tables.metadata.get(key), fusion_map)
+
+    def draft(self, key: str) -> Findings:
+        findings = draft_findings(key, self.metrics_of(key))
+        return self._keep_findings(key, findings)
+
+    def submit(
+        self, key: str, items: Sequence[PItemProse], status: SubmitStatus, note: str | None
+    ) -> Findings:
+        draft = draft_findings(key, self.metrics_of(key))
+        return self._keep_findings(key, submit(draft, key, items, status=status, note=note))
+
+    def _keep_findings(self, key: str, findings: Findings) -> Findings:
+        self.results.findings[key] = findings
+        if self.folder is not None:
+            self.folder.write_findings(key, findings)
+        self.mark(state(DRAFTED, key))
+        return findings
+
+    def findings_of(self, key: str) -> Findings:
+        self.require(DRAFTED, key)
+        if key not in self.results.findings and self.folder is not None:
+            restored = self.folder.read_findings(key)
+            if restored is not None:
+                self.results.findings[key] = restored
+        return self.results.findings.get(key) or draft_findings(key, self.metrics_of(key))
+
+    def aggregate(self) -> PriorityData:
+        self.require(PREPARED)
+        analysed = [k for k in self.analysable() if self.done(state(ANALYSED, k))]
+        if not analysed:
+            tool = self.call_hint(BY_NAME[ANALYSED].tool, None)
+            raise StepMissing(f"no category of {self.label} is analysed yet; call {tool} first")
+        metrics = {k: self.metrics_of(k) for k in analysed}
+        data = priority_data(self.category_data().manifest, metrics)
+        self.results.priorities = data
+        if self.folder is not None:
+            self.folder.write_priorities(data)
+        self.mark(AGGREGATED)
+        return data
+
+    def priorities(self) -> PriorityData:
+        self.require(AGGREGATED)
+        if self.results.priorities is None:
+            analysed = [k for k in self.analysable() if self.done(state(ANALYSED, k))]
+            metrics = {k: self.metrics_of(k) for k in analysed}
+            self.results.priorities = priority_data(self.category_data().manifest, metrics)
+        return self.results.priorities
+
+    def identify(self) -> ModelIdentification | None:
+        """The model behind the trace (what a model submitted wins); None without operators."""
+        self.require(LOADED)
+        rows = op_rows(self.results.report.sheets.get("unified_perf_summary"))
+        if rows is None:
+            return None
+        submitted = self.results.submitted_identity
+        if submitted is None and self.folder is not None:
+            submitted = self.results.submitted_identity = self.folder.read_submitted_identity()
+        identity = merged_identity(model_identification(rows), submitted)
+        if self.folder is not None:
+            self.folder.write_identity(rows, identity)
+        return identity
+
+    def submit_identity(self, info: ModelIdentification) -> ModelIdentification:
+        self.require(LOADED)
+        self.results.submitted_identity = info
+        if self.folder is not None:
+            self.folder.write_submitted_identity(info)
+        return self.identify() or info
+
+    def plot(self, title: str | None = None) -> PlotResult:
+        priorities = self.priorities()
+        title = title or plot_title(self.identify(), self.results.platform)
+        result = render_plot(self.category_data().manifest, priorities, title)
+        self.results.plot = result
+        if self.folder is not None:
+            self.folder.write_plot(result)
+        self.mark()
+        return result
+
+    def has_plot(self) -> bool:
+        if self.results.plot is not None:
+            return self.results.plot.drawn
+        return self.folder is not None and self.folder.has(layout.PLOT)
+
+    def compose(self, prose: ReportProse | None = None) -> str:
+        """The report; the plot is drawn only when none was (a model's title stays)."""
+        priorities = self.priorities()
+        identity = self.identify()
+        if not self.has_plot():
+            self.plot()
+        if prose is not None:
+            self.results.prose = prose
+            if self.folder is not None:
+                self.folder.write_prose(prose)
+        elif self.results.prose is None and self.folder is not None:
+            self.results.prose = self.folder.read_prose()
+        data = self.category_data()
+        keys = [k for k in self.analysable() if self.done(state(DRAFTED, k))]
+        text = compose_report(
+            ReportInputs(
+                manifest=data.manifest,
+                metadata=data.tables.metadata,
+                metrics={k: self.metrics_of(k) for k in self.analysable() if self._analysed(k)},
+                findings={k: self.findings_of(k) for k in keys},
+                priorities=priorities,
+                identity=identity,
+                has_plot=self.has_plot(),
+                prose=self.results.prose,
+            )
+        )
+        self.results.report_text = text
+        if self.folder is not None:
+            self.folder.write_report(text)
+        self.mark(REPORTED)
+        return text
+
+    def _analysed(self, key: str) -> bool:
+        return self.done(state(ANALYSED, key))
+
+    # -- the whole run -------------------------------------------------------------------
+
+    def run(
+        self,
+        until: str = REPORTED,
+        progress: Callable[[str], None] = lambda _: None,
+        prose: ReportProse | None = None,
+    ) -> None:
+        """Every step after loading, in the declared order, up to `until`."""
+        stop = STEP_ORDER.index(until)
+        if stop >= STEP_ORDER.index(PREPARED):
+            progress("preparing the category data")
+            self.prepare()
+        if stop >= STEP_ORDER.index(ANALYSED):
+            for key in self.analysable():
+                progress(f"analysing {key}")
+                if not self._analysed(key):
+                    self.analyse(key)
+                if stop >= STEP_ORDER.index(DRAFTED):
+                    self.draft(key)
+        if stop >= STEP_ORDER.index(AGGREGATED):
+            progress("ranking the priorities")
+            self.aggregate()
+        if stop >= STEP_ORDER.index(REPORTED):
+            progress("identifying the model, drawing the plot, composing the report")
+            self.compose(prose)
+
+
+def plot_title(identity: ModelIdentification | None, platform: Platform | None) -> str:
+    name = identity.model if identity else "Unidentified model"
+    where = platform.name if platform else "an unknown platform"
+    return f"{name} on {where} - Performance Breakdown"
