@@ -15,6 +15,7 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from mcp.types import CompleteRequestParams, CompleteResult, Completion, ResourceTemplateReference
 
+from rooflens.analyzers import layout
 from rooflens.analyzers.perf.platforms import (
     UnknownPlatform,
     catalogue,
@@ -23,9 +24,8 @@ from rooflens.analyzers.perf.platforms import (
 )
 from rooflens.analyzers.prepare.categories import SKILLS
 from rooflens.resources import run_files as rf
+from rooflens.resources.access import Caller, RunAccess
 from rooflens.resources.text import FINDINGS_CONTRACT, report_template
-from rooflens.server.runs import STEP_ORDER
-from rooflens.server.state import AppState
 
 JSON = "application/json"
 CSV = "text/csv"
@@ -36,69 +36,71 @@ RUN = "rooflens://runs/{run_id}"
 MAX_COMPLETIONS = 100
 
 
-def register(mcp: MCPServer) -> None:
-    """Add every rooflens resource and the completion handler to `mcp`."""
+def register(mcp: MCPServer, access: RunAccess) -> None:
+    """Add every rooflens resource and the completion handler to `mcp`; runs are found
+    through `access`, which the server provides."""
 
     @mcp.resource("rooflens://runs{?step}", mime_type=JSON)
     def runs(ctx: Context, step: str = "") -> str:
         """The runs of this server: id, trace file, output folder name, platform, steps done
         (`?step=reported` keeps only runs that reached that step)."""
-        return rf.list_runs(ctx, step or None)
+        return rf.list_runs(access, ctx, step or None)
 
     @mcp.resource(RUN + "/manifest", mime_type=JSON)
     def manifest(run_id: str, ctx: Context) -> str:
         """The run's category manifest (categories, tiers, GPU utilisation)."""
-        run = rf.run_for(ctx, run_id)
-        return rf.need(run, rf.MANIFEST, "category manifest", "prepare_category_data").read_text()
+        run = rf.run_for(access, ctx, run_id)
+        path = rf.need(run, layout.MANIFEST, "category manifest", "prepare_category_data")
+        return path.read_text()
 
     @mcp.resource(RUN + "/metrics/{category}", mime_type=JSON)
     def metrics(run_id: str, category: str, ctx: Context) -> str:
         """A category's metrics JSON (written by run_category_analysis)."""
-        return rf.category_file(rf.run_for(ctx, run_id), category, "metrics").read_text()
+        return rf.category_file(rf.run_for(access, ctx, run_id), category, "metrics").read_text()
 
     @mcp.resource(RUN + "/ops/{category}", mime_type=CSV)
     def ops(run_id: str, category: str, ctx: Context) -> str:
         """A category's operations table (CSV)."""
-        return rf.category_file(rf.run_for(ctx, run_id), category, "ops").read_text()
+        return rf.category_file(rf.run_for(access, ctx, run_id), category, "ops").read_text()
 
     @mcp.resource(RUN + "/findings/{category}", mime_type=MD)
     def findings(run_id: str, category: str, ctx: Context) -> str:
         """A category's findings markdown (system or compute folder)."""
-        return rf.category_file(rf.run_for(ctx, run_id), category, "findings").read_text()
+        return rf.category_file(rf.run_for(access, ctx, run_id), category, "findings").read_text()
 
     @mcp.resource(RUN + "/priorities", mime_type=JSON)
     def priorities(run_id: str, ctx: Context) -> str:
         """The ranked priority data (written by aggregate_findings)."""
-        run = rf.run_for(ctx, run_id)
-        return rf.need(run, "priority_data.json", "priority data", "aggregate_findings").read_text()
+        run = rf.run_for(access, ctx, run_id)
+        return rf.need(run, layout.PRIORITIES, "priority data", "aggregate_findings").read_text()
 
     @mcp.resource(RUN + "/report", mime_type=MD)
     def report(run_id: str, ctx: Context) -> str:
         """The run's analysis.md (written by compose_report)."""
-        run = rf.run_for(ctx, run_id)
-        return rf.need(run, "analysis.md", "report", "compose_report").read_text()
+        run = rf.run_for(access, ctx, run_id)
+        return rf.need(run, layout.REPORT, "report", "compose_report").read_text()
 
     @mcp.resource(RUN + "/plot", mime_type=PNG)
     def plot(run_id: str, ctx: Context) -> bytes:
         """The performance-breakdown plot (PNG, written by compose_report)."""
-        run = rf.run_for(ctx, run_id)
-        return rf.need(run, "perf_improvement.png", "plot", "compose_report").read_bytes()
+        run = rf.run_for(access, ctx, run_id)
+        return rf.need(run, layout.PLOT, "plot", "compose_report").read_bytes()
 
     @mcp.resource(RUN + "/tables", mime_type=JSON)
     def table_list(run_id: str, ctx: Context) -> str:
         """The run's perf report tables: name, row count, header and resource URI."""
-        return rf.table_list(rf.run_for(ctx, run_id))
+        return rf.table_list(rf.run_for(access, ctx, run_id))
 
     @mcp.resource(RUN + "/tables/{table}", mime_type=CSV)
     def table(run_id: str, table: str, ctx: Context) -> str:
         """One perf report table from perf_report_csvs/ (e.g. ops_summary)."""
-        return rf.table_file(rf.run_for(ctx, run_id), table).read_text()
+        return rf.table_file(rf.run_for(access, ctx, run_id), table).read_text()
 
     @mcp.resource(RUN + "/workbook", mime_type=XLSX)
     def workbook(run_id: str, ctx: Context) -> bytes:
         """The perf report workbook (perf_report.xlsx)."""
-        run = rf.run_for(ctx, run_id)
-        return rf.need(run, "perf_report.xlsx", "workbook", "load_trace").read_bytes()
+        run = rf.run_for(access, ctx, run_id)
+        return rf.need(run, layout.WORKBOOK, "workbook", "load_trace").read_bytes()
 
     @mcp.resource("rooflens://platforms", mime_type=JSON)
     def platforms() -> str:
@@ -127,9 +129,8 @@ def register(mcp: MCPServer) -> None:
         return report_template()
 
     async def complete(ctx, params: CompleteRequestParams) -> CompleteResult:
-        st: AppState = ctx.lifespan_context
-        owner = st.owner(getattr(ctx.request, "headers", None))
-        values = await anyio.to_thread.run_sync(completions, st, params, owner)
+        who = Caller(ctx.lifespan_context, getattr(ctx.request, "headers", None))
+        values = await anyio.to_thread.run_sync(completions, access, who, params)
         return CompleteResult(
             completion=Completion(
                 values=values[:MAX_COMPLETIONS],
@@ -143,26 +144,26 @@ def register(mcp: MCPServer) -> None:
     mcp._lowlevel_server.add_request_handler("completion/complete", CompleteRequestParams, complete)
 
 
-def completions(st: AppState, params: CompleteRequestParams, owner: str | None) -> list[str]:
+def completions(access: RunAccess, who: Caller, params: CompleteRequestParams) -> list[str]:
     """Run ids, categories (keys and display names), tables, platform names or scopes that
     start with the typed prefix, for rooflens resource templates and prompt arguments."""
     ref, arg = params.ref, params.argument
     if isinstance(ref, ResourceTemplateReference) and not ref.uri.startswith("rooflens://"):
         return []
     given = (params.context.arguments if params.context else None) or {}
-    runs = {run.id: run for run in st.runs.visible(owner, st.isolate)}
-    run = runs.get(given.get("run_id", ""))
+    runs = {run.id: run for run in access.runs(who)}
+    run = access.run(who, given["run_id"]) if given.get("run_id") in runs else None
     options: list[str] = []
     if arg.name == "run_id":
         options = list(runs)
     elif arg.name == "category":
-        options = [n for pair in rf.categories(run) for n in pair] if run else list(SKILLS)
+        options = [n for pair in run.categories for n in pair] if run else list(SKILLS)
     elif arg.name == "table" and run is not None:
         options = rf.tables(run)
     elif arg.name == "platform" or (arg.name == "name" and "platforms" in str(ref)):
         options = sorted(catalogue())
     elif arg.name == "step":
-        options = list(STEP_ORDER)
+        options = list(access.step_names())
     elif arg.name == "comparison_scope":
         options = ["standalone", "comparative"]
     typed = arg.value.lower()

@@ -12,15 +12,11 @@ from pathlib import Path
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 
-from rooflens.analyzers.findings.drafts import findings_path
+from rooflens.analyzers import layout
 from rooflens.analyzers.prepare.categories import CategoryLookupError, find_category
-from rooflens.analyzers.prepare.manifest import MANIFEST, read_manifest
-from rooflens.analyzers.run_folder import RunFolderError
-from rooflens.server.paths import PathRefused
-from rooflens.server.runs import STEP_ORDER, Run, RunNotFound
-from rooflens.server.state import AppState
+from rooflens.resources.access import Caller, RunAccess, RunInfo, RunNotVisible
 
-TABLES = "perf_report_csvs"
+TABLES = layout.PERF_CSVS
 NEXT_TOOL = {
     "metrics": "run_category_analysis",
     "ops": "prepare_category_data (not every category has an ops table)",
@@ -32,38 +28,34 @@ def known(names: list[str]) -> str:
     return ", ".join(names) or "none"
 
 
-def caller(ctx: Context) -> tuple[AppState, str | None]:
-    st: AppState = ctx.request_context.lifespan_context
-    return st, st.owner(ctx.headers)
+def caller(ctx: Context) -> Caller:
+    return Caller(ctx.request_context.lifespan_context, ctx.headers)
 
 
-def run_for(ctx: Context, run_id: str) -> Run:
-    st, owner = caller(ctx)
+def run_for(access: RunAccess, ctx: Context, run_id: str) -> RunInfo:
     try:
-        run = st.runs.get(run_id, owner, st.isolate)
-        st.policy.folder_without_links(run.folder)  # a link planted in the folder is not read
-    except (RunNotFound, PathRefused, RunFolderError) as exc:
+        return access.run(caller(ctx), run_id)
+    except RunNotVisible as exc:
         raise ResourceNotFoundError(str(exc)) from None
-    return run
 
 
-def list_runs(ctx: Context, step: str | None = None) -> str:
-    st, owner = caller(ctx)
+def list_runs(access: RunAccess, ctx: Context, step: str | None = None) -> str:
+    order = access.step_names()
     rows = [
         {
             "run_id": run.id,
-            "trace": run.record.trace.name,
+            "trace": run.trace_name,
             "platform": run.platform,
-            "created": run.record.created,
-            "steps": [s for s in STEP_ORDER if run.done(s)],
+            "created": run.created,
+            "steps": [s for s in order if run.done(s)],
         }
-        for run in st.runs.visible(owner, st.isolate)
+        for run in access.runs(caller(ctx))
         if not step or run.done(step)
     ]
     return json.dumps({"runs": rows}, indent=2)
 
 
-def need(run: Run, rel: Path | str, what: str, next_tool: str) -> Path:
+def need(run: RunInfo, rel: Path | str, what: str, next_tool: str) -> Path:
     path = run.folder / rel
     if not path.is_file():
         raise ResourceNotFoundError(
@@ -72,16 +64,10 @@ def need(run: Run, rel: Path | str, what: str, next_tool: str) -> Path:
     return path
 
 
-def categories(run: Run) -> list[tuple[str, str]]:
-    """(key, display name) of the run's categories ([] before prepare_category_data)."""
-    manifest = read_manifest(run.folder)
-    return [(c.name, c.display_name) for c in manifest.categories] if manifest else []
-
-
-def category_file(run: Run, category: str, kind: str) -> Path:
+def category_file(run: RunInfo, category: str, kind: str) -> Path:
     """The `kind` file (metrics|ops|findings) of a category the manifest names."""
-    need(run, MANIFEST, "category manifest", "prepare_category_data")
-    names = categories(run)
+    need(run, layout.MANIFEST, "category manifest", "prepare_category_data")
+    names = list(run.categories)
     try:
         key = find_category(category, names)
     except CategoryLookupError as exc:
@@ -96,19 +82,17 @@ def category_file(run: Run, category: str, kind: str) -> Path:
     return path
 
 
-def path_of(run: Run, key: str, kind: str) -> Path:
-    if kind == "findings":
-        return findings_path(run.folder, key)
-    suffix = "_metrics.json" if kind == "metrics" else "_ops.csv"
-    return run.folder / "category_data" / f"{key}{suffix}"
+def path_of(run: RunInfo, key: str, kind: str) -> Path:
+    rel = {"findings": layout.findings, "metrics": layout.metrics, "ops": layout.ops_csv}[kind]
+    return run.folder / rel(key)
 
 
-def tables(run: Run) -> list[str]:
+def tables(run: RunInfo) -> list[str]:
     folder = run.folder / TABLES
     return sorted(p.stem for p in folder.glob("*.csv")) if folder.is_dir() else []
 
 
-def table_list(run: Run) -> str:
+def table_list(run: RunInfo) -> str:
     rows = []
     for name in tables(run):
         with (run.folder / TABLES / f"{name}.csv").open(encoding="utf-8") as f:
@@ -125,7 +109,7 @@ def table_list(run: Run) -> str:
     return json.dumps({"run_id": run.id, "tables": rows}, indent=2)
 
 
-def table_file(run: Run, table: str) -> Path:
+def table_file(run: RunInfo, table: str) -> Path:
     names = tables(run)
     if not names:
         raise ResourceNotFoundError(

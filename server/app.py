@@ -10,6 +10,7 @@ from mcp.server import MCPServer
 from rooflens import resources
 from rooflens.server import prompting, tools
 from rooflens.server.middleware import ServerMiddleware
+from rooflens.server.run_access import ServerRunAccess
 from rooflens.server.settings import package_version
 from rooflens.server.state import AppState, ServerConfig
 
@@ -45,5 +46,5 @@ def build_server(config: ServerConfig) -> MCPServer:
     )
     tools.register(mcp)
     prompting.register(mcp)
-    resources.register(mcp)
+    resources.register(mcp, ServerRunAccess())
     return mcp

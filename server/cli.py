@@ -115,9 +115,9 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     _report_arguments(analyze, out_help="run folder")
     analyze.add_argument(
         "--until",
-        choices=["prepare", "categories"],
-        default="categories",
-        help="last step to run: prepare the category data, or also run every analysis",
+        choices=["prepared", "analysed", "drafted", "aggregated", "reported"],
+        default="reported",
+        help="the last step of the pipeline to run (default: all of them, to the report)",
     )
     validate = commands.add_parser(
         "validate",
@@ -148,7 +148,7 @@ def _dispatch(args: argparse.Namespace) -> int:
 
         if args.command == "report":
             return run_report(args)
-        return run_report(args, prepare=True, analyse=args.until == "categories")
+        return run_report(args, until=args.until)
     if args.command == "validate":
         from rooflens.server.cli_validate import run_validate
 

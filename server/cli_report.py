@@ -10,18 +10,16 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
 from pydantic import BaseModel
 
-from rooflens.analyzers.categories.run import analysis_order, analyze
-from rooflens.analyzers.findings.drafts import write_draft
-from rooflens.analyzers.findings.model_info import write_model_identification
-from rooflens.analyzers.findings.plot import render_plot
-from rooflens.analyzers.findings.priorities import generate_priority_data, write_priority_data
-from rooflens.analyzers.findings.report import write_report as write_analysis
+from rooflens.analyzers import layout
+from rooflens.analyzers.categories.documents import finding_count
 from rooflens.analyzers.perf.categories import CategoryFileError, load_table
 from rooflens.analyzers.perf.platform_choice import choose_platform
 from rooflens.analyzers.perf.platforms import (
@@ -32,10 +30,8 @@ from rooflens.analyzers.perf.platforms import (
     load_platform_file,
     platform_table,
 )
-from rooflens.analyzers.prepare.run import prepare_run
-from rooflens.analyzers.report.build import build_report
-from rooflens.analyzers.report.files import roofline_coverage, write_report
-from rooflens.analyzers.run_folder import (
+from rooflens.analyzers.pipeline.folder import RunFolder
+from rooflens.analyzers.pipeline.ledger import (
     RUN_FILE,
     RunFolderError,
     RunRecord,
@@ -46,6 +42,9 @@ from rooflens.analyzers.run_folder import (
     seal,
     staged_output,
 )
+from rooflens.analyzers.pipeline.steps import LOADED, PREPARED, REPORTED, Pipeline, RunResults
+from rooflens.analyzers.report.build import build_report
+from rooflens.analyzers.report.files import roofline_coverage
 from rooflens.analyzers.trace.errors import TraceError
 from rooflens.analyzers.trace.health import TraceHealth, assess
 from rooflens.analyzers.trace.model import TraceModel
@@ -53,9 +52,8 @@ from rooflens.analyzers.trace.open_trace import open_trace
 from rooflens.analyzers.trace.read import require_regular_file
 from rooflens.server.cli_common import EXIT_OK, capture_choice, fail, print_json
 from rooflens.server.cli_progress import Progress
-from rooflens.server.runs import LOADED, PREPARED, REPORTED, record_fields
+from rooflens.server.runs import record_fields
 
-ANALYSED = "analysed"
 BAD_INPUT = (TraceError, PlatformFileError, UnknownPlatform, CategoryFileError, RunFolderError)
 
 
@@ -93,8 +91,9 @@ class Outcome(BaseModel):
     artifacts: list[str] = []
 
 
-def run_report(args: argparse.Namespace, *, prepare: bool = False, analyse: bool = False) -> int:
-    """Check, read, build in a staging folder, swap into `--out`; then print the outcome."""
+def run_report(args: argparse.Namespace, *, until: str = LOADED) -> int:
+    """Check, read, build in a staging folder (the pipeline's steps up to `until`), swap into
+    `--out`; then print the outcome."""
     progress = Progress()
     trace, out = Path(args.trace), Path(args.out)
     try:
@@ -115,7 +114,7 @@ def run_report(args: argparse.Namespace, *, prepare: bool = False, analyse: bool
         return fail(str(exc))
     except OSError as exc:
         return fail(str(exc))
-    if prepare and platform is None:
+    if until != LOADED and platform is None:
         return fail(
             f"category data needs a platform and {source}; pass --platform NAME "
             "(see `rooflens platforms`) or --platform-file PATH"
@@ -127,7 +126,7 @@ def run_report(args: argparse.Namespace, *, prepare: bool = False, analyse: bool
     run = _Run(args, record, model, health, platform, source, progress)
     try:
         with staged_output(out) as stage:
-            outcome = run.build(stage, categories, prepare=prepare, analyse=analyse)
+            outcome = run.build(stage, categories, until=until)
     except OSError as exc:
         return fail(f"cannot write the run into {out}: {exc}")
     outcome.replaced_run = earlier.run_id if earlier else None
@@ -158,19 +157,24 @@ class _Run:
     source: str
     progress: Progress
 
-    def seal(self, stage: Path, step: str) -> None:
-        self.record = seal(stage, self.record, step)
+    def mark(self, stage: Path, *steps: str) -> None:
+        """Record `steps` (and the hash of every artifact written so far) in run.json."""
+        for step in steps or (None,):
+            self.record = seal(stage, self.record, step)
 
-    def build(self, stage: Path, categories, *, prepare: bool, analyse: bool) -> Outcome:
+    def build(self, stage: Path, categories, *, until: str) -> Outcome:
         step = self.progress.step
         with step("building the perf report"):
             report = build_report(self.model, self.platform, categories=categories)
+        folder = RunFolder(stage)
         with step("writing the tables and the workbook"):
-            files = write_report(report, stage, Path(self.args.trace).name, self.health.gpu.model)
-        self.seal(stage, LOADED)
+            files = folder.write_perf_report(
+                report, Path(self.args.trace).name, self.health.gpu.model
+            )
+        self.mark(stage, LOADED)
         coverage = roofline_coverage(report)
         outcome = Outcome(
-            command="analyze" if prepare else "report",
+            command="report" if until == LOADED else "analyze",
             out=str(Path(self.args.out).absolute()),
             run_id=self.record.run_id,
             trace=self.record.trace_path,
@@ -182,51 +186,58 @@ class _Run:
             tables=[p.relative_to(stage).as_posix() for p in files.csvs],
             workbook=files.xlsx.relative_to(stage).as_posix(),
         )
-        if prepare:
-            with step("preparing the category data"):
-                manifest = prepare_run(
-                    self.model,
-                    report,
-                    self.platform,
-                    stage,
-                    str(self.args.trace),
-                    recorded_dir=Path(self.args.out),
-                )
-            self.seal(stage, PREPARED)
-            outcome.prepared_categories = [c.name for c in manifest.categories]
-        if prepare and analyse:
-            self._analyse(stage, outcome)
+        results = RunResults(
+            self.model, report, self.platform, str(self.args.trace), str(Path(self.args.out))
+        )
+        steps = Pipeline(
+            results,
+            folder,
+            done=lambda s: s in self.record.steps,
+            mark=lambda *s: self.mark(stage, *s),
+            label=f"the run of {Path(self.args.trace).name}",
+        )
+        if until != LOADED:
+            with _ticks(self.progress) as tick:
+                steps.run(until, progress=tick)
+            self._describe(steps, outcome)
         outcome.steps = list(self.record.steps)
         outcome.artifacts = [RUN_FILE, *self.record.artifacts]
         return outcome
 
-    def _analyse(self, stage: Path, outcome: Outcome) -> None:
-        step = self.progress.step
-        for key in analysis_order(stage):
-            with step(f"analysing {key}"):
-                result = analyze(stage, key)
-                draft = write_draft(stage, key).relative_to(stage).as_posix()
+    def _describe(self, steps: Pipeline, outcome: Outcome) -> None:
+        """What the analysis found, for the summary and `--json`."""
+        r = steps.results
+        outcome.prepared_categories = [c.name for c in steps.category_data().manifest.categories]
+        for key, metrics in r.metrics.items():
             outcome.categories.append(
                 CategoryOutcome(
-                    name=key, status=result.status, findings=result.findings, findings_file=draft
+                    name=key,
+                    status=str(metrics.status),
+                    findings=finding_count(metrics),
+                    findings_file=layout.findings(key),
                 )
             )
-        self.seal(stage, ANALYSED)
-        with step("ranking the priorities"):
-            priorities = generate_priority_data(stage)
-            write_priority_data(stage, priorities)
-        outcome.priorities = [p.model_dump(mode="json") for p in priorities.priorities]
-        with step("identifying the model and drawing the plot"):
-            identity = write_model_identification(stage)
-            name = identity.model if identity else "Unidentified model"
-            title = f"{name} on {self.platform.name} — Performance Breakdown"
-            plot = render_plot(stage, title)
-        outcome.model = identity.model_dump(mode="json") if identity else None
-        outcome.plot = plot.path.relative_to(stage).as_posix() if plot.path else None
-        outcome.plot_reason = plot.reason
-        with step("composing the report"):
-            outcome.report = write_analysis(stage).relative_to(stage).as_posix()
-        self.seal(stage, REPORTED)
+        if r.priorities is not None:
+            outcome.priorities = [p.model_dump(mode="json") for p in r.priorities.priorities]
+        if r.report_text is not None:
+            identity = steps.identify()
+            outcome.model = identity.model_dump(mode="json") if identity else None
+            drawn = r.plot is not None and r.plot.drawn
+            outcome.plot = layout.PLOT if drawn else None
+            outcome.plot_reason = r.plot.reason if r.plot is not None else None
+            outcome.report = layout.REPORT
+
+
+@contextmanager
+def _ticks(progress: Progress) -> Iterator[Callable[[str], None]]:
+    """The pipeline's progress messages as CLI steps: each ends when the next one starts."""
+    with ExitStack() as current:
+
+        def tick(message: str) -> None:
+            current.close()
+            current.enter_context(progress.step(message))
+
+        yield tick
 
 
 def print_outcome(o: Outcome, out: TextIO) -> None:

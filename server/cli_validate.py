@@ -14,7 +14,7 @@ from rooflens.analyzers.findings.drafts import tier_for
 from rooflens.analyzers.findings.validate import validate_findings_file
 from rooflens.analyzers.findings.validate_report import validate_report
 from rooflens.analyzers.findings.validate_run import validate_run
-from rooflens.analyzers.run_folder import RUN_FILE, RunFolderError, read_record, verify
+from rooflens.analyzers.pipeline.ledger import RUN_FILE, RunFolderError, read_record, verify
 from rooflens.server.cli_common import EXIT_OK, EXIT_PROBLEMS, fail, print_json
 
 FINDINGS_FOLDERS = ("system_findings", "category_findings")

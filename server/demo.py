@@ -20,13 +20,14 @@ import anyio
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from rooflens.analyzers.layout import SYSTEM_KEYS
+from rooflens.analyzers.pipeline.steps import AGGREGATED, PREPARED, REPORTED, STEPS
 from rooflens.analyzers.trace.synthetic import write_sample_trace
 from rooflens.server.cli_common import EXIT_OK, EXIT_PROBLEMS, fail
 
 DEMO_FOLDER = "rooflens_demo"
 SAMPLE_NAME = "sample_step.json.gz"
 SERVER_LOG = "rooflens_server.log"  # the server's stderr, kept out of the demo's output
-SYSTEM_FIRST = ("cpu_idle", "multi_kernel", "kernel_fusion")
 TOP_PRIORITIES = 3
 
 
@@ -62,7 +63,8 @@ async def _call(client: Client, name: str, **arguments: Any) -> dict[str, Any]:
 
 def _ordered(categories: list[dict[str, Any]]) -> list[str]:
     names = [c["name"] for c in categories if c.get("analysable")]
-    return [n for n in SYSTEM_FIRST if n in names] + [n for n in names if n not in SYSTEM_FIRST]
+    system = [n for n in SYSTEM_KEYS if n in names]
+    return system + [n for n in names if n not in SYSTEM_KEYS]
 
 
 def executive_summary(priorities: list[dict[str, Any]]) -> str:
@@ -89,6 +91,14 @@ async def _workflow(trace: Path, folder: Path) -> bool:
         return await _drive(Client(stdio_client(params, errlog=log)), trace)
 
 
+async def _identify_and_plot(client: Client, run_id: str, platform: str) -> None:
+    """What a model does before composing: name the model, title the plot."""
+    identity = await _call(client, "get_model_identification_data", run_id=run_id)
+    model = (identity.get("identification") or {}).get("model") or "Unidentified model"
+    title = f"{model} on {platform} - Performance Breakdown"
+    await _call(client, "render_performance_plot", run_id=run_id, title=title)
+
+
 async def _drive(client: Client, trace: Path) -> bool:
     async with client:
         platforms = await _call(client, "list_platforms")
@@ -98,24 +108,26 @@ async def _drive(client: Client, trace: Path) -> bool:
         run_id = loaded["run_id"]
         print(f"     run {run_id}: {loaded['gpu']}, platform {loaded['platform']}")
         print(f"     run folder {loaded['output_dir']}")
-        prepared = await _call(client, "prepare_category_data", run_id=run_id)
-        categories = _ordered(prepared["categories"])
-        for category in categories:
-            await _call(client, "run_category_analysis", run_id=run_id, category=category)
-        for category in categories:
-            await _call(client, "draft_findings", run_id=run_id, category=category)
-        aggregated = await _call(client, "aggregate_findings", run_id=run_id)
-        await _call(client, "validate_run", run_id=run_id)
-        identity = await _call(client, "get_model_identification_data", run_id=run_id)
-        model = (identity.get("identification") or {}).get("model") or "Unidentified model"
-        title = f"{model} on {loaded['platform']} - Performance Breakdown"
-        await _call(client, "render_performance_plot", run_id=run_id, title=title)
-        summary = executive_summary(aggregated.get("priorities", []))
-        await _call(client, "compose_report", run_id=run_id, executive_summary=summary)
+        done: dict[str, dict[str, Any]] = {}
+        categories: list[str] = []
+        for step in STEPS[1:]:  # the declared pipeline, one tool call per step
+            if step.per_category:
+                for category in categories:
+                    await _call(client, step.tool, run_id=run_id, category=category)
+            elif step.name == REPORTED:
+                summary = executive_summary(done[AGGREGATED].get("priorities", []))
+                await _identify_and_plot(client, run_id, loaded["platform"])
+                await _call(client, step.tool, run_id=run_id, executive_summary=summary)
+            else:
+                done[step.name] = await _call(client, step.tool, run_id=run_id)
+            if step.name == PREPARED:
+                categories = _ordered(done[PREPARED]["categories"])
+            if step.name == AGGREGATED:
+                await _call(client, "validate_run", run_id=run_id)
         checked = await _call(client, "validate_report", run_id=run_id)
         read = await client.read_resource(f"rooflens://runs/{run_id}/report")
         report = _text(read.contents)
-    _summary(loaded, aggregated, summary, checked, report)
+    _summary(loaded, done[AGGREGATED], summary, checked, report)
     return bool(checked.get("valid"))
 
 
@@ -163,7 +175,8 @@ def run_demo(trace: str | None = None) -> int:
     print(f"Starting `rooflens serve --allow-dir {folder}` and driving the workflow:")
     try:
         valid = anyio.run(_workflow, path, folder)
-    except DemoError as exc:
+    except* DemoError as group:  # raised inside the client's task group
+        (exc, *_) = group.exceptions
         print(f"rooflens demo: {exc} (server log: {folder / SERVER_LOG})", file=sys.stderr)
         return EXIT_PROBLEMS
     return EXIT_OK if valid else EXIT_PROBLEMS

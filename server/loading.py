@@ -1,6 +1,6 @@
-"""Starting a run from a trace, or finding the caller's earlier run of the same inputs, and
-rebuilding a run's engine data after eviction or a restart. Plain functions: the tools call
-them on a worker thread."""
+"""Starting a run from a trace, or finding the caller's earlier run of the same inputs;
+rebuilding a run's results after eviction or a restart; the pipeline of a run. Plain
+functions: the tools call them on a worker thread."""
 
 from __future__ import annotations
 
@@ -10,14 +10,15 @@ from typing import Any
 
 from rooflens.analyzers.perf.platform_choice import choose_platform
 from rooflens.analyzers.perf.platforms import get_platform, load_platform_file
+from rooflens.analyzers.pipeline.folder import RunFolder
+from rooflens.analyzers.pipeline.ledger import TraceIdentity
+from rooflens.analyzers.pipeline.steps import LOADED, Pipeline, RunResults
 from rooflens.analyzers.report.build import build_report
-from rooflens.analyzers.report.files import write_report
-from rooflens.analyzers.run_folder import TraceIdentity
 from rooflens.analyzers.trace.health import TraceHealth, assess
 from rooflens.analyzers.trace.open_trace import AUTO, open_trace
 from rooflens.analyzers.trace.read import require_regular_file
 from rooflens.server.paths import PathRefused
-from rooflens.server.runs import LOADED, EngineData, Run, record_fields
+from rooflens.server.runs import Run, record_fields
 from rooflens.server.state import AppState
 
 
@@ -36,7 +37,7 @@ class LoadRequest:
 @dataclass
 class Loaded:
     run: Run
-    data: EngineData
+    results: RunResults
     health: TraceHealth
     reused: bool
     platform_source: str
@@ -59,33 +60,61 @@ def load_run(st: AppState, req: LoadRequest, owner: str | None) -> Loaded:
         if req.output_dir
         else st.runs.workspace_dir()
     )
+    options = {"platform": req.platform, "platform_file": _str(pfile), "captures": captures}
+    if not req.fresh and (held := st.runs.held(trace, options, owner)) is not None:
+        run, results = held  # in memory and the file unchanged: no hashing, no reading
+        return Loaded(run, results, assess(results.model), True, "the earlier run's platform")
     fields = record_fields(trace, TraceIdentity.of(trace), req.platform, pfile, captures)
     if not req.fresh and (earlier := st.runs.find_same(fields, owner)) is not None:
-        data = engine_data(st, earlier)
-        return Loaded(earlier, data, assess(data.model), True, "the earlier run's platform")
+        results = run_results(st, earlier)
+        return Loaded(earlier, results, assess(results.model), True, "the earlier run's platform")
     model = open_trace(trace, captures=captures, allow=st.policy.contains)
     health = assess(model)
     chosen, source = choose_platform(req.platform, pfile, health.gpu)
     report = build_report(model, chosen)
     fields["platform"] = chosen.name if chosen else None
     run = st.runs.create(out_parent, fields, owner, requested=req.platform)
-    write_report(report, st.policy.folder_without_links(run.folder), trace.name, health.gpu.model)
+    folder = RunFolder(st.policy.folder_without_links(run.folder))
+    folder.write_perf_report(report, trace.name, health.gpu.model)
     run.mark(LOADED)
-    data = EngineData(model, report, chosen)
-    st.runs.keep(run.id, data)
-    return Loaded(run, data, health, False, source)
+    results = RunResults(model, report, chosen, str(trace), str(run.folder))
+    st.runs.keep(run.id, results, options)
+    return Loaded(run, results, health, False, source)
 
 
-def engine_data(st: AppState, run: Run) -> EngineData:
-    """The run's engine data; rebuilt from its trace (re-checked) after eviction or restart."""
-    data = st.runs.engine.get(run.id)
-    if data is None:
-        data = _rebuild(st, run)
-    st.runs.keep(run.id, data)
-    return data
+def _str(path: Path | None) -> str | None:
+    return None if path is None else str(path)
 
 
-def _rebuild(st: AppState, run: Run) -> EngineData:
+def run_results(st: AppState, run: Run) -> RunResults:
+    """The run's results; rebuilt from its trace (re-checked) after eviction or restart."""
+    results = st.runs.results.get(run.id)
+    if results is None:
+        results = _rebuild(st, run)
+    st.runs.keep(run.id, results)
+    return results
+
+
+def pipeline(st: AppState, run: Run) -> Pipeline:
+    """The run's pipeline: its results in memory, its folder, its ledger."""
+    return Pipeline(
+        results=run_results(st, run),
+        folder=RunFolder(st.policy.folder_without_links(run.folder)),
+        done=run.done,
+        mark=run.mark,
+        label=f"run {run.id}",
+        call_hint=lambda tool, category: _call(tool, run.id, category),
+    )
+
+
+def _call(tool: str, run_id: str, category: str | None) -> str:
+    if tool == "load_trace":
+        return "load_trace(path)"
+    where = f", category={category!r}" if category else ""
+    return f"{tool}(run_id={run_id!r}{where})"
+
+
+def _rebuild(st: AppState, run: Run) -> RunResults:
     record = run.record
     trace = require_regular_file(st.policy.recheck(Path(record.trace_path), "trace"))
     if not TraceIdentity.of(trace).same_content(record.trace):
@@ -102,4 +131,5 @@ def _rebuild(st: AppState, run: Run) -> EngineData:
     if captures not in (None, AUTO):
         captures = str(st.policy.recheck(Path(captures), "capture folder"))
     model = open_trace(trace, captures=captures, allow=st.policy.contains)
-    return EngineData(model, build_report(model, platform), platform)
+    report = build_report(model, platform)
+    return RunResults(model, report, platform, record.trace_path, str(run.folder))

@@ -21,8 +21,8 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS
 
+from rooflens.analyzers.pipeline.steps import PREPARED, REPORTED
 from rooflens.server.notify import LEVELS, remember_level
-from rooflens.server.runs import PREPARED, REPORTED
 from rooflens.server.state import AppState
 
 log = logging.getLogger("rooflens")

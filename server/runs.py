@@ -3,7 +3,7 @@
 A run id is allocated with an exclusive create in the workspace's index (`.index/<id>.json`,
 which also names the run's folder), so ids never repeat across processes or restarts, and a
 lookup reads one small file instead of walking the allowed tree. Each run lives in its own
-new folder, `<output dir>/<run id>`; its `run.json` (analyzers/run_folder.py) records the
+new folder, `<output dir>/<run id>`; its `run.json` (analyzers/pipeline/ledger.py) records the
 trace and the artifacts. Under HTTP without a shared workspace, a run belongs to the session
 that started it. See docs/run-folder.md.
 """
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rooflens.analyzers.run_folder import (
+from rooflens.analyzers.pipeline.ledger import (
     RunFolderError,
     RunRecord,
     TraceIdentity,
@@ -27,6 +27,7 @@ from rooflens.analyzers.run_folder import (
     read_record,
     seal,
 )
+from rooflens.analyzers.pipeline.steps import LOADED, RunResults
 from rooflens.server.paths import PathPolicy, PathRefused
 
 MAX_IN_MEMORY = 4
@@ -34,19 +35,9 @@ RUN_ID = re.compile(r"run-[0-9a-f]{12}")
 INDEX = ".index"
 ALLOCATE_TRIES = 8
 
-LOADED = "loaded"
-PREPARED = "prepared"
-AGGREGATED = "aggregated"
-REPORTED = "reported"
-STEP_ORDER = (LOADED, PREPARED, AGGREGATED, REPORTED)
-
 
 class RunNotFound(LookupError):
     """No run of that id is visible to the caller; the message says how to start one."""
-
-
-class StepMissing(RuntimeError):
-    """A step was asked for before the step it needs; the message names the tool to call."""
 
 
 @dataclass
@@ -76,17 +67,8 @@ class Run:
     def steps(self) -> list[str]:
         return self.record.steps
 
-    def analysed(self, category: str) -> bool:
-        return f"analysed:{category}" in self.record.steps
-
     def done(self, step: str) -> bool:
         return step in self.record.steps
-
-    def require(self, step: str, next_tool: str) -> None:
-        if not self.done(step):
-            raise StepMissing(
-                f"run {self.id} has not been {step} yet; call {next_tool}(run_id={self.id!r}) first"
-            )
 
     def mark(self, *steps: str) -> None:
         """Seal the folder: record `steps` and the hash of every artifact now in it."""
@@ -98,20 +80,16 @@ class Run:
 
 
 @dataclass
-class EngineData:
-    model: Any  # TraceModel
-    report: Any  # PerfReport
-    platform: Any  # Platform | None
-
-
-@dataclass
 class RunStore:
-    """Runs by id, found through the workspace index; engine data of `MAX_IN_MEMORY` runs."""
+    """Runs by id, found through the workspace index; the in-memory results of the
+    `MAX_IN_MEMORY` most recently used runs."""
 
     policy: PathPolicy
     workspace: Path
     runs: dict[str, Run] = field(default_factory=dict)
-    engine: OrderedDict[str, EngineData] = field(default_factory=OrderedDict)
+    results: OrderedDict[str, RunResults] = field(default_factory=OrderedDict)
+    # run id -> what a load must match to reuse the run held in memory without hashing
+    _held: dict[str, tuple[Any, ...]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def workspace_dir(self) -> Path:
@@ -225,12 +203,39 @@ class RunStore:
                 continue
         return sorted(found, key=lambda r: r.record.created)
 
-    def keep(self, run_id: str, data: EngineData) -> None:
+    def keep(self, run_id: str, results: RunResults, options: dict[str, Any] | None = None) -> None:
+        """Hold a run's results; with `options` (what the load asked for), a later load of
+        the same unchanged file with the same options finds it through `held`."""
         with self._lock:
-            self.engine[run_id] = data
-            self.engine.move_to_end(run_id)
-            while len(self.engine) > MAX_IN_MEMORY:
-                self.engine.popitem(last=False)
+            self.results[run_id] = results
+            self.results.move_to_end(run_id)
+            if options is not None:
+                run = self.runs[run_id]
+                self._held[run_id] = _held_key(Path(run.record.trace_path), run.record, options)
+            while len(self.results) > MAX_IN_MEMORY:
+                gone, _ = self.results.popitem(last=False)
+                self._held.pop(gone, None)
+
+    def held(
+        self, trace: Path, options: dict[str, Any], owner: str | None
+    ) -> tuple[Run, RunResults] | None:
+        """The caller's run of this file held in memory, if the file's size and mtime have not
+        changed since and it was loaded with the same options."""
+        stat = trace.stat()
+        with self._lock:
+            for run_id, key in reversed(self._held.items()):
+                run = self.runs.get(run_id)
+                results = self.results.get(run_id)
+                if run is None or results is None or run.record.owner != owner:
+                    continue
+                if key == (str(trace), stat.st_size, stat.st_mtime_ns, *sorted(options.items())):
+                    self.results.move_to_end(run_id)
+                    return run, results
+        return None
+
+
+def _held_key(trace: Path, record: RunRecord, options: dict[str, Any]) -> tuple[Any, ...]:
+    return (str(trace), record.trace.size, record.trace.mtime_ns, *sorted(options.items()))
 
 
 def _match_key(fields: dict[str, Any]) -> dict[str, Any]:

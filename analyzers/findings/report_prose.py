@@ -3,13 +3,8 @@ the closing recommendation. Plain prose only; every number, table and marker sta
 
 from __future__ import annotations
 
-from pathlib import Path
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-
-from rooflens.analyzers.report.write_csv import atomic_write_bytes
-
-PROSE_FILE = "report_prose.json"
 MAX_CHARS = 2000
 # structure the report validators read: prose must not smuggle it in
 FORBIDDEN = ("<!--", "\n#", "\n|", "**Impact**", "impact-begin", "impact-end")
@@ -40,18 +35,3 @@ class ReportProse(BaseModel):
                 "must be plain prose: no headings, tables, HTML comments or impact markers"
             )
         return text
-
-
-def save_prose(run_dir: Path, prose: ReportProse) -> None:
-    text = prose.model_dump_json(indent=2, exclude_none=True) + "\n"
-    atomic_write_bytes(run_dir / PROSE_FILE, text.encode("utf-8"))
-
-
-def read_prose(run_dir: Path) -> ReportProse | None:
-    path = run_dir / PROSE_FILE
-    if not path.is_file():
-        return None
-    try:
-        return ReportProse.model_validate_json(path.read_bytes())
-    except (ValidationError, ValueError):
-        return None

@@ -6,7 +6,7 @@
   the computation time ``total_time_ms × computation_time_percent / 100``; WARN when the relative
   difference is above 10 % or the computation time is ≤ 0.
 * ``coverage_check`` — every manifest category has its findings file in its tier folder
-  (``category_findings/`` or ``system_findings/``, per ``drafts.findings_path``). Fix of the
+  (``category_findings/`` or ``system_findings/``, per ``layout.findings``). Fix of the
   reference ⚠: ``cpu_idle`` is expected like any other category, since we always draft one.
 * ``priority_check`` — ``priority_data.json`` invariants INV1 (findings sorted by impact_score
   desc), INV2 (``global_rank == i+1``), INV3 (``priorities[i].rank == i+1``) and INV7′
@@ -24,15 +24,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from rooflens.analyzers import layout
 from rooflens.analyzers.findings.contract import Tier
-from rooflens.analyzers.findings.drafts import findings_path, tier_for
+from rooflens.analyzers.findings.drafts import tier_for
 
 TIME_TOLERANCE_PCT = 10.0
 SCORE_TOLERANCE = 0.02
 EFFICIENCY_LIMIT_PCT = 110.0
 EPS = 1e-9  # absorbs float noise so the limits themselves pass
 MANIFEST = "category_data/category_manifest.json"
-PRIORITY_DATA = "priority_data.json"
+PRIORITY_DATA = layout.PRIORITIES
 
 
 class Check(BaseModel):
@@ -119,7 +120,7 @@ def _coverage_check(run_dir: Path, manifest: dict[str, Any]) -> Check:
         name = entry.get("name") if isinstance(entry, dict) else None
         if not isinstance(name, str) or not name:
             continue
-        if not findings_path(run_dir, name).is_file():
+        if not (run_dir / layout.findings(name)).is_file():
             missing["compute" if tier_for(name) == Tier.COMPUTE else "system"].append(name)
     messages = []
     for tier, folder in (("system", "system_findings"), ("compute", "category_findings")):

@@ -29,6 +29,7 @@ from rooflens.analyzers.findings.model_info import (
 from rooflens.analyzers.findings.plot import PlotResult
 from rooflens.analyzers.findings.priorities import PriorityData
 from rooflens.analyzers.findings.report_prose import ReportProse
+from rooflens.analyzers.prepare.manifest import Manifest
 from rooflens.analyzers.prepare.run import CategoryData
 from rooflens.analyzers.report import files
 from rooflens.analyzers.report.build import PerfReport
@@ -98,7 +99,8 @@ class RunFolder:
             self._bytes(layout.PLOT_BASE64, base64.b64encode(plot.png_bytes))
 
     def write_prose(self, prose: ReportProse) -> Path:
-        return self._text(layout.REPORT_PROSE, prose.model_dump_json(indent=2, exclude_none=True))
+        text = prose.model_dump_json(indent=2, exclude_none=True) + "\n"
+        return self._text(layout.REPORT_PROSE, text)
 
     def write_report(self, text: str) -> Path:
         return self._text(layout.REPORT, text)
@@ -116,6 +118,10 @@ class RunFolder:
             )
         except (OSError, ValueError):
             return None
+
+    def read_manifest(self) -> Manifest | None:
+        """The manifest as written (listing a run's categories without recomputing them)."""
+        return _model(self.root / layout.MANIFEST, Manifest)
 
     def read_submitted_identity(self) -> ModelIdentification | None:
         return _model(self.root / layout.SUBMITTED_MODEL, ModelIdentification)

@@ -242,10 +242,10 @@ def categorise(
             ops[key] = rows
             trees[key] = tree_data(key, rows)
             metadata[key] = CategoryMetadata(
-                    **common,
-                    category=display,
-                    category_name=key,
-                    trace_loading_policy=TRACE_LOADING_POLICY,
+                **common,
+                category=display,
+                category_name=key,
+                trace_loading_policy=TRACE_LOADING_POLICY,
                 time_breakdown=breakdown,
             )
             entries.append(

@@ -5,13 +5,12 @@ from __future__ import annotations
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from rooflens.analyzers.categories.run import SYSTEM_ANALYSES, analyze
+from rooflens.analyzers.findings.contract import Findings
 from rooflens.analyzers.findings.drafts import draft_findings
-from rooflens.analyzers.prepare.manifest import read_manifest
-from rooflens.analyzers.prepare.run import prepare_run
+from rooflens.analyzers.pipeline.steps import NotAnalysable
 from rooflens.server import results as r
-from rooflens.server.loading import engine_data
-from rooflens.server.runs import LOADED, PREPARED, Run
+from rooflens.server.loading import pipeline
+from rooflens.server.runs import Run
 from rooflens.server.state import AppState
 from rooflens.server.tools.common import (
     WRITES_RUN,
@@ -27,21 +26,11 @@ from rooflens.server.tools.common import (
 MAX_BRIEFS = 10
 
 
-def analysable(name: str, tier: str) -> bool:
-    return name in SYSTEM_ANALYSES or tier == "compute_kernel"
-
-
 def prepare(st: AppState, run: Run) -> r.PrepareResult:
-    run.require(LOADED, "load_trace")
-    data = engine_data(st, run)
-    if data.platform is None:
-        raise ToolError(
-            f"{run.id} has no platform, and category data needs one; call load_trace(path, "
-            "platform=...) with a name from list_platforms, or platform_file"
-        )
-    folder = st.policy.folder_without_links(run.folder)
-    manifest = prepare_run(data.model, data.report, data.platform, folder, str(run.trace_path))
-    run.mark(PREPARED)
+    steps = pipeline(st, run)
+    data = steps.prepare()
+    analysable = set(steps.analysable())
+    manifest = data.manifest
     return r.PrepareResult(
         run_id=run.id,
         categories=[
@@ -51,7 +40,7 @@ def prepare(st: AppState, run: Run) -> r.PrepareResult:
                 tier=str(c.tier),
                 ops_count=c.ops_count,
                 gpu_kernel_time_ms=c.gpu_kernel_time_ms,
-                analysable=analysable(c.name, str(c.tier)),
+                analysable=c.name in analysable,
             )
             for c in manifest.categories
         ],
@@ -60,10 +49,10 @@ def prepare(st: AppState, run: Run) -> r.PrepareResult:
     )
 
 
-def briefs(run: Run, key: str) -> list[r.FindingBrief]:
+def briefs(found: Findings) -> list[r.FindingBrief]:
     """Rank, title and mid impact of the findings the analysis produced (from the draft)."""
     out = []
-    for card in draft_findings(run.folder, key).cards[:MAX_BRIEFS]:
+    for card in found.cards[:MAX_BRIEFS]:
         mid = dict(card.impact.attrs).get("mid") if card.impact else None
         try:
             value = float(mid) if mid not in (None, "null") else None
@@ -74,25 +63,18 @@ def briefs(run: Run, key: str) -> list[r.FindingBrief]:
 
 
 def analyse(st: AppState, run: Run, key: str) -> r.AnalysisResult:
-    manifest = read_manifest(run.folder)
-    entry = next(c for c in manifest.categories if c.name == key) if manifest else None
-    if entry is None or not analysable(entry.name, str(entry.tier)):
+    try:
+        metrics = pipeline(st, run).analyse(key)
+    except NotAnalysable as exc:
         raise ToolError(
-            f"{key} is listed for information only and has no analysis; analysable categories "
-            "are marked analysable by prepare_category_data"
-        )
-    result = analyze(st.policy.folder_without_links(run.folder), key)
-    done = [  # kernel fusion may have run first, on the way
-        f"analysed:{c.name}"
-        for c in manifest.categories
-        if (run.folder / "category_data" / f"{c.name}_metrics.json").is_file()
-    ]
-    run.mark(*done)
+            f"{exc}; the others are listed for information only (prepare_category_data marks "
+            "the analysable ones)"
+        ) from None
     return r.AnalysisResult(
         run_id=run.id,
         category=key,
-        status=result.status,
-        findings=briefs(run, key),
+        status=str(metrics.status),
+        findings=briefs(draft_findings(key, metrics)),
         resources=[f"rooflens://runs/{run.id}/metrics/{key}"],
     )
 

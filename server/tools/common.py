@@ -21,12 +21,13 @@ from pydantic import Field
 from rooflens.analyzers.findings.submission import SubmissionError
 from rooflens.analyzers.perf.categories import CategoryFileError
 from rooflens.analyzers.perf.platforms import PlatformFileError, UnknownPlatform
+from rooflens.analyzers.pipeline.ledger import RunFolderError
+from rooflens.analyzers.pipeline.steps import NotAnalysable, StepMissing
 from rooflens.analyzers.prepare.categories import CategoryLookupError, find_category
-from rooflens.analyzers.prepare.manifest import read_manifest
-from rooflens.analyzers.run_folder import RunFolderError
 from rooflens.analyzers.trace.errors import TraceError
+from rooflens.server.loading import pipeline
 from rooflens.server.paths import PathRefused
-from rooflens.server.runs import Run, RunNotFound, StepMissing
+from rooflens.server.runs import Run, RunNotFound
 from rooflens.server.state import AppState
 
 T = TypeVar("T")
@@ -90,6 +91,7 @@ NEXT_STEP: dict[type[Exception], str] = {
     # these messages already name the call to make
     CategoryLookupError: "",
     StepMissing: "",
+    NotAnalysable: "",
     RunNotFound: "",
 }
 
@@ -147,20 +149,15 @@ async def open_run(run_id: str, ctx: Ctx, strict: Strict) -> Run:
 RunDep = Annotated[Run, Resolve(open_run)]
 
 
-def run_categories(run: Run) -> list[tuple[str, str]]:
+def run_categories(st: AppState, run: Run) -> list[tuple[str, str]]:
     """(key, display name) of the run's categories; the run must be prepared."""
-    manifest = read_manifest(run.folder)
-    if manifest is None:
-        raise StepMissing(
-            f"run {run.id} has no categories yet; call prepare_category_data(run_id={run.id!r}) "
-            "first"
-        )
+    manifest = pipeline(st, run).category_data().manifest
     return [(c.name, c.display_name) for c in manifest.categories]
 
 
-async def category_key(run: RunDep, category: str) -> str:
+async def category_key(run: RunDep, category: str, ctx: Ctx) -> str:
     """The key of the run's category named `category` (key or display name, any case)."""
-    categories = await engine(run_categories, run)
+    categories = await engine(run_categories, app_state(ctx), run)
     try:
         return find_category(category, categories)
     except CategoryLookupError as exc:

@@ -7,15 +7,19 @@ from typing import Annotated
 from mcp.server import MCPServer
 from pydantic import Field
 
-from rooflens.analyzers.findings import priorities, submission
+from rooflens.analyzers import layout
+from rooflens.analyzers.findings import submission
 from rooflens.analyzers.findings.contract import Findings
-from rooflens.analyzers.findings.drafts import draft_findings, findings_path, tier_for, write_draft
+from rooflens.analyzers.findings.drafts import tier_for
+from rooflens.analyzers.findings.priorities import PriorityData
 from rooflens.analyzers.findings.validate import validate_findings_file
 from rooflens.analyzers.findings.validate_run import validate_run as check_run
-from rooflens.analyzers.run_folder import verify
+from rooflens.analyzers.pipeline.ledger import verify
+from rooflens.analyzers.pipeline.steps import AGGREGATED, DRAFTED
 from rooflens.server import results as r
 from rooflens.server.bounded import fit
-from rooflens.server.runs import AGGREGATED, PREPARED, Run, StepMissing
+from rooflens.server.loading import pipeline
+from rooflens.server.runs import Run
 from rooflens.server.state import AppState
 from rooflens.server.tools.common import (
     READ_ONLY,
@@ -52,14 +56,6 @@ NoteArg = Annotated[
 ]
 
 
-def require_analysed(run: Run, key: str) -> None:
-    if not run.analysed(key):
-        raise StepMissing(
-            f"{key} of run {run.id} has not been analysed yet; call run_category_analysis("
-            f"run_id={run.id!r}, category={key!r}) first"
-        )
-
-
 def draft_items(found: Findings) -> list[r.DraftItem]:
     items = []
     for card in found.cards:
@@ -78,10 +74,7 @@ def draft_items(found: Findings) -> list[r.DraftItem]:
 
 
 def draft(st: AppState, run: Run, key: str) -> r.DraftResult:
-    require_analysed(run, key)
-    write_draft(st.policy.folder_without_links(run.folder), key)
-    run.mark()
-    found = draft_findings(run.folder, key)
+    found = pipeline(st, run).draft(key)
     base = r.DraftResult(
         run_id=run.id,
         category=key,
@@ -102,10 +95,7 @@ def submit(
     status: r.SubmitStatus,
     note: str | None,
 ) -> r.SubmitResult:
-    require_analysed(run, key)
-    folder = st.policy.folder_without_links(run.folder)
-    submission.submit_structured(folder, key, items, status=status, note=note)
-    run.mark()
+    pipeline(st, run).submit(key, items, status, note)
     return r.SubmitResult(
         run_id=run.id,
         category=key,
@@ -116,10 +106,8 @@ def submit(
 
 
 def check_findings(st: AppState, run: Run, key: str) -> r.ValidationResult:
-    path = findings_path(run.folder, key)
-    if not path.is_file():
-        raise StepMissing(f"{key} of run {run.id} has no findings yet; call draft_findings first")
-    found = validate_findings_file(path, tier_for(key))
+    pipeline(st, run).require(DRAFTED, key)
+    found = validate_findings_file(run.folder / layout.findings(key), tier_for(key))
     return validation(st, run.id, f"findings/{key}", found)
 
 
@@ -131,15 +119,20 @@ def validation(st: AppState, run_id: str, target: str, found: list) -> r.Validat
 
 
 def aggregate(st: AppState, run: Run) -> r.AggregateResult:
-    run.require(PREPARED, "prepare_category_data")
-    if not any(step.startswith("analysed:") for step in run.steps):
-        raise StepMissing(
-            f"no category of run {run.id} is analysed yet; call run_category_analysis first"
-        )
-    data = priorities.generate_priority_data(run.folder)
-    priorities.write_priority_data(st.policy.folder_without_links(run.folder), data)
-    run.mark(AGGREGATED)
-    rows = [
+    data = pipeline(st, run).aggregate()
+    return r.AggregateResult(
+        run_id=run.id,
+        baseline_ms=data.baseline_ms,
+        priorities=priority_rows(data),
+        failed_categories=[
+            f"{f.category}: {f.status} ({f.message})" for f in data.failed_categories
+        ],
+        resources=[f"rooflens://runs/{run.id}/priorities"],
+    )
+
+
+def priority_rows(data: PriorityData) -> list[r.PriorityRow]:
+    return [
         r.PriorityRow(
             rank=p.rank,
             category=p.category,
@@ -148,19 +141,10 @@ def aggregate(st: AppState, run: Run) -> r.AggregateResult:
         )
         for p in data.priorities
     ]
-    return r.AggregateResult(
-        run_id=run.id,
-        baseline_ms=data.baseline_ms,
-        priorities=rows,
-        failed_categories=[
-            f"{f.category}: {f.status} ({f.message})" for f in data.failed_categories
-        ],
-        resources=[f"rooflens://runs/{run.id}/priorities"],
-    )
 
 
 def check_run_folder(st: AppState, run: Run) -> r.RunValidationResult:
-    run.require(AGGREGATED, "aggregate_findings")
+    pipeline(st, run).require(AGGREGATED)
     found = check_run(run.folder)
     checks = [r.RunCheck(name=n, status=str(c.status), messages=c.messages[:5]) for n, c in found]
     mixed = verify(run.folder)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import anyio.from_thread
 from mcp.server import MCPServer
 
-from rooflens.analyzers.categories.run import SYSTEM_ANALYSES
+from rooflens.analyzers.pipeline.steps import REPORTED
 from rooflens.server import results as r
-from rooflens.server.loading import LoadRequest, load_run
+from rooflens.server.loading import LoadRequest, load_run, pipeline
 from rooflens.server.notify import log_to_client, runs_changed
-from rooflens.server.tools import categories, findings, report
+from rooflens.server.tools import findings, report
 from rooflens.server.tools.common import (
     WRITES_RUN,
     CaptureFolderArg,
@@ -23,8 +24,6 @@ from rooflens.server.tools.common import (
 )
 from rooflens.server.tools.load import FreshArg, OutputDirArg
 from rooflens.server.tools.report import RecommendationArg, SummaryArg
-
-STEPS = 5
 
 
 def register(mcp: MCPServer) -> None:
@@ -47,37 +46,31 @@ def register(mcp: MCPServer) -> None:
         st = app_state(ctx)
         prose = report.prose_from(executive_summary, recommendation)
         request = LoadRequest(path, platform, platform_file, capture_folder, output_dir, fresh)
-        await ctx.report_progress(0, STEPS, "reading the trace and building the perf report")
+        ticks = [0]
+
+        def tick(message: str) -> None:  # called by the pipeline on its worker thread
+            ticks[0] += 1
+            anyio.from_thread.run(ctx.report_progress, ticks[0], None, message)
+
+        await ctx.report_progress(0, None, "reading the trace and building the perf report")
         loaded = await engine(load_run, st, request, owner(ctx))
         run = loaded.run
         if not loaded.reused:
             await runs_changed(ctx)
-        await ctx.report_progress(1, STEPS, "preparing the category data")
-        prepared = await engine(categories.prepare, st, run)
-        names = [c.name for c in prepared.categories if c.analysable]
-        ordered = [n for n in names if n in SYSTEM_ANALYSES]
-        ordered += [n for n in names if n not in SYSTEM_ANALYSES]
-        await ctx.report_progress(2, STEPS, f"analysing {len(ordered)} categories")
-        failed = []
-        for key in ordered:
-            result = await engine(categories.analyse, st, run, key)
-            if result.status == "ERROR":
-                failed.append(key)
-                await log_to_client(ctx, "warning", f"{run.id}: the {key} analysis failed")
-        await ctx.report_progress(3, STEPS, "drafting findings and ranking priorities")
-        for key in ordered:
-            await engine(findings.draft, st, run, key)
-        aggregated = await engine(findings.aggregate, st, run)
-        await ctx.report_progress(4, STEPS, "composing the report")
-        composed = await engine(report.compose, st, run, prose)
-        await ctx.report_progress(5, STEPS, "done")
+        steps = await engine(pipeline, st, run)
+        await engine(steps.run, REPORTED, tick, prose)
+        await ctx.report_progress(ticks[0] + 1, ticks[0] + 1, "done")
+        failed = [k for k, m in steps.results.metrics.items() if m.status == "ERROR"]
+        for key in failed:
+            await log_to_client(ctx, "warning", f"{run.id}: the {key} analysis failed")
+        composed = await engine(report.check_composed, st, run)
         return r.FullAnalysisResult(
             run_id=run.id,
             reused=loaded.reused,
             platform=run.platform,
-            categories=ordered,
+            categories=steps.analysable(),
             failed=failed,
-            priorities=aggregated.priorities[:10],
+            priorities=findings.priority_rows(steps.priorities())[:10],
             report_valid=composed.valid,
             resources=[*composed.resources, f"rooflens://runs/{run.id}/tables"],
         )

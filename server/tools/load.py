@@ -54,7 +54,7 @@ def run_resources(run_id: str) -> list[str]:
 
 
 def load_result(loaded: Loaded) -> r.LoadResult:
-    run, data, health = loaded.run, loaded.data, loaded.health
+    run, data, health = loaded.run, loaded.results, loaded.health
     coverage = roofline_coverage(data.report)
     return r.LoadResult(
         run_id=run.id,

@@ -17,8 +17,8 @@ from rooflens.analyzers.prepare.categories import (
 )
 from rooflens.server import results as r
 from rooflens.server.bounded import fit
-from rooflens.server.loading import engine_data
-from rooflens.server.runs import LOADED, Run
+from rooflens.server.loading import run_results
+from rooflens.server.runs import Run
 from rooflens.server.state import AppState
 from rooflens.server.tools.common import (
     READ_ONLY,
@@ -97,8 +97,7 @@ def query(
     limit: int,
     offset: int,
 ) -> r.OperationsPage:
-    run.require(LOADED, "load_trace")
-    table = engine_data(st, run).report.sheets.get(UNIFIED)
+    table = run_results(st, run).report.sheets.get(UNIFIED)
     if table is None:
         raise ToolError(f"{run.id} has no {UNIFIED} (the trace has no CPU operators)")
     known = [*table.columns, KERNEL]
@@ -140,8 +139,7 @@ def query(
 
 
 def tables(st: AppState, run: Run) -> r.TableList:
-    run.require(LOADED, "load_trace")
-    sheets = engine_data(st, run).report.sheets
+    sheets = run_results(st, run).report.sheets
     infos = [
         r.TableInfo(
             name=name,

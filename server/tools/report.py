@@ -10,16 +10,14 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from rooflens.analyzers.findings.model_info import ModelIdentification, write_model_identification
-from rooflens.analyzers.findings.plot import PNG_NAME, render_plot
-from rooflens.analyzers.findings.report import write_report
+from rooflens.analyzers.findings.model_info import ModelIdentification, module_names, op_rows
 from rooflens.analyzers.findings.report_prose import ReportProse
 from rooflens.analyzers.findings.validate_report import validate_report as check_report
-from rooflens.analyzers.report.write_csv import atomic_write_bytes
+from rooflens.analyzers.pipeline.steps import REPORTED
 from rooflens.server import results as r
 from rooflens.server.bounded import fit
-from rooflens.server.loading import engine_data
-from rooflens.server.runs import AGGREGATED, LOADED, REPORTED, Run
+from rooflens.server.loading import pipeline
+from rooflens.server.runs import Run
 from rooflens.server.state import AppState
 from rooflens.server.tools.common import READ_ONLY, WRITES_RUN, Ctx, RunDep, RunIdArg, app_state
 from rooflens.server.tools.common import engine as run_engine
@@ -50,8 +48,8 @@ RecommendationArg = Annotated[
 ]
 
 
-def _cell(value: object) -> object:
-    """A table cell as plain JSON: JSON text parsed, NaN as null."""
+def plain(value: object) -> object:
+    """A table cell as plain JSON: JSON text parsed, NaN as null, tuples as lists."""
     if isinstance(value, str) and value[:1] in "[{":
         try:
             return json.loads(value)
@@ -59,7 +57,7 @@ def _cell(value: object) -> object:
             return value
     if isinstance(value, float) and value != value:
         return None
-    return value
+    return list(value) if isinstance(value, tuple) else value
 
 
 def prose_from(summary: str | None, recommendation: str | None) -> ReportProse | None:
@@ -72,8 +70,7 @@ def prose_from(summary: str | None, recommendation: str | None) -> ReportProse |
         raise ToolError(f"{exc}; rewrite it as plain sentences") from None
 
 
-def top_operations(st: AppState, run: Run) -> list[r.OperationBrief]:
-    table = engine_data(st, run).report.sheets.get("unified_perf_summary")
+def top_operations(table: pd.DataFrame | None) -> list[r.OperationBrief]:
     if table is None or KERNEL_US not in table:
         return []
     top = table.sort_values(KERNEL_US, ascending=False, kind="stable").head(TOP_OPERATIONS)
@@ -82,8 +79,8 @@ def top_operations(st: AppState, run: Run) -> list[r.OperationBrief]:
             name=str(row["name"]),
             calls=int(row.get("operation_count") or 0),
             kernel_time_ms=round(float(row[KERNEL_US]) / 1000, 4),
-            input_types=_cell(row.get("Input type")),
-            input_dims=_cell(row.get("Input Dims")),
+            input_types=plain(row.get("Input type")),
+            input_dims=plain(row.get("Input Dims")),
         )
         for _, row in top.iterrows()
         if pd.notna(row[KERNEL_US])
@@ -91,12 +88,13 @@ def top_operations(st: AppState, run: Run) -> list[r.OperationBrief]:
 
 
 def identify(st: AppState, run: Run) -> r.ModelIdentificationData:
-    run.require(LOADED, "load_trace")
-    found = write_model_identification(st.policy.folder_without_links(run.folder))
+    steps = pipeline(st, run)
+    found = steps.identify()
     if found is None:
         raise ToolError("the run has no operator table (a GPU-only trace): nothing to identify")
     run.mark()
-    modules = (run.folder / "metadata" / "nn_modules.txt").read_text(encoding="utf-8").split()
+    unified = steps.results.report.sheets.get("unified_perf_summary")
+    modules = module_names(op_rows(unified) or [])
     base = r.ModelIdentificationData(
         run_id=run.id,
         identification=found,
@@ -104,30 +102,18 @@ def identify(st: AppState, run: Run) -> r.ModelIdentificationData:
         nn_modules_total=len(modules),
         operations=[],
     )
-    ops, _ = fit(base, "operations", top_operations(st, run), st.payload_budget)
+    ops, _ = fit(base, "operations", top_operations(unified), st.payload_budget)
     return base.model_copy(update={"operations": ops})
 
 
 def submit_identity(st: AppState, run: Run, info: ModelIdentification) -> ModelIdentification:
-    run.require(LOADED, "load_trace")
-    folder = st.policy.folder_without_links(run.folder)
-    text = json.dumps(info.model_dump(exclude_defaults=True), indent=2) + "\n"
-    atomic_write_bytes(folder / "model_info.json", text.encode("utf-8"))
-    found = write_model_identification(folder)
+    found = pipeline(st, run).submit_identity(info)
     run.mark()
-    return found if found is not None else info
-
-
-def default_title(run: Run, identity: ModelIdentification | None) -> str:
-    name = identity.model if identity else "Unidentified model"
-    return f"{name} on {run.platform} - Performance Breakdown"
+    return found
 
 
 def plot(st: AppState, run: Run, title: str | None) -> r.PlotOutcome:
-    run.require(AGGREGATED, "aggregate_findings")
-    folder = st.policy.folder_without_links(run.folder)
-    result = render_plot(folder, title or default_title(run, write_model_identification(folder)))
-    run.mark()
+    result = pipeline(st, run).plot(title)
     return r.PlotOutcome(
         run_id=run.id,
         drawn=result.drawn,
@@ -139,19 +125,20 @@ def plot(st: AppState, run: Run, title: str | None) -> r.PlotOutcome:
 
 def compose(st: AppState, run: Run, prose: ReportProse | None) -> r.ReportResult:
     """The report; the plot is drawn only when the model has not drawn one (its title stays)."""
-    run.require(AGGREGATED, "aggregate_findings")
-    folder = st.policy.folder_without_links(run.folder)
-    identity = write_model_identification(folder)
-    if not (folder / PNG_NAME).is_file():
-        render_plot(folder, default_title(run, identity))
-    write_report(folder, prose)
-    run.mark(REPORTED)
-    found = check_report(folder)
+    pipeline(st, run).compose(prose)
+    return check_composed(st, run)
+
+
+def check_composed(st: AppState, run: Run) -> r.ReportResult:
+    """The composed report's validation, as compose_report returns it."""
+    steps = pipeline(st, run)
+    found = check_report(run.folder)
     problems = [r.ProblemModel(rule=p.rule, line=p.line, message=p.message) for p in found]
+    identity = steps.identify()
     base = r.ReportResult(
         run_id=run.id,
         model=identity.model if identity else None,
-        plot_drawn=(folder / PNG_NAME).is_file(),
+        plot_drawn=steps.has_plot(),
         valid=not found,
         problems=[],
         resources=[f"rooflens://runs/{run.id}/{k}" for k in ("report", "plot", "priorities")],
@@ -161,7 +148,7 @@ def compose(st: AppState, run: Run, prose: ReportProse | None) -> r.ReportResult
 
 
 def check(st: AppState, run: Run) -> r.ValidationResult:
-    run.require(REPORTED, "compose_report")
+    pipeline(st, run).require(REPORTED)
     return validation(st, run.id, "analysis.md", check_report(run.folder))
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from rooflens.analyzers.run_folder import file_sha256
+from rooflens.analyzers.pipeline.ledger import file_sha256
 from rooflens.analyzers.trace.synthetic import write_sample_trace
 from rooflens.server.cli import main
 

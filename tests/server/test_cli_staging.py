@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rooflens.analyzers.run_folder import OLD_MARK, STAGING_MARK, staged_output
+from rooflens.analyzers.pipeline.ledger import OLD_MARK, STAGING_MARK, staged_output
 
 
 def names(parent: Path) -> list[str]:

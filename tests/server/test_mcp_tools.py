@@ -10,7 +10,7 @@ import pytest
 from mcp import Client
 
 from rooflens.analyzers.findings.validate_report import validate_report_text
-from rooflens.analyzers.run_folder import read_record, verify
+from rooflens.analyzers.pipeline.ledger import read_record, verify
 from rooflens.analyzers.trace.synthetic import write_sample_trace
 from rooflens.server.app import ServerConfig, build_server
 from tests.server.conftest import call, error_of

@@ -1,0 +1,50 @@
+"""The server's side of `resources.access.RunAccess`: runs found through the run store."""
+
+from __future__ import annotations
+
+from rooflens.analyzers.pipeline.folder import RunFolder
+from rooflens.analyzers.pipeline.ledger import RunFolderError
+from rooflens.analyzers.pipeline.steps import STEP_ORDER
+from rooflens.resources.access import Caller, RunInfo, RunNotVisible
+from rooflens.server.paths import PathRefused
+from rooflens.server.runs import Run, RunNotFound
+from rooflens.server.state import AppState
+
+
+class ServerRunAccess:
+    def run(self, caller: Caller, run_id: str) -> RunInfo:
+        st: AppState = caller.state
+        try:
+            run = st.runs.get(run_id, st.owner(caller.headers), st.isolate)
+            folder = st.policy.folder_without_links(run.folder)
+        except (RunNotFound, PathRefused, RunFolderError) as exc:
+            raise RunNotVisible(str(exc)) from None
+        return _info(run, _categories(st, run, RunFolder(folder)))
+
+    def runs(self, caller: Caller) -> list[RunInfo]:
+        st: AppState = caller.state
+        return [_info(run) for run in st.runs.visible(st.owner(caller.headers), st.isolate)]
+
+    def step_names(self) -> tuple[str, ...]:
+        return STEP_ORDER
+
+
+def _categories(st: AppState, run: Run, folder: RunFolder) -> tuple[tuple[str, str], ...]:
+    held = st.runs.results.get(run.id)
+    data = held.category_data if held is not None else None
+    manifest = data.manifest if data is not None else folder.read_manifest()
+    if manifest is None:
+        return ()
+    return tuple((c.name, c.display_name) for c in manifest.categories)
+
+
+def _info(run: Run, categories: tuple[tuple[str, str], ...] = ()) -> RunInfo:
+    return RunInfo(
+        id=run.id,
+        folder=run.folder,
+        trace_name=run.record.trace.name,
+        platform=run.platform,
+        created=run.record.created,
+        steps=tuple(run.record.steps),
+        categories=categories,
+    )
