@@ -173,10 +173,13 @@ def run_demo(trace: str | None = None) -> int:
             return fail(f"demo: {path}: file not found")
         folder = path.parent
     print(f"Starting `rooflens serve --allow-dir {folder}` and driving the workflow:")
+    failed: list[DemoError] = []
+    valid = False
     try:
         valid = anyio.run(_workflow, path, folder)
     except* DemoError as group:  # raised inside the client's task group
-        (exc, *_) = group.exceptions
-        print(f"rooflens demo: {exc} (server log: {folder / SERVER_LOG})", file=sys.stderr)
+        failed.extend(group.exceptions)  # type: ignore[arg-type]
+    if failed:
+        print(f"rooflens demo: {failed[0]} (server log: {folder / SERVER_LOG})", file=sys.stderr)
         return EXIT_PROBLEMS
     return EXIT_OK if valid else EXIT_PROBLEMS

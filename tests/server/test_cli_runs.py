@@ -193,15 +193,15 @@ import sys, time
 from pathlib import Path
 import rooflens.server.cli_report as cli_report
 
-real = cli_report.prepare_run
+real = cli_report.Pipeline.prepare
 
-def slow(*args, **kwargs):
-    manifest = real(*args, **kwargs)
+def slow(self):
+    data = real(self)
     Path(sys.argv[1]).write_text("preparing")
     time.sleep(120)
-    return manifest
+    return data
 
-cli_report.prepare_run = slow
+cli_report.Pipeline.prepare = slow
 from rooflens.server.cli import main
 raise SystemExit(main(sys.argv[2:]))
 """

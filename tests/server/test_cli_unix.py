@@ -97,8 +97,10 @@ def test_analyze_and_validate_json(trace, tmp_path, capsys) -> None:
     assert main(["analyze", str(trace), "--out", str(out), "--json"]) == 0
     written = json.loads(capsys.readouterr().out)
     assert written["command"] == "analyze"
-    assert written["steps"] == ["loaded", "prepared", "analysed", "reported"]
     names = [c["name"] for c in written["categories"]]
+    # every step of the pipeline, per category where it is per category, in order
+    per_category = [f"{step}:{name}" for name in names for step in ("analysed", "drafted")]
+    assert written["steps"] == ["loaded", "prepared", *per_category, "aggregated", "reported"]
     assert names[:3] == ["cpu_idle", "multi_kernel", "kernel_fusion"]  # system ones first
     assert "gemm" in names and set(names) <= set(written["prepared_categories"])
     for category in written["categories"]:
