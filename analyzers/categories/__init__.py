@@ -83,7 +83,15 @@ def analyze_category(
         if category.no_data_if_missing:
             return no_data_metrics(key, moe.NO_DATA_MESSAGE)
         return error_metrics(key, f"the run has no operations in category '{key}'")
-    return category.analyse(ops, metadata, category=key, fusion_map=fusion_map)
+    return category.analyse(_blank_as_missing(ops), metadata, category=key, fusion_map=fusion_map)
+
+
+def _blank_as_missing(ops: pd.DataFrame) -> pd.DataFrame:
+    """Empty text cells as missing values, as a CSV of the table reads back."""
+    text = ops.select_dtypes(include=["object", "string"]).columns
+    if text.empty:
+        return ops
+    return ops.assign(**{c: ops[c].mask(ops[c].eq("")) for c in text})
 
 
 __all__ = [

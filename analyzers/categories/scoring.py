@@ -17,6 +17,7 @@ import pandas as pd
 from rooflens.analyzers.categories.impact import category_findings, impact_estimates
 from rooflens.analyzers.categories.models import CategoryMetrics, Efficiency, Operation
 from rooflens.analyzers.prepare.manifest import CategoryMetadata
+from rooflens.analyzers.report.write_csv import cell_text
 
 ANOMALY_PCT = 110.0
 VARIANCE_MIN_COUNT, VARIANCE_MIN_PCT, VARIANCE_MAX_COV = 10, 5.0, 1.0
@@ -85,7 +86,10 @@ def number(value: Any) -> float | None:
 
 
 def parsed(value: Any) -> Any:
-    """A JSON cell as its structure (None when blank or not JSON)."""
+    """A structured cell as plain JSON values (lists, dicts, numbers, text): the report's
+    Python objects or the JSON text of a CSV read back alike; None when blank or not JSON."""
+    if isinstance(value, list | dict | tuple):
+        value = cell_text(value)  # tuples and numpy scalars become what the CSV holds
     if not isinstance(value, str) or not value:
         return None
     try:

@@ -1,7 +1,7 @@
 """Compute-category metrics (`<key>_metrics.json`) against TraceLens's analysis output.
 
-Our run folder is exported as in test_category_manifest.py; the reference's
-`kernel_fusion_metrics.json` is copied in so both sides flag the same fused kernels.
+Our category data is prepared in memory from our perf report; the reference's kernel-fusion
+map is passed in so both sides flag the same fused kernels.
 Operations are matched on name + Input Dims (rows sharing both are paired by kernel time),
 findings on (bound_type, library, eff_bucket, estimate_method, member operation names).
 Where our perf models cover an op TraceLens leaves unmodelled (docs/deviations.md, "ops we
@@ -14,7 +14,6 @@ from __future__ import annotations
 import ast
 import json
 import math
-import shutil
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from typing import Any
 import pytest
 
 from rooflens.analyzers.categories import SYSTEM_KEYS, analyze_category
-from rooflens.analyzers.prepare.manifest import export_categories
+from rooflens.analyzers.prepare.manifest import CategoryTables, categorise
 from tests.golden.cases import REFERENCE_FOLDERS
 from tests.golden.test_perf_report import our_report, platform_for
 
@@ -312,28 +311,28 @@ def close(ours: float, ref: float, floor: float) -> bool:
 
 
 @pytest.fixture(scope="module")
-def run_dirs(shared: Path, tmp_path_factory: pytest.TempPathFactory):
-    made: dict[str, tuple[Path, Path]] = {}
+def prepared(shared: Path):
+    """folder -> (our category tables, the reference's analysis folder, its fusion map)."""
+    made: dict[str, tuple[CategoryTables, Path, dict[str, str]]] = {}
 
-    def run(folder: str) -> tuple[Path, Path]:
+    def run(folder: str) -> tuple[CategoryTables, Path, dict[str, str]]:
         if folder not in made:
             ref_dir = shared / "reference/tracelens" / folder / "analysis_output"
             ref = read_json(ref_dir / "category_data/category_manifest.json")
             by_name = {c["name"]: c for c in ref["categories"]}
-            run_dir = tmp_path_factory.mktemp(folder)
-            export_categories(
+            tables = categorise(
                 our_report(folder),
                 platform_for(shared, folder),
-                run_dir,
                 ref["trace_path"],
+                ref["output_dir"],
                 has_multi_kernel="multi_kernel" in by_name,
-                has_fusion="kernel_fusion" in by_name,
-                fusion_count=by_name.get("kernel_fusion", {}).get("ops_count"),
+                fusion_count=by_name.get("kernel_fusion", {}).get("ops_count") or 0,
             )
             fusion = ref_dir / "category_data/kernel_fusion_metrics.json"
-            if fusion.is_file():
-                shutil.copy(fusion, run_dir / "category_data" / fusion.name)
-            made[folder] = (run_dir, ref_dir)
+            kernels = (
+                read_json(fusion).get("high_confidence_kernel_map") if fusion.is_file() else {}
+            )
+            made[folder] = (tables, ref_dir, kernels or {})
         return made[folder]
 
     return run
@@ -433,12 +432,12 @@ def check_replaced(folder: str, key: str, ours: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize("folder", FOLDERS)
-def test_category_metrics_match_reference(shared: Path, run_dirs, folder: str) -> None:
-    run_dir, ref_dir = run_dirs(folder)
+def test_category_metrics_match_reference(shared: Path, prepared, folder: str) -> None:
+    tables, ref_dir, kernels = prepared(folder)
     keys = compute_keys(shared, folder)
     assert keys
     for key in keys:
-        ours = analyze_category(run_dir, key).document()
+        ours = analyze_category(key, tables.ops[key], tables.metadata[key], kernels).document()
         ref = read_json(ref_dir / "category_data" / f"{key}_metrics.json")
         assert ours["status"] == ref["status"] == "OK", key
         if (folder, key) in REPLACED:

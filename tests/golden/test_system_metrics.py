@@ -1,22 +1,24 @@
 """cpu_idle / multi_kernel metrics against TraceLens's documents, every reference folder.
 
-Two runs per folder: from the reference's own inputs (its analysis_output folder, and the
-manifest's gpu_utilization as timeline), and from a run folder our pipeline prepared from the
-trace. Numbers must agree within 1e-6 relative or 0.01; strings, booleans and lists exactly.
+Two runs per folder: from the reference's own inputs (its multi_kernel_data.json, and the
+manifest's gpu_utilization as timeline), and from the inputs our pipeline prepares in memory
+from the trace. Numbers must agree within 1e-6 relative or 0.01; strings, booleans and lists
+exactly.
 
 Deliberate differences:
 * b200_eager_trace: our multi_kernel_data counts the symmetric-memory `multimem_all_reduce`
   kernels as communication (TraceLens: computation), so our communication figures, the
   computation cross-check and the comm assessments are asserted on our own values.
 * mi210_gpu_only: TraceLens wrote no multi_kernel_data.json (nor manifest) there, hence its
-  ERROR document; we always write multi_kernel_data.json, so ours is SUCCESS. The ERROR path
-  is checked by removing the file. Our error message names our command, not TraceLens's script.
+  ERROR document; we always have the multi-kernel data, so ours is SUCCESS. The ERROR path
+  is checked by leaving it out. Our error message is in our words, not TraceLens's.
 """
 
 from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -25,8 +27,12 @@ import pytest
 
 from rooflens.analyzers.categories.cpu_idle import analyze_cpu_idle
 from rooflens.analyzers.categories.multi_kernel import analyze_multi_kernel
-from rooflens.analyzers.categories.system_inputs import write_metrics
-from rooflens.analyzers.prepare.run import prepare_run
+from rooflens.analyzers.categories.system_inputs import SystemInputs, Timeline
+from rooflens.analyzers.pipeline.folder import RunFolder
+from rooflens.analyzers.prepare.categories import GpuUtilization
+from rooflens.analyzers.prepare.multi_kernel import MultiKernelData
+from rooflens.analyzers.prepare.run import CategoryData, prepare
+from rooflens.analyzers.report.build import PerfReport
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import TraceModel, build_model
 from tests.golden.cases import REFERENCE_FOLDERS, trace_path
@@ -73,24 +79,49 @@ def _model(folder: str) -> TraceModel:
     return build_model(load_trace(trace_path(shared, folder)))
 
 
-@pytest.fixture(scope="module")
-def our_run(shared: Path, tmp_path_factory: pytest.TempPathFactory):
-    made: dict[str, Path] = {}
+@cache
+def _prepared(folder: str) -> tuple[CategoryData, PerfReport]:
+    shared = shared_dir()
+    assert shared is not None
+    report = our_report(folder)
+    platform = platform_for(shared, folder)
+    trace = str(trace_path(shared, folder))
+    return prepare(_model(folder), report, platform, trace, "run"), report
 
-    def run(folder: str) -> Path:
-        if folder not in made:
-            run_dir = tmp_path_factory.mktemp(folder)
-            prepare_run(
-                _model(folder),
-                our_report(folder),
-                platform_for(shared, folder),
-                run_dir,
-                str(trace_path(shared, folder)),
-            )
-            made[folder] = run_dir
-        return made[folder]
 
-    return run
+def our_inputs(folder: str) -> SystemInputs:
+    """What our pipeline hands the system analyses for the folder's trace."""
+    data, report = _prepared(folder)
+    shared = shared_dir()
+    assert shared is not None
+    return SystemInputs(
+        manifest=data.manifest,
+        timeline=Timeline.from_sheet(report.sheets["gpu_timeline"]),
+        multi_kernel=data.multi_kernel,
+        fusion_candidates=data.fusion_candidates,
+        unified=report.sheets.get("unified_perf_summary"),
+        platform=platform_for(shared, folder),
+    )
+
+
+def reference_inputs(shared: Path, folder: str) -> SystemInputs:
+    """The reference's own inputs: its multi_kernel_data.json and its manifest's GPU
+    utilisation as the timeline (TraceLens's analyses had no timeline CSV to read)."""
+    ours = our_inputs(folder)
+    data = shared / "reference/tracelens" / folder / CATEGORY_DATA
+    manifest = ours.manifest
+    if (data / "category_manifest.json").is_file():
+        util = json.loads((data / "category_manifest.json").read_text())["gpu_utilization"]
+        manifest = manifest.model_copy(update={"gpu_utilization": GpuUtilization(**util)})
+    multi = data / "multi_kernel_data.json"
+    return replace(
+        ours,
+        manifest=manifest,
+        timeline=None,
+        multi_kernel=MultiKernelData.model_validate_json(multi.read_bytes())
+        if multi.is_file()
+        else None,
+    )
 
 
 # --- from the reference's own inputs: the rules alone -------------------------------------
@@ -98,15 +129,15 @@ def our_run(shared: Path, tmp_path_factory: pytest.TempPathFactory):
 
 @pytest.mark.parametrize("folder", FOLDERS)
 def test_rules_on_reference_inputs(shared: Path, folder: str) -> None:
-    run_dir = shared / "reference/tracelens" / folder / "analysis_output"
-    ours = analyze_multi_kernel(run_dir).model_dump(mode="json")
+    inputs = reference_inputs(shared, folder)
+    ours = analyze_multi_kernel(inputs).model_dump(mode="json")
     ref = reference_doc(shared, folder, "multi_kernel")
     if folder == NO_REFERENCE_INPUTS:
-        assert ours["error"].startswith("multi_kernel_data.json not found")
-        ours["error"] = ref["error"]  # same failure, our command named instead of theirs
+        assert ours["error"].startswith("the run has no multi-kernel data")
+        ours["error"] = ref["error"]  # same failure, our words instead of theirs
     assert_matches(ours, ref)
     if folder != NO_REFERENCE_INPUTS:  # no manifest there (TraceLens read its CSV)
-        assert_matches(analyze_cpu_idle(run_dir).model_dump(mode="json"), ref_cpu(shared, folder))
+        assert_matches(analyze_cpu_idle(inputs).model_dump(mode="json"), ref_cpu(shared, folder))
 
 
 def ref_cpu(shared: Path, folder: str) -> dict[str, Any]:
@@ -117,9 +148,8 @@ def ref_cpu(shared: Path, folder: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("folder", FOLDERS)
-def test_cpu_idle_matches_reference(our_run, shared: Path, folder: str) -> None:
-    run_dir = our_run(folder)
-    ours = analyze_cpu_idle(run_dir)
+def test_cpu_idle_matches_reference(shared: Path, folder: str, tmp_path: Path) -> None:
+    ours = analyze_cpu_idle(our_inputs(folder))
     ref = ref_cpu(shared, folder)
     dumped = ours.model_dump(mode="json")
     if folder == SYMMETRIC_MEMORY:
@@ -134,15 +164,14 @@ def test_cpu_idle_matches_reference(our_run, shared: Path, folder: str) -> None:
         util["computation_percent"] = ref_util["computation_percent"]
         util["communication_percent"] = ref_util["communication_percent"]
     assert_matches(dumped, ref)
-    write_metrics(run_dir / "category_data/cpu_idle_metrics.json", ours)
-    written = json.loads((run_dir / "category_data/cpu_idle_metrics.json").read_text())
-    assert written == ours.model_dump(mode="json")
+    written = RunFolder(tmp_path).write_metrics("cpu_idle", ours)
+    assert json.loads(written.read_text()) == ours.model_dump(mode="json")
 
 
 @pytest.mark.parametrize("folder", [f for f in FOLDERS if f != SYMMETRIC_MEMORY])
-def test_multi_kernel_matches_reference(our_run, shared: Path, folder: str) -> None:
-    run_dir = our_run(folder)
-    ours = analyze_multi_kernel(run_dir).model_dump(mode="json")
+def test_multi_kernel_matches_reference(shared: Path, folder: str) -> None:
+    inputs = our_inputs(folder)
+    ours = analyze_multi_kernel(inputs).model_dump(mode="json")
     ref = reference_doc(shared, folder, "multi_kernel")
     if folder == NO_REFERENCE_INPUTS:
         # TraceLens had no multi_kernel_data.json here; ours exists: a clean SUCCESS document
@@ -155,18 +184,17 @@ def test_multi_kernel_matches_reference(our_run, shared: Path, folder: str) -> N
             "details": "No communication events detected",
         }
         assert ours["total_time_ms"] == ref_cpu(shared, folder)["gpu_utilization"]["total_time_ms"]
-        (run_dir / "category_data/multi_kernel_data.json").unlink()
-        missing = analyze_multi_kernel(run_dir).model_dump(mode="json")
-        missing["error"] = ref["error"]  # same failure, our command named instead of theirs
+        missing = analyze_multi_kernel(replace(inputs, multi_kernel=None)).model_dump(mode="json")
+        missing["error"] = ref["error"]  # same failure, our words instead of theirs
         assert_matches(missing, ref)
         return
     assert_matches(ours, ref)
 
 
-def test_multi_kernel_b200_symmetric_memory(our_run, shared: Path) -> None:
+def test_multi_kernel_b200_symmetric_memory(shared: Path) -> None:
     """b200: ours counts the multimem all-reduce kernels as communication. Everything that does
     not depend on the communication bucket still equals the reference."""
-    ours = analyze_multi_kernel(our_run(SYMMETRIC_MEMORY)).model_dump(mode="json")
+    ours = analyze_multi_kernel(our_inputs(SYMMETRIC_MEMORY)).model_dump(mode="json")
     ref = reference_doc(shared, SYMMETRIC_MEMORY, "multi_kernel")
     for key in ("status", "total_time_ms", "memcpy_summary", "memcpy_assessment"):
         assert_matches(ours[key], ref[key], key)
