@@ -121,7 +121,8 @@ def _read_metrics(
     document = metrics_document(metrics)
     category = str(document.get("category") or key)
     if metrics.status in SKIPPED_STATUSES:
-        message = document.get("error") or document.get("message") or f"status {metrics.status}"
+        message = document.get("error") or document.get("message")
+        message = message or f"metrics status is {metrics.status}"
         return FailedCategory(category=category, status=metrics.status, message=str(message))
     estimates = list(document.get("impact_estimates") or [])
     findings = []

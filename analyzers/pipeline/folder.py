@@ -29,7 +29,7 @@ from rooflens.analyzers.findings.model_info import (
 from rooflens.analyzers.findings.plot import PlotResult
 from rooflens.analyzers.findings.priorities import PriorityData
 from rooflens.analyzers.findings.report_prose import ReportProse
-from rooflens.analyzers.prepare.manifest import Manifest
+from rooflens.analyzers.prepare.manifest import CategoryTables, Manifest
 from rooflens.analyzers.prepare.run import CategoryData
 from rooflens.analyzers.report import files
 from rooflens.analyzers.report.build import PerfReport
@@ -63,7 +63,13 @@ class RunFolder:
         return files.write_report(report, self.root, trace_name, gpu)
 
     def write_category_data(self, data: CategoryData) -> None:
-        tables = data.tables
+        self._json(layout.MULTI_KERNEL_DATA, data.multi_kernel)
+        candidates = [c.as_dict() for c in data.fusion_candidates]
+        self._text(layout.FUSION_CANDIDATES, json.dumps(candidates, indent=2, default=str))
+        self.write_category_tables(data.tables)
+
+    def write_category_tables(self, tables: CategoryTables) -> None:
+        """Per category its ops CSV, metadata and tree data; the manifest last."""
         for key, rows in tables.ops.items():
             text = for_output(rows).to_csv(index=False) if len(rows.columns) else "\n"
             self._text(layout.ops_csv(key), text)
@@ -71,9 +77,6 @@ class RunFolder:
             self._text(layout.metadata(key), meta.model_dump_json(indent=2) + "\n")
         for key, tree in tables.tree_data.items():
             self._json(layout.tree_data(key), tree)
-        self._json(layout.MULTI_KERNEL_DATA, data.multi_kernel)
-        candidates = [c.as_dict() for c in data.fusion_candidates]
-        self._text(layout.FUSION_CANDIDATES, json.dumps(candidates, indent=2, default=str))
         self._text(layout.MANIFEST, tables.manifest.model_dump_json(indent=2) + "\n")
 
     def write_metrics(self, key: str, metrics: Metrics) -> Path:

@@ -15,7 +15,8 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from rooflens.analyzers.prepare.manifest import export_categories
+from rooflens.analyzers.pipeline.folder import RunFolder
+from rooflens.analyzers.prepare.manifest import categorise
 from tests.golden.cases import REFERENCE_FOLDERS
 from tests.golden.test_perf_report import our_report, platform_for
 
@@ -113,16 +114,16 @@ def exported(shared: Path, tmp_path_factory: pytest.TempPathFactory):
             ref = read_json(ref_dir / "category_data/category_manifest.json")
             by_name = {c["name"]: c for c in ref["categories"]}
             run_dir = tmp_path_factory.mktemp(folder)
-            manifest = export_categories(
+            tables = categorise(
                 our_report(folder),
                 platform_for(shared, folder),
-                run_dir,
                 ref["trace_path"],
+                str(run_dir),
                 has_multi_kernel="multi_kernel" in by_name,
-                has_fusion="kernel_fusion" in by_name,
-                fusion_count=by_name.get("kernel_fusion", {}).get("ops_count"),
+                fusion_count=by_name.get("kernel_fusion", {}).get("ops_count") or 0,
             )
-            made[folder] = (run_dir, ref_dir, manifest)
+            RunFolder(run_dir).write_category_tables(tables)
+            made[folder] = (run_dir, ref_dir, tables.manifest)
         return made[folder]
 
     return run

@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from rooflens.analyzers import layout
+from rooflens.analyzers.categories.documents import metrics_from_document
 from rooflens.analyzers.findings.contract import Status, Tier, render_findings
-from rooflens.analyzers.findings.drafts import draft_findings, load_metrics, write_draft
+from rooflens.analyzers.findings.drafts import draft_findings
 from rooflens.analyzers.findings.validate import validate_findings, validate_findings_file
 from rooflens.server.cli import main
 from tests.golden.cases import trace_path
@@ -46,9 +48,8 @@ def test_every_category_drafts_valid_findings(run):
     assert keys
     drafted_cards = 0
     for key in keys:
-        findings = draft_findings(run, key)
-        metrics = load_metrics(run, key)
-        assert metrics is not None, key
+        metrics = json.loads((run / layout.metrics(key)).read_text(encoding="utf-8"))
+        findings = draft_findings(key, metrics_from_document(key, metrics))
         text = render_findings(findings)
         assert validate_findings(text, findings.tier, metrics=metrics) == [], key
         marks = [dict(c.impact.attrs) for c in findings.cards]
@@ -60,6 +61,7 @@ def test_every_category_drafts_valid_findings(run):
         if metrics.get("status") == "ERROR":
             assert findings.status == Status.ERROR, key
         drafted_cards += len(findings.cards)
-        path = write_draft(run, key)
+        path = run / layout.findings(key)  # what `analyze` wrote is that draft
+        assert path.read_text(encoding="utf-8") == text, key
         assert validate_findings_file(path, findings.tier) == [], key
     assert drafted_cards > 0

@@ -6,32 +6,29 @@ total_kernel_time_us (within 0.5 %). Not compared: kernel `type` strings, gpu_op
 differ), the kernel order inside a candidate (equal-timestamp ties) and data_in/out_mb (they
 follow our perf models, which cover more ops than TraceLens's).
 
-kernel_fusion_metrics.json is computed from our candidates, our unified_perf_summary.csv and the
-reference folder's manifest and metadata (baseline time, arch peaks); estimates are matched by
+kernel_fusion_metrics.json is computed from our candidates, our unified_perf_summary table, the
+reference manifest's baseline time and the folder's platform (arch peaks); estimates are matched by
 (operation, kernel_count) and their impact_score must agree within 0.02.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
 from functools import cache
 from pathlib import Path
 
 import pytest
 
 from rooflens.analyzers.categories.kernel_fusion import analyze_kernel_fusion
-from rooflens.analyzers.prepare.fusion import (
-    FusionCandidate,
-    fusion_candidates,
-    write_fusion_candidates,
-)
-from rooflens.analyzers.report.write_csv import write_csv_folder
+from rooflens.analyzers.categories.system_inputs import SystemInputs
+from rooflens.analyzers.prepare.categories import GpuUtilization
+from rooflens.analyzers.prepare.fusion import FusionCandidate, fusion_candidates
+from rooflens.analyzers.prepare.manifest import Manifest
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import build_model
 from tests.golden.cases import REFERENCE_FOLDERS, trace_path
 from tests.golden.conftest import shared_dir
-from tests.golden.test_perf_report import close, our_report
+from tests.golden.test_perf_report import close, our_report, platform_for
 
 WITH_CANDIDATES = [f for f in REFERENCE_FOLDERS if f != "mi210_gpu_only"]  # no file there
 
@@ -115,20 +112,32 @@ ESTIMATE_DEVIATIONS: dict[tuple[str, str, int], str] = {
 }
 
 
-def run_folder(shared: Path, folder: str, tmp: Path) -> Path:
-    """A run folder with our candidates and CSV, and the reference manifest and metadata."""
+def inputs(shared: Path, folder: str) -> SystemInputs:
+    """Our candidates and unified table, the reference's baseline time, its platform."""
     ref = shared / "reference/tracelens" / folder / "analysis_output"
-    write_fusion_candidates(tmp, list(ours(folder)))
-    shutil.copy(ref / "category_data/category_manifest.json", tmp / "category_data")
-    shutil.copytree(ref / "metadata", tmp / "metadata")
-    unified = our_report(folder).sheets["unified_perf_summary"]
-    write_csv_folder({"unified_perf_summary": unified}, tmp / "perf_report_csvs")
-    return tmp
+    manifest = json.loads((ref / "category_data/category_manifest.json").read_text())
+    platform = platform_for(shared, folder)
+    return SystemInputs(
+        manifest=Manifest(
+            platform=platform.name,
+            trace_path=manifest["trace_path"],
+            output_dir=manifest["output_dir"],
+            comparison_scope="standalone",
+            gpu_utilization=GpuUtilization(**manifest["gpu_utilization"]),
+            categories=[],
+            top_operations=[],
+        ),
+        timeline=None,
+        multi_kernel=None,
+        fusion_candidates=list(ours(folder)),
+        unified=our_report(folder).sheets["unified_perf_summary"],
+        platform=platform,
+    )
 
 
 @pytest.mark.parametrize("folder", WITH_CANDIDATES)
-def test_kernel_fusion_metrics_match(shared: Path, folder: str, tmp_path: Path) -> None:
-    doc = analyze_kernel_fusion(run_folder(shared, folder, tmp_path)).model_dump(mode="json")
+def test_kernel_fusion_metrics_match(shared: Path, folder: str) -> None:
+    doc = analyze_kernel_fusion(inputs(shared, folder)).model_dump(mode="json")
     path = shared / "reference/tracelens" / folder / "analysis_output/category_data"
     ref = json.loads((path / "kernel_fusion_metrics.json").read_text())
     assert doc["status"] == ref["status"]

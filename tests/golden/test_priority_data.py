@@ -9,13 +9,15 @@ must match exactly except the three fixed fields: `operation_count` (real counts
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from rooflens.analyzers.findings.priorities import generate_priority_data, write_priority_data
+from rooflens.analyzers.categories.documents import metrics_from_document
+from rooflens.analyzers.findings.priorities import priority_data
+from rooflens.analyzers.pipeline.folder import RunFolder
+from rooflens.analyzers.prepare.manifest import Manifest
 from tests.golden.cases import REFERENCE_FOLDERS
 
 WITHOUT_FILE = {"mi210_gpu_only"}  # no analysis_output there
@@ -63,9 +65,15 @@ def test_folder_selection_is_complete(shared: Path) -> None:
 def pair(request: pytest.FixtureRequest, shared: Path, tmp_path: Path) -> tuple[str, dict, dict]:
     folder = request.param
     source = reference_dir(shared, folder)
-    run_dir = tmp_path / "analysis_output"
-    shutil.copytree(source, run_dir, ignore=shutil.ignore_patterns("priority_data.json"))
-    written = write_priority_data(run_dir, generate_priority_data(run_dir))
+    data = source / "category_data"
+    document = json.loads((data / "category_manifest.json").read_text(encoding="utf-8"))
+    manifest = Manifest.model_validate({"top_operations": [], **document})  # ours persists them
+    metrics = {
+        key: metrics_from_document(key, json.loads(path.read_text(encoding="utf-8")))
+        for path in data.glob("*_metrics.json")
+        if (key := path.name.removesuffix("_metrics.json"))
+    }
+    written = RunFolder(tmp_path).write_priorities(priority_data(manifest, metrics))
     ours = json.loads(written.read_text(encoding="utf-8"))
     reference = json.loads((source / "priority_data.json").read_text(encoding="utf-8"))
     return folder, ours, reference
