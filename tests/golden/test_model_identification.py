@@ -1,18 +1,21 @@
-"""Model identification on a real run folder (Qwen1.5-0.5B-Chat on MI300X)."""
+"""Model identification on a real trace (Qwen1.5-0.5B-Chat on MI300X)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from rooflens.analyzers.findings.model_info import model_identification
-from rooflens.server.cli import main
+from rooflens.analyzers.findings.model_info import model_identification, op_rows
+from rooflens.analyzers.perf.platforms import get_platform
+from rooflens.analyzers.report.build import build_report
+from rooflens.analyzers.trace.open_trace import open_trace
 
 
-def test_qwen_run_is_identified_from_modules_and_shapes(shared: Path, tmp_path: Path) -> None:
+def test_qwen_run_is_identified_from_modules_and_shapes(shared: Path) -> None:
     trace = shared / "traces/mi300/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
-    run = tmp_path / "run"
-    assert main(["analyze", str(trace), "--out", str(run), "--until", "prepared"]) == 0
-    info = model_identification(run)
+    report = build_report(open_trace(trace), get_platform("MI300X"))
+    rows = op_rows(report.sheets["unified_perf_summary"])
+    assert rows is not None
+    info = model_identification(rows)
     assert info.model == "Qwen2"
     # hidden 1024, 24 decoder layers, vocabulary 151,936: 12·24·1024² + 151936·1024 ≈ 0.46B
     assert (info.hidden_size, info.num_layers, info.vocab_size) == (1024, 24, 151936)
