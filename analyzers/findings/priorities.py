@@ -170,15 +170,29 @@ def priority_data(
     for index, finding in enumerate(findings, start=1):
         finding.global_rank = index
 
+    priorities, recommendations = _rollup_rows(findings, display, max_recommendations)
+    priorities += _fallback_rows(manifest, findings, display, start=len(priorities) + 1)
+    return PriorityData(
+        baseline_ms=baseline_ms,
+        priorities=priorities,
+        recommendations=recommendations,
+        findings=findings,
+        all_estimates=all_estimates,
+        failed_categories=failed,
+    )
+
+
+def _rollup_rows(
+    findings: list[RankedFinding], display: dict[str, str], max_recommendations: int
+) -> tuple[list[RollupPriority | FallbackPriority], list[Recommendation]]:
+    """Top Operations rows of the categories with findings: quantified ones (at most
+    `max_recommendations`, also the recommendations), then the heuristic-only ones."""
     quantified = _rollups(findings, "quantified")[:max_recommendations]
-    quantified_names = {r.category for r in quantified}
     has_quantified = {f.category for f in findings if f.estimate_method == "quantified"}
     heuristic_only = [
         r for r in _rollups(findings, "heuristic") if r.category not in has_quantified
     ]
-
     priorities: list[RollupPriority | FallbackPriority] = []
-    recommendations: list[Recommendation] = []
     for roll, source in [(r, "findings_rollup") for r in quantified] + [
         (r, "findings_heuristic") for r in heuristic_only
     ]:
@@ -193,18 +207,25 @@ def priority_data(
                 source=source,
             )
         )
-        if roll.category in quantified_names:
-            recommendations.append(
-                Recommendation(
-                    category=roll.category,
-                    impact_score=round(roll.mid, 2),
-                    impact_score_low=round(roll.low, 2),
-                    impact_score_high=round(roll.high, 2),
-                    operation_count=roll.members,
-                )
-            )
+    recommendations = [
+        Recommendation(
+            category=roll.category,
+            impact_score=round(roll.mid, 2),
+            impact_score_low=round(roll.low, 2),
+            impact_score_high=round(roll.high, 2),
+            operation_count=roll.members,
+        )
+        for roll in quantified
+    ]
+    return priorities, recommendations
 
-    threshold = baseline_ms * gpu.computation_time_percent / 100 * FALLBACK_SHARE
+
+def _fallback_rows(
+    manifest: Manifest, findings: list[RankedFinding], display: dict[str, str], start: int
+) -> list[FallbackPriority]:
+    """Compute categories without findings that hold at least 5 % of the compute time."""
+    gpu = manifest.gpu_utilization
+    threshold = gpu.total_time_ms * gpu.computation_time_percent / 100 * FALLBACK_SHARE
     with_findings = {f.category for f in findings}
     fallback = [
         c
@@ -214,21 +235,12 @@ def priority_data(
         and (c.gpu_kernel_time_ms or 0.0) >= threshold
     ]
     fallback.sort(key=lambda c: c.gpu_kernel_time_ms or 0.0, reverse=True)
-    for entry in fallback:
-        priorities.append(
-            FallbackPriority(
-                rank=len(priorities) + 1,
-                category=entry.name,
-                display_name=display[entry.name],
-                gpu_kernel_time_ms=entry.gpu_kernel_time_ms or 0.0,
-            )
+    return [
+        FallbackPriority(
+            rank=rank,
+            category=entry.name,
+            display_name=display[entry.name],
+            gpu_kernel_time_ms=entry.gpu_kernel_time_ms or 0.0,
         )
-
-    return PriorityData(
-        baseline_ms=baseline_ms,
-        priorities=priorities,
-        recommendations=recommendations,
-        findings=findings,
-        all_estimates=all_estimates,
-        failed_categories=failed,
-    )
+        for rank, entry in enumerate(fallback, start)
+    ]
