@@ -7,11 +7,22 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
 from rooflens.analyzers import layout
-from rooflens.analyzers.categories import conv, elementwise, gemm, moe, norm, other, reduce, sdpa
+from rooflens.analyzers.categories import (
+    conv,
+    elementwise,
+    gemm,
+    moe,
+    norm,
+    other,
+    reduce,
+    scoring,
+    sdpa,
+)
 from rooflens.analyzers.categories import triton as triton_category
 from rooflens.analyzers.categories.models import (
     CategoryMetrics,
@@ -20,39 +31,69 @@ from rooflens.analyzers.categories.models import (
 )
 from rooflens.analyzers.prepare.manifest import CategoryMetadata
 
-Analyse = Callable[..., CategoryMetrics]
+Specific = Callable[[pd.DataFrame, CategoryMetadata], dict[str, Any]]
 
 
 @dataclass(frozen=True)
 class Category:
-    """A manifest key and its analysis; `no_data_if_missing` gives NO_DATA for a missing CSV."""
+    """A manifest key and what its analysis adds to the shared scoring: the specifics of its
+    `category_specific`, extra operation fields, a per-row classifier, the rows it scores.
+    `no_data_if_missing` gives NO_DATA (not ERROR) when the run has no such category."""
 
     key: str
-    analyse: Analyse
+    specific: Specific
+    fields: tuple[str, ...] = scoring.BASE_FIELDS
+    classify: scoring.Classifier | None = None
+    select: Callable[[pd.DataFrame], pd.DataFrame] | None = None
     no_data_if_missing: bool = False
 
+    def analyse(
+        self, ops: pd.DataFrame, metadata: CategoryMetadata, fusion_map: Mapping[str, str]
+    ) -> CategoryMetrics:
+        scored = self.select(ops) if self.select else ops
+        specific = self.specific(scored, metadata)
+        if self.select is not None:
+            specific |= other.skipped(ops, scored)
+        return scoring.score(
+            scored,
+            metadata,
+            self.key,
+            extra_fields=self.fields,
+            classify=self.classify,
+            fusion_map=fusion_map,
+            specific=specific,
+        )
 
-# The order is explicit, as in sqlglot's RULES. Every other compute key runs `other`.
+
+_GEMM = {"specific": gemm.specific, "fields": gemm.FIELDS, "classify": gemm.classify}
+_SDPA = {"specific": sdpa.specific, "fields": sdpa.FIELDS, "classify": sdpa.classify}
+_NORM = {"specific": norm.specific}
+_CONV = {"specific": conv.specific}
+_MOE = {"specific": moe.specific, "no_data_if_missing": True}
+_OTHER = {"specific": other.specific, "classify": other.classify}
+
+# The order is explicit, as in sqlglot's RULES. Every other compute key is scored as `other`
+# is, without leaving out the communication rows.
 CATEGORIES = (
-    Category("gemm", gemm.analyse),
-    Category("groupedgemm_fwd", gemm.analyse),
-    Category("groupedgemm_bwd", gemm.analyse),
-    Category("sdpa_fwd", sdpa.analyse),
-    Category("sdpa_bwd", sdpa.analyse),
-    Category("inferenceattention", sdpa.analyse),
-    Category("elementwise", elementwise.analyse),
-    Category("reduce", reduce.analyse),
-    Category("triton", triton_category.analyse),
-    Category("norm_fwd", norm.analyse),
-    Category("norm_bwd", norm.analyse),
-    Category("rmsnorm", norm.analyse),
-    Category("norm", norm.analyse),
-    Category("conv_fwd", conv.analyse),
-    Category("conv_bwd", conv.analyse),
-    Category("convolution", conv.analyse),
-    Category("moe_fused", moe.analyse, no_data_if_missing=True),
-    Category("moe_unfused", moe.analyse, no_data_if_missing=True),
-    Category("other", other.analyse),
+    Category("gemm", **_GEMM),
+    Category("groupedgemm_fwd", **_GEMM),
+    Category("groupedgemm_bwd", **_GEMM),
+    Category("sdpa_fwd", **_SDPA),
+    Category("sdpa_bwd", **_SDPA),
+    Category("inferenceattention", **_SDPA),
+    Category("elementwise", elementwise.specific, elementwise.FIELDS),
+    Category("reduce", reduce.specific),
+    Category("triton", triton_category.specific, classify=triton_category.classify),
+    Category("norm_fwd", **_NORM),
+    Category("norm_bwd", **_NORM),
+    Category("rmsnorm", **_NORM),
+    Category("norm", **_NORM),
+    Category("conv_fwd", **_CONV),
+    Category("conv_bwd", **_CONV),
+    Category("convolution", **_CONV),
+    Category("moe_fused", **_MOE),
+    Category("moe_unfused", **_MOE),
+    Category("other", **_OTHER, select=other.without_communication),
 )
 SYSTEM_KEYS = frozenset(layout.SYSTEM_KEYS)
 KEY_PATTERN = re.compile(r"[a-z0-9_]+")
@@ -64,7 +105,7 @@ def category_for(key: str) -> Category | None:
     is a system category or not a manifest key at all."""
     if key in SYSTEM_KEYS or not KEY_PATTERN.fullmatch(key):
         return None
-    return BY_KEY.get(key, Category(key, other.analyse))
+    return BY_KEY.get(key, Category(key, **_OTHER))
 
 
 def analyze_category(
@@ -83,7 +124,7 @@ def analyze_category(
         if category.no_data_if_missing:
             return no_data_metrics(key, moe.NO_DATA_MESSAGE)
         return error_metrics(key, f"the run has no operations in category '{key}'")
-    return category.analyse(_blank_as_missing(ops), metadata, category=key, fusion_map=fusion_map)
+    return category.analyse(_blank_as_missing(ops), metadata, fusion_map)
 
 
 def _blank_as_missing(ops: pd.DataFrame) -> pd.DataFrame:

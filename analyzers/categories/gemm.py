@@ -9,7 +9,6 @@ from typing import Any
 import pandas as pd
 
 from rooflens.analyzers.categories import scoring
-from rooflens.analyzers.categories.models import CategoryMetrics
 from rooflens.analyzers.prepare.manifest import CategoryMetadata
 
 QUANTIZED = re.compile(r"w8a8|int8|fp8|w4a16|w4a4|mxfp4|fp4", re.IGNORECASE)
@@ -21,27 +20,12 @@ def classify(row: Mapping[str, Any]) -> dict[str, Any]:
     return {"is_quantized": quantized, "gemm_type": "quantized" if quantized else "regular"}
 
 
-def analyse(
-    ops: pd.DataFrame,
-    metadata: CategoryMetadata,
-    *,
-    category: str = "gemm",
-    fusion_map: Mapping[str, str] | None = None,
-) -> CategoryMetrics:
-    """Score GEMM rows; reads `name` and `TFLOPS/s_mean` for the specifics."""
+def specific(ops: pd.DataFrame, metadata: CategoryMetadata) -> dict[str, Any]:
+    """Quantized and unmodelled counts; reads `name` and `TFLOPS/s_mean`."""
     names = ops["name"].astype(str) if "name" in ops else pd.Series(dtype=str)
     tflops = pd.to_numeric(ops.get("TFLOPS/s_mean"), errors="coerce")
-    specific = {
+    return {
         "quantized_count": int(names.str.contains(QUANTIZED).sum()),
         "missing_perf_model_count": int(pd.Series(tflops).isna().sum()),
         **scoring.peaks(metadata),
     }
-    return scoring.score(
-        ops,
-        metadata,
-        category,
-        extra_fields=FIELDS,
-        classify=classify,
-        fusion_map=fusion_map,
-        specific=specific,
-    )

@@ -1,26 +1,17 @@
-"""MoE (moe_fused, moe_unfused): expert layers; NO_DATA when the category has no CSV."""
+"""MoE (moe_fused, moe_unfused): expert layers; NO_DATA when the run has no such category."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from typing import Any
 
 import pandas as pd
 
 from rooflens.analyzers.categories import scoring
-from rooflens.analyzers.categories.models import CategoryMetrics
 from rooflens.analyzers.prepare.manifest import CategoryMetadata
 
 NO_DATA_MESSAGE = "No MoE operations found in this trace"
 
 
-def analyse(
-    ops: pd.DataFrame,
-    metadata: CategoryMetadata,
-    *,
-    category: str = "moe_fused",
-    fusion_map: Mapping[str, str] | None = None,
-) -> CategoryMetrics:
-    """Score MoE rows; the specifics are the roofs."""
-    return scoring.score(
-        ops, metadata, category, fusion_map=fusion_map, specific=scoring.peaks(metadata)
-    )
+def specific(ops: pd.DataFrame, metadata: CategoryMetadata) -> dict[str, Any]:
+    """The specifics are the roofs."""
+    return scoring.peaks(metadata)

@@ -9,7 +9,6 @@ from typing import Any
 import pandas as pd
 
 from rooflens.analyzers.categories import scoring
-from rooflens.analyzers.categories.models import CategoryMetrics
 from rooflens.analyzers.prepare.manifest import CategoryMetadata
 
 COMMUNICATION = ("all_reduce", "collective", "ncclkernel", "rccl", "broadcast", "allgather")
@@ -31,34 +30,32 @@ def classify(row: Mapping[str, Any]) -> dict[str, Any]:
     return {"sub_category": sub_category(str(row.get("name", "")))}
 
 
-def analyse(
-    ops: pd.DataFrame,
-    metadata: CategoryMetadata,
-    *,
-    category: str = "other",
-    fusion_map: Mapping[str, str] | None = None,
-) -> CategoryMetrics:
-    """Score the rows; reads `name`. Only category `other` drops communication rows."""
+def without_communication(ops: pd.DataFrame) -> pd.DataFrame:
+    """The rows the `other` category scores: communication kernels have their own analysis."""
     names = [str(n) for n in ops.get("name", pd.Series(dtype=str))]
-    subs = [sub_category(n) for n in names]
-    skipped: list[str] = []
-    if category == "other":
-        skipped = [n for n, s in zip(names, subs, strict=True) if s == "communication"]
-        keep = [s != "communication" for s in subs]
-        ops = ops.loc[keep]
-        subs = [s for s in subs if s != "communication"]
-    specific: dict[str, Any] = {
+    return ops.loc[[sub_category(n) != "communication" for n in names]]
+
+
+def specific(ops: pd.DataFrame, metadata: CategoryMetadata) -> dict[str, Any]:
+    """Sub-category counts of the rows scored; reads `name`."""
+    subs = [sub_category(str(n)) for n in ops.get("name", pd.Series(dtype=str))]
+    return {
         "communication_count": subs.count("communication"),
         "graph_count": subs.count("graph"),
         "miscellaneous_count": subs.count("miscellaneous"),
         **scoring.peaks(metadata),
     }
-    if skipped:
-        specific["communication_ops_skipped"] = {
-            "count": len(skipped),
-            "op_names": skipped,
+
+
+def skipped(all_rows: pd.DataFrame, scored: pd.DataFrame) -> dict[str, Any]:
+    """The communication rows left out of `other`, as its `category_specific` reports them."""
+    names = [str(n) for n in all_rows.loc[~all_rows.index.isin(scored.index)].get("name", [])]
+    if not names:
+        return {}
+    return {
+        "communication_ops_skipped": {
+            "count": len(names),
+            "op_names": names,
             "message": SKIPPED_MESSAGE,
         }
-    return scoring.score(
-        ops, metadata, category, classify=classify, fusion_map=fusion_map, specific=specific
-    )
+    }

@@ -9,7 +9,6 @@ from typing import Any
 import pandas as pd
 
 from rooflens.analyzers.categories import scoring
-from rooflens.analyzers.categories.models import CategoryMetrics
 from rooflens.analyzers.prepare.manifest import CategoryMetadata
 
 FIELDS = ("Input Dims", "Input type", "has_perf_model", "perf_params", "kernel_details_summary")
@@ -110,7 +109,9 @@ def classify(row: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _specific(ops: pd.DataFrame, metadata: CategoryMetadata) -> dict[str, Any]:
+def specific(ops: pd.DataFrame, metadata: CategoryMetadata) -> dict[str, Any]:
+    """Flash/paged counts, kernel breakdown and workload profile of attention rows; reads
+    `name`, `has_perf_model`, `perf_params` and `kernel_details_summary`."""
     rows = scoring.records(ops)
     classes = [classify(row) for row in rows]
     flash = sum(c["is_flash_attention"] for c in classes)
@@ -144,23 +145,3 @@ def _specific(ops: pd.DataFrame, metadata: CategoryMetadata) -> dict[str, Any]:
             "profile_type": kind,
         }
     return specific
-
-
-def analyse(
-    ops: pd.DataFrame,
-    metadata: CategoryMetadata,
-    *,
-    category: str = "sdpa_fwd",
-    fusion_map: Mapping[str, str] | None = None,
-) -> CategoryMetrics:
-    """Score attention rows; reads `name`, `has_perf_model`, `perf_params` and
-    `kernel_details_summary` for the classification."""
-    return scoring.score(
-        ops,
-        metadata,
-        category,
-        extra_fields=FIELDS,
-        classify=classify,
-        fusion_map=fusion_map,
-        specific=_specific(ops, metadata),
-    )

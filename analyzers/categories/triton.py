@@ -8,7 +8,6 @@ from typing import Any
 import pandas as pd
 
 from rooflens.analyzers.categories import scoring
-from rooflens.analyzers.categories.models import CategoryMetrics
 from rooflens.analyzers.prepare.manifest import CategoryMetadata
 
 KINDS = (("triton_poi_", "pointwise"), ("triton_red_", "reduction"), ("triton_per_", "persistent"))
@@ -22,24 +21,11 @@ def classify(row: Mapping[str, Any]) -> dict[str, Any]:
     return {"kernel_type": kernel_type(str(row.get("name", "")))}
 
 
-def analyse(
-    ops: pd.DataFrame,
-    metadata: CategoryMetadata,
-    *,
-    category: str = "triton",
-    fusion_map: Mapping[str, str] | None = None,
-) -> CategoryMetrics:
-    """Score Triton rows; reads `name` for the kernel-type counts."""
+def specific(ops: pd.DataFrame, metadata: CategoryMetadata) -> dict[str, Any]:
+    """Kernel-type counts; reads `name`."""
     kinds = [kernel_type(str(n)) for n in ops.get("name", pd.Series(dtype=str))]
-    specific = {
+    counts = {
         f"{kind}_count": kinds.count(kind)
         for kind in ("pointwise", "reduction", "persistent", "other")
     }
-    return scoring.score(
-        ops,
-        metadata,
-        category,
-        classify=classify,
-        fusion_map=fusion_map,
-        specific={**specific, **scoring.peaks(metadata)},
-    )
+    return {**counts, **scoring.peaks(metadata)}
