@@ -311,7 +311,7 @@ class Pipeline:
         )
         self.results.report_text = text
         if self.folder is not None:
-            self.folder.write_report(text)
+            self.folder.write_analysis_report(text)
         self.mark(REPORTED)
         return text
 
