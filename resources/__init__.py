@@ -39,6 +39,13 @@ MAX_COMPLETIONS = 100
 def register(mcp: MCPServer, access: RunAccess) -> None:
     """Add every rooflens resource and the completion handler to `mcp`; runs are found
     through `access`, which the server provides."""
+    _run_resources(mcp, access)
+    _reference_resources(mcp)
+    _completions(mcp, access)
+
+
+def _run_resources(mcp: MCPServer, access: RunAccess) -> None:
+    """The runs, and the artifacts of each."""
 
     @mcp.resource("rooflens://runs{?step}", mime_type=JSON)
     def runs(ctx: Context, step: str = "") -> str:
@@ -102,6 +109,10 @@ def register(mcp: MCPServer, access: RunAccess) -> None:
         run = rf.run_for(access, ctx, run_id)
         return rf.need(run, layout.WORKBOOK, "workbook", "load_trace").read_bytes()
 
+
+def _reference_resources(mcp: MCPServer) -> None:
+    """What does not depend on a run: the platform catalogue and the contracts."""
+
     @mcp.resource("rooflens://platforms", mime_type=JSON)
     def platforms() -> str:
         """The platform catalogue: name, vendor, memory, bandwidth and matrix TFLOPS."""
@@ -128,6 +139,8 @@ def register(mcp: MCPServer, access: RunAccess) -> None:
         """The analysis.md section order (checked by validate_report)."""
         return report_template()
 
+
+def _completions(mcp: MCPServer, access: RunAccess) -> None:
     async def complete(ctx, params: CompleteRequestParams) -> CompleteResult:
         who = Caller(ctx.lifespan_context, getattr(ctx.request, "headers", None))
         values = await anyio.to_thread.run_sync(completions, access, who, params)

@@ -22,9 +22,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, model_serializer
+from pydantic import BaseModel, model_serializer
 
 from rooflens.analyzers.categories.documents import Metrics, metrics_document
+from rooflens.analyzers.categories.models import CategoryMetrics, Finding
 from rooflens.analyzers.prepare.manifest import Manifest
 
 FALLBACK_SHARE = 0.05
@@ -32,30 +33,27 @@ SKIPPED_STATUSES = ("ERROR", "NO_DATA")
 
 
 class RankedFinding(BaseModel):
-    """One `category_findings[]` entry plus its category and ranks (`rank` → `category_rank`)."""
+    """A category's finding with its category and its rank across the run. Written flat:
+    the finding's own fields, its `rank` as `category_rank`, then `category`, `global_rank`."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    bound_type: str | None
-    library: str | None
-    eff_bucket: str | None
-    estimate_method: Literal["quantified", "heuristic"]
-    impact_score: float
-    impact_score_low: float
-    impact_score_high: float
-    percent_of_total: float | None = None
-    member_count: int
-    members: list[dict[str, Any]]
+    finding: Finding
     category: str
-    category_rank: int
     global_rank: int = 0
 
-    @model_serializer(mode="wrap")
-    def _drop_absent_percent(self, handler: Any) -> dict[str, Any]:
-        data = handler(self)
-        if self.percent_of_total is None:
-            data.pop("percent_of_total", None)
-        return data
+    @property
+    def estimate_method(self) -> str:
+        return self.finding.estimate_method
+
+    @property
+    def impact_score(self) -> float:
+        return self.finding.impact_score
+
+    @model_serializer(mode="plain")
+    def _flat(self) -> dict[str, Any]:
+        data = self.finding.document()
+        rank = data.pop("rank")
+        return {**data, "category": self.category, "category_rank": rank,
+                "global_rank": self.global_rank}  # fmt: skip
 
 
 class RollupPriority(BaseModel):
@@ -125,10 +123,8 @@ def _read_metrics(
         message = message or f"metrics status is {metrics.status}"
         return FailedCategory(category=category, status=metrics.status, message=str(message))
     estimates = list(document.get("impact_estimates") or [])
-    findings = []
-    for raw in document.get("category_findings") or []:
-        fields = {k: v for k, v in raw.items() if k != "rank"}
-        findings.append(RankedFinding(**fields, category=category, category_rank=raw["rank"]))
+    own = metrics.category_findings if isinstance(metrics, CategoryMetrics) else None
+    findings = [RankedFinding(finding=f, category=category) for f in own or ()]
     return category, estimates, findings
 
 
@@ -140,9 +136,9 @@ def _rollups(findings: list[RankedFinding], method: str) -> list[_Rollup]:
             continue
         roll = by_category.setdefault(finding.category, _Rollup(category=finding.category))
         roll.mid += finding.impact_score
-        roll.low += finding.impact_score_low
-        roll.high += finding.impact_score_high
-        roll.members += finding.member_count
+        roll.low += finding.finding.impact_score_low
+        roll.high += finding.finding.impact_score_high
+        roll.members += finding.finding.member_count
     return sorted(by_category.values(), key=lambda r: r.mid, reverse=True)
 
 
@@ -170,15 +166,29 @@ def priority_data(
     for index, finding in enumerate(findings, start=1):
         finding.global_rank = index
 
+    priorities, recommendations = _rollup_rows(findings, display, max_recommendations)
+    priorities += _fallback_rows(manifest, findings, display, start=len(priorities) + 1)
+    return PriorityData(
+        baseline_ms=baseline_ms,
+        priorities=priorities,
+        recommendations=recommendations,
+        findings=findings,
+        all_estimates=all_estimates,
+        failed_categories=failed,
+    )
+
+
+def _rollup_rows(
+    findings: list[RankedFinding], display: dict[str, str], max_recommendations: int
+) -> tuple[list[RollupPriority | FallbackPriority], list[Recommendation]]:
+    """Top Operations rows of the categories with findings: quantified ones (at most
+    `max_recommendations`, also the recommendations), then the heuristic-only ones."""
     quantified = _rollups(findings, "quantified")[:max_recommendations]
-    quantified_names = {r.category for r in quantified}
     has_quantified = {f.category for f in findings if f.estimate_method == "quantified"}
     heuristic_only = [
         r for r in _rollups(findings, "heuristic") if r.category not in has_quantified
     ]
-
     priorities: list[RollupPriority | FallbackPriority] = []
-    recommendations: list[Recommendation] = []
     for roll, source in [(r, "findings_rollup") for r in quantified] + [
         (r, "findings_heuristic") for r in heuristic_only
     ]:
@@ -193,18 +203,25 @@ def priority_data(
                 source=source,
             )
         )
-        if roll.category in quantified_names:
-            recommendations.append(
-                Recommendation(
-                    category=roll.category,
-                    impact_score=round(roll.mid, 2),
-                    impact_score_low=round(roll.low, 2),
-                    impact_score_high=round(roll.high, 2),
-                    operation_count=roll.members,
-                )
-            )
+    recommendations = [
+        Recommendation(
+            category=roll.category,
+            impact_score=round(roll.mid, 2),
+            impact_score_low=round(roll.low, 2),
+            impact_score_high=round(roll.high, 2),
+            operation_count=roll.members,
+        )
+        for roll in quantified
+    ]
+    return priorities, recommendations
 
-    threshold = baseline_ms * gpu.computation_time_percent / 100 * FALLBACK_SHARE
+
+def _fallback_rows(
+    manifest: Manifest, findings: list[RankedFinding], display: dict[str, str], start: int
+) -> list[FallbackPriority]:
+    """Compute categories without findings that hold at least 5 % of the compute time."""
+    gpu = manifest.gpu_utilization
+    threshold = gpu.total_time_ms * gpu.computation_time_percent / 100 * FALLBACK_SHARE
     with_findings = {f.category for f in findings}
     fallback = [
         c
@@ -214,21 +231,12 @@ def priority_data(
         and (c.gpu_kernel_time_ms or 0.0) >= threshold
     ]
     fallback.sort(key=lambda c: c.gpu_kernel_time_ms or 0.0, reverse=True)
-    for entry in fallback:
-        priorities.append(
-            FallbackPriority(
-                rank=len(priorities) + 1,
-                category=entry.name,
-                display_name=display[entry.name],
-                gpu_kernel_time_ms=entry.gpu_kernel_time_ms or 0.0,
-            )
+    return [
+        FallbackPriority(
+            rank=rank,
+            category=entry.name,
+            display_name=display[entry.name],
+            gpu_kernel_time_ms=entry.gpu_kernel_time_ms or 0.0,
         )
-
-    return PriorityData(
-        baseline_ms=baseline_ms,
-        priorities=priorities,
-        recommendations=recommendations,
-        findings=findings,
-        all_estimates=all_estimates,
-        failed_categories=failed,
-    )
+        for rank, entry in enumerate(fallback, start)
+    ]

@@ -249,57 +249,60 @@ def _priorities(lines, span, markers, priority: dict) -> list[ReportProblem]:
         )
     items = [(n, m) for n, m in markers.items() if first <= n <= last and m.kind == "p_item"]
     for k, (n, m) in enumerate(items, 1):
-        if k > len(findings):
-            probs.append(
-                ReportProblem(
-                    "R2",
-                    n,
-                    f"extra kind=p_item marker #{k} (category={m.get('category')}): delete it.",
-                )
-            )
-            continue
-        f = findings[k - 1]
-        if m.get("category") != f.get("category"):
-            probs.append(
-                ReportProblem(
-                    "R2",
-                    n,
-                    f"P-item marker #{k} category={m.get('category')} "
-                    f"!= findings[{k - 1}].category={f.get('category')}: "
-                    "order cards like priority_data.findings.",
-                )
-            )
-        for attr, key in (("low", "impact_score_low"), ("mid", "impact_score"),
-                          ("high", "impact_score_high")):  # fmt: skip
-            if not _same(m.get(attr), f.get(key)):
-                probs.append(
-                    ReportProblem(
-                        "R3",
-                        n,
-                        f"P-item marker #{k} {attr}={m.get(attr)} != "
-                        f"findings[{k - 1}].{key}={f.get(key)}: copy the "
-                        "number verbatim.",
-                    )
-                )
+        probs += _marker_problems(k, n, m, findings)
     tops = [n for n, m in markers.items() if first <= n <= last and m.kind == "top_ops"]
     if tops:
-        start = tops[0]
-        end = next((n for n in range(start + 1, last + 1) if END_RE.match(lines[n - 1])), last)
-        rows = [split_row(lines[n - 1]) for n in range(start + 1, end)
-                if lines[n - 1].lstrip().startswith("|")]  # fmt: skip
-        data = max(0, len([r for r in rows if not is_separator(r)]) - 1)
-        want = len(priority.get("priorities") or [])
-        if data != want:
+        probs += _top_ops_problems(lines, tops[0], last, len(priority.get("priorities") or []))
+    return probs
+
+
+def _marker_problems(k: int, n: int, m, findings: list[dict]) -> list[ReportProblem]:
+    """R2–R3: the k-th P-item marker (line n) against the k-th finding."""
+    if k > len(findings):
+        extra = f"extra kind=p_item marker #{k} (category={m.get('category')}): delete it."
+        return [ReportProblem("R2", n, extra)]
+    f, probs = findings[k - 1], []
+    if m.get("category") != f.get("category"):
+        probs.append(
+            ReportProblem(
+                "R2",
+                n,
+                f"P-item marker #{k} category={m.get('category')} "
+                f"!= findings[{k - 1}].category={f.get('category')}: "
+                "order cards like priority_data.findings.",
+            )
+        )
+    for attr, key in (("low", "impact_score_low"), ("mid", "impact_score"),
+                      ("high", "impact_score_high")):  # fmt: skip
+        if not _same(m.get(attr), f.get(key)):
             probs.append(
                 ReportProblem(
-                    "R4",
-                    start,
-                    f"Top Operations table has {data} data rows "
-                    f"but priority_data.json::priorities has {want} entries: "
-                    "write one row per priority, in order.",
+                    "R3",
+                    n,
+                    f"P-item marker #{k} {attr}={m.get(attr)} != "
+                    f"findings[{k - 1}].{key}={f.get(key)}: copy the number verbatim.",
                 )
             )
     return probs
+
+
+def _top_ops_problems(lines, start: int, last: int, want: int) -> list[ReportProblem]:
+    """R4: one Top Operations row per priority."""
+    end = next((n for n in range(start + 1, last + 1) if END_RE.match(lines[n - 1])), last)
+    rows = [split_row(lines[n - 1]) for n in range(start + 1, end)
+            if lines[n - 1].lstrip().startswith("|")]  # fmt: skip
+    data = max(0, len([r for r in rows if not is_separator(r)]) - 1)
+    if data == want:
+        return []
+    return [
+        ReportProblem(
+            "R4",
+            start,
+            f"Top Operations table has {data} data rows "
+            f"but priority_data.json::priorities has {want} entries: "
+            "write one row per priority, in order.",
+        )
+    ]
 
 
 def _insights(lines: list[str], span) -> list[ReportProblem]:

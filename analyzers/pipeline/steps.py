@@ -136,11 +136,8 @@ class Pipeline:
 
     def prepare(self) -> CategoryData:
         self.require(LOADED)
-        data = self._categorise()
-        self.results.category_data = data
-        if self.folder is not None:
-            self.folder.write_category_data(data)
-        self.mark(PREPARED)
+        data = self.results.category_data = self._categorise()
+        self._written(lambda folder: folder.write_category_data(data), PREPARED)
         return data
 
     def _categorise(self) -> CategoryData:
@@ -161,11 +158,8 @@ class Pipeline:
             )
         if key not in SYSTEM_FIRST and KERNEL_FUSION in keys:
             self.metrics_of(KERNEL_FUSION, run=True)  # declared: fusion first
-        metrics = self._analysis(key)
-        self.results.metrics[key] = metrics
-        if self.folder is not None:
-            self.folder.write_metrics(key, metrics)
-        self.mark(state(ANALYSED, key))
+        metrics = self.results.metrics[key] = self._analysis(key)
+        self._written(lambda folder: folder.write_metrics(key, metrics), state(ANALYSED, key))
         return metrics
 
     def metrics_of(self, key: str, *, run: bool = False) -> Metrics:
@@ -212,9 +206,7 @@ class Pipeline:
 
     def _keep_findings(self, key: str, findings: Findings) -> Findings:
         self.results.findings[key] = findings
-        if self.folder is not None:
-            self.folder.write_findings(key, findings)
-        self.mark(state(DRAFTED, key))
+        self._written(lambda folder: folder.write_findings(key, findings), state(DRAFTED, key))
         return findings
 
     def findings_of(self, key: str) -> Findings:
@@ -227,24 +219,21 @@ class Pipeline:
 
     def aggregate(self) -> PriorityData:
         self.require(PREPARED)
-        analysed = [k for k in self.analysable() if self.done(state(ANALYSED, k))]
-        if not analysed:
+        if not any(map(self._analysed, self.analysable())):
             tool = self.call_hint(BY_NAME[ANALYSED].tool, None)
             raise StepMissing(f"no category of {self.label} is analysed yet; call {tool} first")
-        metrics = {k: self.metrics_of(k) for k in analysed}
-        data = priority_data(self.category_data().manifest, metrics)
-        self.results.priorities = data
-        if self.folder is not None:
-            self.folder.write_priorities(data)
-        self.mark(AGGREGATED)
+        data = self.results.priorities = self._ranked()
+        self._written(lambda folder: folder.write_priorities(data), AGGREGATED)
         return data
+
+    def _ranked(self) -> PriorityData:
+        metrics = {k: self.metrics_of(k) for k in self.analysable() if self._analysed(k)}
+        return priority_data(self.category_data().manifest, metrics)
 
     def priorities(self) -> PriorityData:
         self.require(AGGREGATED)
-        if self.results.priorities is None:
-            analysed = [k for k in self.analysable() if self.done(state(ANALYSED, k))]
-            metrics = {k: self.metrics_of(k) for k in analysed}
-            self.results.priorities = priority_data(self.category_data().manifest, metrics)
+        if self.results.priorities is None:  # restored: recompute in memory
+            self.results.priorities = self._ranked()
         return self.results.priorities
 
     def identify(self) -> ModelIdentification | None:
@@ -264,18 +253,14 @@ class Pipeline:
     def submit_identity(self, info: ModelIdentification) -> ModelIdentification:
         self.require(LOADED)
         self.results.submitted_identity = info
-        if self.folder is not None:
-            self.folder.write_submitted_identity(info)
+        self._written(lambda folder: folder.write_submitted_identity(info))
         return self.identify() or info
 
     def plot(self, title: str | None = None) -> PlotResult:
         priorities = self.priorities()
         title = title or plot_title(self.identify(), self.results.platform)
-        result = render_plot(self.category_data().manifest, priorities, title)
-        self.results.plot = result
-        if self.folder is not None:
-            self.folder.write_plot(result)
-        self.mark()
+        result = self.results.plot = render_plot(self.category_data().manifest, priorities, title)
+        self._written(lambda folder: folder.write_plot(result))
         return result
 
     def has_plot(self) -> bool:
@@ -291,18 +276,17 @@ class Pipeline:
             self.plot()
         if prose is not None:
             self.results.prose = prose
-            if self.folder is not None:
-                self.folder.write_prose(prose)
+            self._written(lambda folder: folder.write_prose(prose))
         elif self.results.prose is None and self.folder is not None:
             self.results.prose = self.folder.read_prose()
         data = self.category_data()
-        keys = [k for k in self.analysable() if self.done(state(DRAFTED, k))]
+        drafted = [k for k in self.analysable() if self.done(state(DRAFTED, k))]
         text = compose_report(
             ReportInputs(
                 manifest=data.manifest,
                 metadata=data.tables.metadata,
                 metrics={k: self.metrics_of(k) for k in self.analysable() if self._analysed(k)},
-                findings={k: self.findings_of(k) for k in keys},
+                findings={k: self.findings_of(k) for k in drafted},
                 priorities=priorities,
                 identity=identity,
                 has_plot=self.has_plot(),
@@ -310,13 +294,17 @@ class Pipeline:
             )
         )
         self.results.report_text = text
-        if self.folder is not None:
-            self.folder.write_analysis_report(text)
-        self.mark(REPORTED)
+        self._written(lambda folder: folder.write_analysis_report(text), REPORTED)
         return text
 
     def _analysed(self, key: str) -> bool:
         return self.done(state(ANALYSED, key))
+
+    def _written(self, write: Callable[[RunFolder], object], *steps: str) -> None:
+        """Hand a step's result to the folder (when the run has one), then record `steps`."""
+        if self.folder is not None:
+            write(self.folder)
+        self.mark(*steps)
 
     # -- the whole run -------------------------------------------------------------------
 

@@ -186,7 +186,47 @@ def categorise(
     and metadata name `output_dir` (the run's final folder).
     """
     utilization = GpuUtilization(**gpu_utilization(report.sheets.get("gpu_timeline")))
-    common = {
+    common = _common_metadata(platform, trace_path, output_dir, utilization)
+    tables = CategoryTables(
+        manifest=Manifest(
+            platform=platform.name,
+            trace_path=trace_path,
+            output_dir=output_dir,
+            comparison_scope=scope,
+            gpu_utilization=utilization,
+            categories=[],
+            top_operations=top_operations(report.sheets.get("ops_summary")),
+            notes=list(report.notes) or None,
+        ),
+        ops={"cpu_idle": pd.DataFrame()},
+        metadata={
+            "cpu_idle": CategoryMetadata(
+                **common, category=CPU_IDLE_DISPLAY, category_name="cpu_idle"
+            )
+        },
+        tree_data={},
+    )
+    entries = tables.manifest.categories
+    entries.append(_system_entry("cpu_idle", CPU_IDLE_DISPLAY, layout.ops_csv("cpu_idle"), 0))
+    unified = report.sheets.get("unified_perf_summary")
+    if unified is not None and not unified.empty:
+        _add_compute_categories(tables, unified, common)
+    if has_multi_kernel:
+        tables.metadata["multi_kernel"] = CategoryMetadata(
+            **common, category=MULTI_KERNEL_DISPLAY, category_name="multi_kernel", tier="system"
+        )
+        entries.append(_system_entry("multi_kernel", MULTI_KERNEL_DISPLAY, None, 0))
+    if fusion_count:
+        fusion = _system_entry("kernel_fusion", KERNEL_FUSION_DISPLAY, None, fusion_count)
+        entries.append(fusion.with_breakdown(TimeBreakdown.zeros()))
+    return tables
+
+
+def _common_metadata(
+    platform: Platform, trace_path: str, output_dir: str, utilization: GpuUtilization
+) -> dict[str, Any]:
+    """The metadata every category shares: the platform's roofs and the run's utilisation."""
+    return {
         "platform": platform.name,
         "peak_hbm_bw_tbs": platform.mem_bw() / 1000.0,
         "max_achievable_tflops": {
@@ -200,95 +240,52 @@ def categorise(
         "gpu_utilization": utilization,
     }
 
-    entries = [
-        CategoryEntry(
-            name="cpu_idle",
-            display_name=CPU_IDLE_DISPLAY,
-            skill=skill_for("cpu_idle"),
-            tier="system",
-            ops_count=0,
-            csv_file=layout.ops_csv("cpu_idle"),
-            metadata_file=layout.metadata("cpu_idle"),
-            priority=0,
-        )
-    ]
-    ops: dict[str, pd.DataFrame] = {"cpu_idle": pd.DataFrame()}
-    metadata = {
-        "cpu_idle": CategoryMetadata(**common, category=CPU_IDLE_DISPLAY, category_name="cpu_idle")
-    }
-    trees: dict[str, dict[str, Any]] = {}
 
-    unified = report.sheets.get("unified_perf_summary")
-    if unified is not None and not unified.empty:
-        pairs = [normalise_category(v) for v in unified["op category"]]
-        keys = pd.Series([k for k, _ in pairs], index=unified.index)
-        rows_all = unified.assign(
-            enhanced_category=keys.to_numpy(), display_name=[d for _, d in pairs]
-        )
-        for key in dict.fromkeys(keys):  # first-appearance order
-            rows = rows_all[(keys == key).to_numpy()]
-            display = str(rows["display_name"].iloc[0])
-            breakdown = time_breakdown(rows)
-            ops[key] = rows
-            trees[key] = tree_data(key, rows)
-            metadata[key] = CategoryMetadata(
-                **common,
-                category=display,
-                category_name=key,
-                trace_loading_policy=TRACE_LOADING_POLICY,
-                time_breakdown=breakdown,
-            )
-            entries.append(
-                CategoryEntry(
-                    name=key,
-                    display_name=display,
-                    skill=skill_for(key),
-                    tier="compute_kernel",
-                    ops_count=len(rows),
-                    csv_file=layout.ops_csv(key),
-                    metadata_file=layout.metadata(key),
-                    tree_data_file=layout.tree_data(key),
-                ).with_breakdown(breakdown)
-            )
+_SYSTEM_DATA = {"multi_kernel": layout.MULTI_KERNEL_DATA, "kernel_fusion": layout.FUSION_CANDIDATES}
 
-    if has_multi_kernel:
-        metadata["multi_kernel"] = CategoryMetadata(
-            **common, category=MULTI_KERNEL_DISPLAY, category_name="multi_kernel", tier="system"
-        )
-        entries.append(
-            CategoryEntry(
-                name="multi_kernel",
-                display_name=MULTI_KERNEL_DISPLAY,
-                skill=skill_for("multi_kernel"),
-                tier="system",
-                ops_count=0,
-                csv_file=None,
-                metadata_file=layout.metadata("multi_kernel"),
-                data_file=layout.MULTI_KERNEL_DATA,
-            )
-        )
-    if fusion_count:
-        entries.append(
-            CategoryEntry(
-                name="kernel_fusion",
-                display_name=KERNEL_FUSION_DISPLAY,
-                skill=skill_for("kernel_fusion"),
-                tier="system",
-                ops_count=fusion_count,
-                csv_file=None,
-                metadata_file=None,
-                data_file=layout.FUSION_CANDIDATES,
-            ).with_breakdown(TimeBreakdown.zeros())
-        )
 
-    manifest = Manifest(
-        platform=platform.name,
-        trace_path=trace_path,
-        output_dir=output_dir,
-        comparison_scope=scope,
-        gpu_utilization=utilization,
-        categories=entries,
-        top_operations=top_operations(report.sheets.get("ops_summary")),
-        notes=list(report.notes) or None,
+def _system_entry(key: str, display: str, csv_file: str | None, count: int) -> CategoryEntry:
+    return CategoryEntry(
+        name=key,
+        display_name=display,
+        skill=skill_for(key),
+        tier="system",
+        ops_count=count,
+        csv_file=csv_file,
+        metadata_file=None if key == "kernel_fusion" else layout.metadata(key),
+        data_file=_SYSTEM_DATA.get(key),
+        priority=0 if key == "cpu_idle" else None,
     )
-    return CategoryTables(manifest, ops, metadata, trees)
+
+
+def _add_compute_categories(
+    tables: CategoryTables, unified: pd.DataFrame, common: dict[str, Any]
+) -> None:
+    """One category per normalised `op category`, in first-appearance order."""
+    pairs = [normalise_category(v) for v in unified["op category"]]
+    keys = pd.Series([k for k, _ in pairs], index=unified.index)
+    rows_all = unified.assign(enhanced_category=keys.to_numpy(), display_name=[d for _, d in pairs])
+    for key in dict.fromkeys(keys):
+        rows = rows_all[(keys == key).to_numpy()]
+        display = str(rows["display_name"].iloc[0])
+        breakdown = time_breakdown(rows)
+        tables.ops[key] = rows
+        tables.tree_data[key] = tree_data(key, rows)
+        tables.metadata[key] = CategoryMetadata(
+            **common,
+            category=display,
+            category_name=key,
+            trace_loading_policy=TRACE_LOADING_POLICY,
+            time_breakdown=breakdown,
+        )
+        entry = CategoryEntry(
+            name=key,
+            display_name=display,
+            skill=skill_for(key),
+            tier="compute_kernel",
+            ops_count=len(rows),
+            csv_file=layout.ops_csv(key),
+            metadata_file=layout.metadata(key),
+            tree_data_file=layout.tree_data(key),
+        )
+        tables.manifest.categories.append(entry.with_breakdown(breakdown))

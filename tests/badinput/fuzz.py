@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from rooflens.analyzers.findings.model_info import model_identification
+from rooflens.analyzers.findings.model_info import model_identification, op_rows
 from rooflens.analyzers.perf.platforms import Platform
 from rooflens.analyzers.report.build import build_report
 from rooflens.analyzers.report.files import write_perf_report
@@ -96,7 +96,7 @@ def run_engine(path: Path, out: Path, platform: Platform | None) -> list[str]:
     inspection = inspect_trace(path)
     report = build_report(open_trace(path), platform)
     write_perf_report(report, out, path.name, "gpu")
-    model_identification(out)
+    model_identification(op_rows(report.sheets.get("unified_perf_summary")) or [])
     return list(_inspection_problems(inspection)) + list(_report_problems(report.sheets))
 
 

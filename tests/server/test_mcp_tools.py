@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import anyio
@@ -12,6 +13,7 @@ from mcp import Client
 from rooflens.analyzers.findings.validate_report import validate_report_text
 from rooflens.analyzers.pipeline.ledger import read_record, verify
 from rooflens.analyzers.trace.synthetic import write_sample_trace
+from rooflens.server import loading
 from rooflens.server.app import ServerConfig, build_server
 from tests.server.conftest import call, error_of
 
@@ -137,6 +139,52 @@ async def test_a_run_survives_a_server_restart(allowed: Path, sample: Path) -> N
         assert any(c["name"] == "gemm" for c in prepared["categories"])
         again = await call(client, "load_trace", {"path": str(sample)})
         assert again["run_id"] == run_id and again["reused"]
+
+
+@pytest.mark.anyio
+async def test_a_second_load_of_an_unchanged_trace_neither_reads_nor_hashes_it(
+    connect, sample: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run held in memory is found by path, size and mtime; a touched file is hashed."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the trace was read again")
+
+    async with connect() as client:
+        first = await call(client, "load_trace", {"path": str(sample)})
+        with monkeypatch.context() as patched:
+            patched.setattr(loading, "open_trace", refuse)
+            patched.setattr(loading.TraceIdentity, "of", refuse)
+            again = await call(client, "load_trace", {"path": str(sample)})
+        os.utime(sample, ns=(sample.stat().st_atime_ns, sample.stat().st_mtime_ns + 10**9))
+        monkeypatch.setattr(loading, "open_trace", refuse)
+        touched = await call(client, "load_trace", {"path": str(sample)})  # same bytes
+    assert again["run_id"] == touched["run_id"] == first["run_id"]
+    assert again["reused"] and touched["reused"]
+
+
+@pytest.mark.anyio
+async def test_a_restarted_server_reports_the_prose_an_earlier_one_took(
+    allowed: Path, sample: Path
+) -> None:
+    """Steps of one run split across two servers: the second recomputes what code wrote and
+    reads back only what the model wrote (its findings prose)."""
+    async with Client(build_server(ServerConfig(allowed_dirs=[allowed]))) as client:
+        run_id = (await call(client, "load_trace", {"path": str(sample)}))["run_id"]
+        await call(client, "prepare_category_data", {"run_id": run_id})
+        await call(client, "run_category_analysis", {"run_id": run_id, "category": "gemm"})
+        items = [{"rank": 1, "title": "Retune the square GEMMs"}]
+        await call(
+            client, "submit_findings", {"run_id": run_id, "category": "gemm", "items": items}
+        )
+    async with Client(build_server(ServerConfig(allowed_dirs=[allowed]))) as client:
+        early = await error_of(client, "compose_report", {"run_id": run_id})
+        await call(client, "aggregate_findings", {"run_id": run_id})
+        composed = await call(client, "compose_report", {"run_id": run_id})
+        report = await client.read_resource(f"rooflens://runs/{run_id}/report")
+    assert f"aggregate_findings(run_id={run_id!r})" in early
+    assert composed["valid"], composed["problems"]
+    assert "Retune the square GEMMs" in report.contents[0].text
 
 
 @pytest.mark.anyio
