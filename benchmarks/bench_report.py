@@ -8,7 +8,7 @@ What is measured, each in a fresh child process (`--child MODE PATH`), `--repeat
 (default 3), reporting the median:
   * json: `json.load(open(path))`, plain stdlib, GC left on as a user would have it.
   * report: `load_trace` -> (`load_captures`) -> `build_model` -> `assess` (GPU name,
-    suggested platform) -> `build_report` -> `write_report(report, out_dir, name, gpu)` (CSV
+    suggested platform) -> `build_report` -> `write_perf_report(report, out_dir, name, gpu)` (CSV
     folder + XLSX, into a temporary folder), i.e. what `rooflens report` does. A graph
     replay's capture traces (the `capture_traces/` folder beside the trace, as `rooflens
     report` finds them, or `--capture-folder`) are read and merged too, in phase "captures"
@@ -16,7 +16,7 @@ What is measured, each in a fresh child process (`--child MODE PATH`), `--repeat
 Each child reports the wall time of the work alone (`time.perf_counter`, imports excluded and
 shown apart), its VmRSS after imports and its peak RSS (VmHWM); the report child also
 times each phase: load, model (+ health), report tables, CSV, XLSX. CSV and XLSX are timed by
-wrapping the two writers `write_report` calls, so `write_report` itself runs unchanged.
+wrapping the two writers `write_perf_report` calls, so `write_perf_report` itself runs unchanged.
 MB = 10**6 bytes.
 
 Target: report time <= 2 x json.load time (printed as PASS/FAIL; the exit status is always 0).
@@ -91,7 +91,7 @@ def run_report(path: str, out_dir: Path, phases: dict[str, float]) -> None:
     health = timed("model", assess)(model)
     platform = get_platform(health.gpu.suggested_platform or "MI300X")
     report = timed("report", build_report)(model, platform)
-    files.write_report(report, out_dir, Path(path).name, health.gpu.model)
+    files.write_perf_report(report, out_dir, Path(path).name, health.gpu.model)
 
 
 def child(mode: str, path: str, top: int) -> None:

@@ -2,7 +2,7 @@
 
 Each case is one seed of the mutation fuzzer in tests/badinput/fuzz.py (the same one the test
 suite runs on the synthetic sample): the trace is damaged, written as .json or .json.gz and
-run through inspect, open_trace + build_report + write_report and model identification.
+run through inspect, open_trace + build_report + write_perf_report and model identification.
 Outcomes: refused (a TraceError), loaded (finite results, shares within [0, 100]) or crash.
 A crash is printed with its seed; replay it with `--seed SEED --cases 1 --keep DIR`.
 

@@ -3,7 +3,7 @@ the big artifacts instead of their content."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -219,6 +219,3 @@ class FullAnalysisResult(BaseModel):
     priorities: list[PriorityRow]
     report_valid: bool
     resources: list[str]
-
-
-SubmitStatus = Literal["findings", "nothing_to_report", "error"]

@@ -12,7 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from rooflens.analyzers.categories.system_inputs import OmitNone, SystemInputs
+from rooflens.analyzers.categories.system_inputs import SystemInputs
+from rooflens.analyzers.prepare.documents import OmitNone
 
 IDLE_THRESHOLD_PERCENT = 15.0
 

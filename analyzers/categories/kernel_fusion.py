@@ -20,8 +20,10 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import BaseModel
 
-from rooflens.analyzers.categories.system_inputs import OmitNone, SystemInputs
+from rooflens.analyzers.categories.models import MetricsStatus
+from rooflens.analyzers.categories.system_inputs import SystemInputs
 from rooflens.analyzers.perf.platforms import Platform
+from rooflens.analyzers.prepare.documents import OmitNone
 
 CATEGORY = "kernel_fusion"
 MAX_FUSION_KERNEL_COUNT = 15
@@ -67,7 +69,7 @@ class FusionEstimate(OmitNone):
 
 class KernelFusionMetrics(OmitNone):
     category: str = CATEGORY
-    status: Literal["OK", "NO_DATA", "ERROR"]
+    status: MetricsStatus
     error: str | None = None
     total_time_ms: float | None = None
     candidate_count: int | None = None

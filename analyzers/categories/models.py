@@ -6,8 +6,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-Status = Literal["OK", "ERROR", "NO_DATA"]
-Scope = Literal["standalone", "comparative"]
+from rooflens.analyzers.prepare.documents import ComparisonScope
+
+# how a metrics document ended: scored, failed, or no operation of its category in the trace
+MetricsStatus = Literal["OK", "ERROR", "NO_DATA"]
 
 
 class Efficiency(BaseModel):
@@ -104,8 +106,8 @@ class CategoryMetrics(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     category: str
-    status: Status
-    comparison_scope: Scope = "standalone"
+    status: MetricsStatus
+    comparison_scope: ComparisonScope = "standalone"
     error: str | None = None
     message: str | None = None
     total_time_ms: float | None = None

@@ -22,11 +22,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from rooflens.analyzers.categories.system_inputs import (
-    OmitNone,
-    SystemInputs,
-    Timeline,
-)
+from rooflens.analyzers.categories.system_inputs import SystemInputs, Timeline
+from rooflens.analyzers.prepare.documents import OmitNone
 
 MEMCPY_DIRECTIONS = ("D2H", "H2D")
 MEMCPY_PERCENT_LIMIT = 5.0

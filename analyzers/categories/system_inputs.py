@@ -4,10 +4,9 @@ built in memory from the run's perf report and category data (docs/analysis.md).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import pandas as pd
-from pydantic import BaseModel, SerializerFunctionWrapHandler, model_serializer
+from pydantic import BaseModel
 
 from rooflens.analyzers.perf.platforms import Platform
 from rooflens.analyzers.prepare.fusion import FusionCandidate
@@ -74,11 +73,3 @@ class SystemInputs:
     def any_timeline(self) -> Timeline:
         """The report's timeline, else the manifest's."""
         return self.timeline or Timeline.from_manifest(self.manifest)
-
-
-class OmitNone(BaseModel):
-    """Serialises without the keys whose value is None (raw nested dicts are left alone)."""
-
-    @model_serializer(mode="wrap")
-    def _omit_none(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        return {k: v for k, v in handler(self).items() if v is not None}

@@ -34,7 +34,6 @@ from rooflens.analyzers.findings.contract import (
     PItem,
     Section,
     Status,
-    Tier,
 )
 from rooflens.analyzers.findings.drafts import FUSION_KEY, SYSTEM_KEYS, estimate_section, num
 from rooflens.analyzers.findings.model_info import ModelIdentification
@@ -136,7 +135,7 @@ class _Run:
         return [(k, metrics_document(self.inputs.metrics[k])) for k in keys]
 
     def compute_categories(self) -> list[dict]:
-        return [c for c in self.categories if c.get("tier") not in ("system", Tier.SYSTEM)]
+        return [c for c in self.categories if c.get("tier") != "system"]
 
     def peaks(self) -> dict:
         for key in sorted(self.inputs.metadata, key=lambda k: f"{k}_metadata.json"):

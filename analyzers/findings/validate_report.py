@@ -348,7 +348,7 @@ def validate_report_text(
     run_dir = Path(run_dir)
     if len(text.strip()) < 100:
         return [ReportProblem("V0", 1, "report is empty or too short: compose it with "
-                              "write_report(run_dir).")]  # fmt: skip
+                              "the compose_report step.")]  # fmt: skip
     lines = text.splitlines()
     sections = _spans(lines, "## ", 1, len(lines))
     probs = [ReportProblem("V1", len(lines), f"missing section '## {h}': add it in the §5.4 order.")
@@ -379,5 +379,5 @@ def validate_report(run_dir: Path, comparison_scope: str | None = None) -> list[
     path = Path(run_dir) / REPORT_NAME
     if not path.is_file():
         return [ReportProblem("V0", 1, f"report not found: {path}: write it with "
-                              "write_report(run_dir).")]  # fmt: skip
+                              "the compose_report step.")]  # fmt: skip
     return validate_report_text(path.read_text(encoding="utf-8"), Path(run_dir), comparison_scope)

@@ -60,7 +60,7 @@ class RunFolder:
     # -- writes, in pipeline order ------------------------------------------------------
 
     def write_perf_report(self, report: PerfReport, trace_name: str, gpu: str) -> files.ReportFiles:
-        return files.write_report(report, self.root, trace_name, gpu)
+        return files.write_perf_report(report, self.root, trace_name, gpu)
 
     def write_category_data(self, data: CategoryData) -> None:
         self._json(layout.MULTI_KERNEL_DATA, data.multi_kernel)
@@ -105,7 +105,7 @@ class RunFolder:
         text = prose.model_dump_json(indent=2, exclude_none=True) + "\n"
         return self._text(layout.REPORT_PROSE, text)
 
-    def write_report(self, text: str) -> Path:
+    def write_analysis_report(self, text: str) -> Path:
         return self._text(layout.REPORT, text)
 
     # -- reads: what a restored run cannot recompute --------------------------------------

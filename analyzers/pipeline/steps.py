@@ -294,7 +294,7 @@ class Pipeline:
             )
         )
         self.results.report_text = text
-        self._written(lambda folder: folder.write_report(text), REPORTED)
+        self._written(lambda folder: folder.write_analysis_report(text), REPORTED)
         return text
 
     def _analysed(self, key: str) -> bool:

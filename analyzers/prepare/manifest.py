@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
+from pydantic import BaseModel, ConfigDict
 
 from rooflens.analyzers import layout
 from rooflens.analyzers.perf.platforms import Platform
@@ -24,6 +24,7 @@ from rooflens.analyzers.prepare.categories import (
     skill_for,
     time_breakdown,
 )
+from rooflens.analyzers.prepare.documents import ComparisonScope, OmitNone
 from rooflens.analyzers.prepare.tree_data import tree_data
 from rooflens.analyzers.report.build import PerfReport
 
@@ -33,22 +34,11 @@ MULTI_KERNEL_DISPLAY = "Multi-Kernel Issues"
 KERNEL_FUSION_DISPLAY = "Kernel Fusion Opportunities"
 TOP_OPERATIONS = 10
 
-Tier = Literal["system", "compute_kernel"]
-Scope = Literal["standalone", "comparative"]
+# which analysis a manifest category feeds: a system analysis or a compute-category one
+CategoryTier = Literal["system", "compute_kernel"]
 
 
-class _OmitNone(BaseModel):
-    """Serialises without the keys of `OMIT_WHEN_NONE` whose value is None (others stay null)."""
-
-    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset()
-
-    @model_serializer(mode="wrap")
-    def _omit_none(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data = handler(self)
-        return {k: v for k, v in data.items() if not (v is None and k in self.OMIT_WHEN_NONE)}
-
-
-class CategoryEntry(_OmitNone):
+class CategoryEntry(OmitNone):
     """One `categories[]` entry of the manifest (§2.10)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -68,7 +58,7 @@ class CategoryEntry(_OmitNone):
     name: str
     display_name: str
     skill: str
-    tier: Tier
+    tier: CategoryTier
     ops_count: int
     csv_file: str | None
     metadata_file: str | None
@@ -95,7 +85,7 @@ class TopOperation(BaseModel):
     category: str
 
 
-class Manifest(_OmitNone):
+class Manifest(OmitNone):
     """`category_data/category_manifest.json` (§2.10) plus `top_operations`."""
 
     model_config = ConfigDict(extra="forbid")
@@ -106,7 +96,7 @@ class Manifest(_OmitNone):
     platform: str
     trace_path: str
     output_dir: str
-    comparison_scope: Scope
+    comparison_scope: ComparisonScope
     gpu_utilization: GpuUtilization
     categories: list[CategoryEntry]
     time_metric_note: str = TIME_METRIC_NOTE
@@ -117,7 +107,7 @@ class Manifest(_OmitNone):
     notes: list[str] | None = None
 
 
-class CategoryMetadata(_OmitNone):
+class CategoryMetadata(OmitNone):
     """`metadata/<key>_metadata.json` (§2.8)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -136,7 +126,7 @@ class CategoryMetadata(_OmitNone):
     gpu_utilization: GpuUtilization
     trace_loading_policy: str | None = None
     time_breakdown: TimeBreakdown | None = None
-    tier: Tier | None = None
+    tier: CategoryTier | None = None
 
 
 @dataclass(frozen=True)
@@ -187,7 +177,7 @@ def categorise(
     *,
     has_multi_kernel: bool,
     fusion_count: int,
-    scope: Scope = "standalone",
+    scope: ComparisonScope = "standalone",
 ) -> CategoryTables:
     """Split the unified table into categories, with their metadata and the manifest.
 

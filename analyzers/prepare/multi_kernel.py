@@ -34,6 +34,7 @@ from pydantic import (
     model_serializer,
 )
 
+from rooflens.analyzers.prepare.documents import OmitNone
 from rooflens.analyzers.trace.model import TraceModel
 from rooflens.analyzers.trace.timeline import timeline
 
@@ -46,10 +47,6 @@ DIRECTIONS: tuple[tuple[Direction, tuple[str, ...]], ...] = (
     ("D2D", ("dtod", "device -> device", "devicetodevice")),
 )
 TOP_OPS = 10
-
-
-def _drop_none(handler: SerializerFunctionWrapHandler, model: BaseModel) -> dict[str, Any]:
-    return {k: v for k, v in handler(model).items() if v is not None}
 
 
 class DirectionSummary(BaseModel):
@@ -73,16 +70,12 @@ class TopOp(BaseModel):
     stream: int | str | None
 
 
-class NcclSummary(BaseModel):
+class NcclSummary(OmitNone):
     total_count: int
     total_time_us: float
     avg_time_us: float | None = None
     max_time_us: float | None = None
     top_ops: list[TopOp] | None = None
-
-    @model_serializer(mode="wrap")
-    def _serialize(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        return _drop_none(handler, self)
 
 
 class OverlapAnalysis(BaseModel):

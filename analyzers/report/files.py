@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rooflens.analyzers import layout
 from rooflens.analyzers.report.build import PerfReport
 from rooflens.analyzers.report.write_csv import write_csv_folder
 from rooflens.analyzers.report.write_xlsx import write_xlsx
@@ -77,11 +78,11 @@ def summary_facts(report: PerfReport, trace_name: str, gpu: str) -> dict[str, An
     return facts
 
 
-def write_report(report: PerfReport, out_dir: Path, trace_name: str, gpu: str) -> ReportFiles:
+def write_perf_report(report: PerfReport, out_dir: Path, trace_name: str, gpu: str) -> ReportFiles:
     # the workbook first: it is the step that can fail on odd text, and then nothing is written
-    csv_folder = out_dir / "perf_report_csvs"
+    csv_folder = out_dir / layout.PERF_CSVS
     xlsx = write_xlsx(
-        out_dir / "perf_report.xlsx",
+        out_dir / layout.WORKBOOK,
         report.sheets,
         title=f"rooflens perf report: {trace_name}",
         facts=summary_facts(report, trace_name, gpu),

@@ -41,7 +41,7 @@ ItemsArg = Annotated[
     ),
 ]
 StatusArg = Annotated[
-    r.SubmitStatus,
+    submission.SubmitStatus,
     Field(
         description="findings: prose for the drafted items; nothing_to_report: the category "
         "has no finding (refused if the metrics hold some); error: its analysis failed."
@@ -92,7 +92,7 @@ def submit(
     run: Run,
     key: str,
     items: list[submission.PItemProse],
-    status: r.SubmitStatus,
+    status: submission.SubmitStatus,
     note: str | None,
 ) -> r.SubmitResult:
     pipeline(st, run).submit(key, items, status, note)

@@ -25,7 +25,7 @@ import numpy as np
 from rooflens.analyzers.findings.model_info import model_identification, op_rows
 from rooflens.analyzers.perf.platforms import Platform
 from rooflens.analyzers.report.build import build_report
-from rooflens.analyzers.report.files import write_report
+from rooflens.analyzers.report.files import write_perf_report
 from rooflens.analyzers.trace.errors import TraceError
 from rooflens.analyzers.trace.inspect import Inspection, inspect_trace
 from rooflens.analyzers.trace.open_trace import open_trace
@@ -95,7 +95,7 @@ def run_engine(path: Path, out: Path, platform: Platform | None) -> list[str]:
     """inspect, then open + report + files + model identification; broken rules, if any."""
     inspection = inspect_trace(path)
     report = build_report(open_trace(path), platform)
-    write_report(report, out, path.name, "gpu")
+    write_perf_report(report, out, path.name, "gpu")
     model_identification(op_rows(report.sheets.get("unified_perf_summary")) or [])
     return list(_inspection_problems(inspection)) + list(_report_problems(report.sheets))
 

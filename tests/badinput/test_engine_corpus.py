@@ -21,7 +21,7 @@ from openpyxl import load_workbook
 from rooflens.analyzers.findings.model_info import model_identification, op_rows
 from rooflens.analyzers.perf.platforms import get_platform
 from rooflens.analyzers.report.build import build_report
-from rooflens.analyzers.report.files import write_report
+from rooflens.analyzers.report.files import write_perf_report
 from rooflens.analyzers.trace.errors import TraceError
 from rooflens.analyzers.trace.inspect import Inspection, inspect_trace
 from rooflens.analyzers.trace.open_trace import open_trace
@@ -139,7 +139,7 @@ def test_loaded_inputs_give_a_complete_report_folder(
     path = _write(case, tmp_path, monkeypatch)
     report = build_report(open_trace(path), get_platform("MI300X"))
     out = tmp_path / "run"
-    files = write_report(report, out, path.name, "AMD Instinct MI300X")
+    files = write_perf_report(report, out, path.name, "AMD Instinct MI300X")
     assert {p.name for p in files.csvs} >= {"gpu_timeline.csv", "unified_perf_summary.csv"}
     workbook = load_workbook(files.xlsx, read_only=True)
     assert workbook.sheetnames[0] == "summary"
@@ -170,7 +170,7 @@ def test_control_characters_in_names_reach_the_xlsx_as_replacement_characters(
 ) -> None:
     path = _write(CASES_BY_NAME["control_characters_in_names"], tmp_path, monkeypatch)
     report = build_report(open_trace(path), get_platform("MI300X"))
-    files = write_report(report, tmp_path / "run", path.name, "gpu")
+    files = write_perf_report(report, tmp_path / "run", path.name, "gpu")
     texts = _sheet_text(files.xlsx)
     assert "aten::mm\ufffdevil" in texts
     assert "aten::addmm\ufffd\ufffd\ufffd" in texts  # \x01, \x1f and the non-character \ufffe

@@ -17,7 +17,7 @@ from openpyxl.utils import get_column_letter
 from rooflens.analyzers.perf.platforms import get_platform
 from rooflens.analyzers.report import write_csv
 from rooflens.analyzers.report.build import build_report
-from rooflens.analyzers.report.files import write_report
+from rooflens.analyzers.report.files import write_perf_report
 from rooflens.analyzers.report.write_csv import cell_text, write_csv_folder
 from rooflens.analyzers.report.write_xlsx import number_format
 
@@ -114,7 +114,7 @@ def files(tb, tmp_path):
         ]
     )
     report = build_report(model, get_platform("MI300X"))
-    return write_report(report, tmp_path / "out", "trace.json", "AMD Instinct MI300X")
+    return write_perf_report(report, tmp_path / "out", "trace.json", "AMD Instinct MI300X")
 
 
 def test_report_csv_folder_has_one_file_per_sheet_with_json_cells(files):
