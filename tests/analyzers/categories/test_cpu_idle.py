@@ -2,20 +2,28 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
+from rooflens.analyzers import layout
 from rooflens.analyzers.categories.cpu_idle import (
     IDLE_THRESHOLD_PERCENT,
     CpuIdleMetrics,
     analyze_cpu_idle,
 )
-from rooflens.analyzers.categories.system_inputs import write_metrics
+from rooflens.analyzers.categories.system_inputs import SystemInputs, Timeline
+from rooflens.analyzers.pipeline.folder import RunFolder
+from tests.helpers.pipeline_runs import manifest, system_inputs
 
 
-def make_run(tmp_path: Path, idle: float, total: float = 200.0, **extra: object) -> Path:
+def make_run(
+    idle: float, total: float = 200.0, timeline: str | None = None, scope: str = "standalone"
+) -> SystemInputs:
+    """The manifest's GPU utilisation, and the perf report's gpu_timeline when given."""
     busy = 100.0 - idle
     util = {
         "total_time_ms": total,
@@ -24,10 +32,8 @@ def make_run(tmp_path: Path, idle: float, total: float = 200.0, **extra: object)
         "exposed_memcpy_time_percent": 1.0,
         "idle_time_percent": idle,
     }
-    (tmp_path / "category_data").mkdir(parents=True, exist_ok=True)
-    manifest = {"comparison_scope": "standalone", "gpu_utilization": util, **extra}
-    (tmp_path / "category_data/category_manifest.json").write_text(json.dumps(manifest))
-    return tmp_path
+    sheet = None if timeline is None else pd.read_csv(io.StringIO(timeline))
+    return system_inputs(manifest(util, scope=scope), timeline=sheet)
 
 
 TIMELINE = """type,time ms,percent
@@ -49,22 +55,22 @@ def test_threshold_constant() -> None:
 @pytest.mark.parametrize(
     ("idle", "flagged"), [(15.0, False), (14.99, False), (15.0001, True), (86.27, True)]
 )
-def test_idle_flag_is_strictly_above_15(tmp_path: Path, idle: float, flagged: bool) -> None:
-    doc = analyze_cpu_idle(make_run(tmp_path, idle))
+def test_idle_flag_is_strictly_above_15(idle: float, flagged: bool) -> None:
+    doc = analyze_cpu_idle(make_run(idle))
     assert doc.status == "OK"
     assert doc.idle_flagged is flagged
 
 
-def test_flag_uses_unrounded_percent(tmp_path: Path) -> None:
-    doc = analyze_cpu_idle(make_run(tmp_path, 15.004))
+def test_flag_uses_unrounded_percent() -> None:
+    doc = analyze_cpu_idle(make_run(15.004))
     assert doc.gpu_utilization is not None
     assert doc.gpu_utilization.idle_time_percent == 15.0  # shown rounded
     assert doc.idle_flagged is True  # judged unrounded
 
 
-def test_document_from_manifest(tmp_path: Path) -> None:
+def test_document_from_manifest() -> None:
     # total 123.4567 ms, idle 8.5604 % -> 10.56829... ms
-    run = make_run(tmp_path, 8.5604, total=123.4567)
+    run = make_run(8.5604, total=123.4567)
     assert analyze_cpu_idle(run).model_dump(mode="json") == {
         "status": "OK",
         "idle_flagged": False,
@@ -86,11 +92,8 @@ def test_document_from_manifest(tmp_path: Path) -> None:
     }
 
 
-def test_csv_timeline_preferred_and_exposed_comm_used(tmp_path: Path) -> None:
-    run = make_run(tmp_path, 1.0)
-    (run / "perf_report_csvs").mkdir()
-    (run / "perf_report_csvs/gpu_timeline.csv").write_text(TIMELINE)
-    util = analyze_cpu_idle(run).model_dump()["gpu_utilization"]
+def test_report_timeline_preferred_and_exposed_comm_used() -> None:
+    util = analyze_cpu_idle(make_run(1.0, timeline=TIMELINE)).model_dump()["gpu_utilization"]
     assert util == {
         "total_time_ms": 10.0,
         "idle_time_ms": 2.5,
@@ -101,46 +104,45 @@ def test_csv_timeline_preferred_and_exposed_comm_used(tmp_path: Path) -> None:
     }
 
 
-def test_comparative_reads_trace1_csvs(tmp_path: Path) -> None:
-    run = make_run(tmp_path, 1.0, comparison_scope="comparative")
-    (run / "perf_report_csvs").mkdir()
-    (run / "perf_report_csvs/gpu_timeline.csv").write_text(TIMELINE.replace("25.0", "99.0"))
-    (run / "perf_report_trace1_csvs").mkdir()
-    (run / "perf_report_trace1_csvs/gpu_timeline.csv").write_text(TIMELINE)
-    doc = analyze_cpu_idle(run)
+def test_comparative_manifest_still_uses_the_analysed_trace_timeline() -> None:
+    """The timeline is the perf report's of the trace analysed (TraceLens: trace1's CSVs);
+    the manifest's 1 % idle is not read when it is there."""
+    doc = analyze_cpu_idle(make_run(1.0, timeline=TIMELINE, scope="comparative"))
     assert doc.gpu_utilization is not None and doc.gpu_utilization.idle_time_percent == 25.0
     assert doc.idle_flagged is True
 
 
-def test_missing_inputs_give_error_document(tmp_path: Path) -> None:
-    doc = analyze_cpu_idle(tmp_path)
+def test_no_gpu_time_gives_error_document() -> None:
+    doc = analyze_cpu_idle(system_inputs(manifest()))  # no timeline, total 0 ms
     dumped = doc.model_dump(mode="json")
     assert list(dumped) == ["status", "error"]
-    assert dumped["status"] == "ERROR" and "not found" in dumped["error"]
+    assert dumped["status"] == "ERROR" and "no GPU time" in dumped["error"]
 
 
 @pytest.mark.parametrize(
     "content", ["{not json", "[]", json.dumps({"gpu_utilization": {"idle_time_percent": 3}})]
 )
-def test_unusable_manifest_gives_error_document(tmp_path: Path, content: str) -> None:
+def test_unusable_manifest_is_not_read_back(tmp_path: Path, content: str) -> None:
     (tmp_path / "category_data").mkdir()
-    (tmp_path / "category_data/category_manifest.json").write_text(content)
-    doc = analyze_cpu_idle(tmp_path)
-    assert doc.status == "ERROR" and doc.error
+    (tmp_path / layout.MANIFEST).write_text(content)
+    assert RunFolder(tmp_path).read_manifest() is None
 
 
-def test_bad_csv_gives_error_document(tmp_path: Path) -> None:
-    run = make_run(tmp_path, 1.0)
-    (run / "perf_report_csvs").mkdir()
-    (run / "perf_report_csvs/gpu_timeline.csv").write_text("type,percent\nidle_time,3\n")
-    assert analyze_cpu_idle(run).status == "ERROR"
+def test_timeline_without_total_row_falls_back_to_the_manifest() -> None:
+    no_total = "\n".join(ln for ln in TIMELINE.splitlines() if not ln.startswith("total_time"))
+    assert Timeline.from_sheet(pd.read_csv(io.StringIO(no_total))) is None
+    doc = analyze_cpu_idle(make_run(20.0, total=50.0, timeline=no_total))
+    assert doc.gpu_utilization is not None
+    assert (doc.gpu_utilization.total_time_ms, doc.gpu_utilization.idle_time_ms) == (50.0, 10.0)
+    assert doc.idle_flagged is True
 
 
 def test_write_metrics_is_atomic_and_overwrites(tmp_path: Path) -> None:
-    target = tmp_path / "out/cpu_idle_metrics.json"
+    folder = RunFolder(tmp_path / "out")
     first = CpuIdleMetrics(status="ERROR", error="x")
-    write_metrics(target, first)
-    second = analyze_cpu_idle(make_run(tmp_path / "run", 20.0))
-    write_metrics(target, second)
+    target = folder.write_metrics("cpu_idle", first)
+    assert target == tmp_path / "out" / layout.metrics("cpu_idle")
+    second = analyze_cpu_idle(make_run(20.0))
+    assert folder.write_metrics("cpu_idle", second) == target
     assert json.loads(target.read_text()) == second.model_dump(mode="json")
     assert [p.name for p in target.parent.iterdir()] == ["cpu_idle_metrics.json"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -16,6 +15,9 @@ from rooflens.analyzers.categories.kernel_fusion import (
     estimate,
     prefilter,
 )
+from rooflens.analyzers.categories.system_inputs import SystemInputs
+from rooflens.analyzers.perf.platforms import Platform, get_platform
+from tests.helpers.pipeline_runs import manifest, system_inputs
 
 PEAKS = Peaks(hbm_tbs=1.0, matrix_tflops=1000.0, vector_tflops=100.0)
 GEMM = "sm90_xmma_gemm_bf16"
@@ -180,29 +182,26 @@ def test_confidence(name, names, matrix, confidence):
     assert classify_confidence(name, names, matrix) == confidence
 
 
-def write_run(tmp_path: Path, candidates, baseline_ms=10.0, csv=True, meta=True) -> Path:
-    data = tmp_path / "category_data"
-    data.mkdir(parents=True, exist_ok=True)
-    if candidates is not None:
-        (data / "fusion_candidates.json").write_text(json.dumps(candidates))
-    manifest = {"platform": "H100", "gpu_utilization": {"total_time_ms": baseline_ms}}
-    (data / "category_manifest.json").write_text(json.dumps(manifest))
-    if csv:
-        (tmp_path / "perf_report_csvs").mkdir()
-        summary().to_csv(tmp_path / "perf_report_csvs/unified_perf_summary.csv", index=False)
-    if meta:
-        (tmp_path / "metadata").mkdir()
-        peaks = {"peak_hbm_bw_tbs": 1.0, "max_achievable_tflops": {"vector_bf16": 100.0}}
-        (tmp_path / "metadata/gemm_metadata.json").write_text(json.dumps(peaks))
-    return tmp_path
+# the platform whose roofline the estimates use: PEAKS's bandwidth and vector roof
+TEST_PLATFORM = Platform(name="H100-test", mem_bw_gbps=1000.0, peak_tflops={"vector_bf16": 100.0})
 
 
-def test_analyze_writes_ok_document_with_high_confidence_map(tmp_path):
+def make_run(candidates, baseline_ms=10.0, unified=True, platform=TEST_PLATFORM) -> SystemInputs:
+    return system_inputs(
+        manifest({"total_time_ms": baseline_ms}, platform=platform.name),
+        fusion_candidates=candidates,
+        unified=summary() if unified else None,
+        platform=platform,
+    )
+
+
+def test_analyze_gives_ok_document_with_high_confidence_map():
     mlp = cand([gemm(100), kernel(GELU, 50), gemm(100)], instances=10, name="Qwen2MLP")
     chain = cand([kernel("ew_0", 100), kernel("ew_1", 100), kernel("ew_2", 100)], name="c")
-    doc = analyze_kernel_fusion(write_run(tmp_path, [chain, mlp])).model_dump(mode="json")
+    doc = analyze_kernel_fusion(make_run([chain, mlp])).model_dump(mode="json")
     assert doc["status"] == "OK" and doc["candidate_count"] == 2
     assert doc["estimated_count"] == 2 and doc["peak_hbm_bw_tbs"] == 1.0
+    assert doc["platform"] == "H100-test"
     assert [e["operation"] for e in doc["impact_estimates"]] == ["Qwen2MLP", "c"]
     assert doc["total_time_ms"] == pytest.approx(2.8)
     assert doc["total_impact_score"] == pytest.approx(
@@ -212,15 +211,21 @@ def test_analyze_writes_ok_document_with_high_confidence_map(tmp_path):
     assert "warnings" not in doc and "error" not in doc
 
 
-def test_platform_peaks_when_no_metadata(tmp_path):
+def test_peaks_come_from_the_run_platform():
     chain = cand([kernel("ew_0", 100), kernel("ew_1", 100), kernel("ew_2", 100)], name="c")
-    doc = analyze_kernel_fusion(write_run(tmp_path, [chain], meta=False))
-    assert doc.status == "OK" and doc.peak_hbm_bw_tbs and doc.peak_hbm_bw_tbs > 1.0
+    mi300x = get_platform("MI300X")
+    doc = analyze_kernel_fusion(make_run([chain], platform=mi300x))
+    assert doc.status == "OK" and doc.platform == "MI300X"
+    assert doc.peak_hbm_bw_tbs == mi300x.mem_bw() / 1000 and doc.peak_hbm_bw_tbs > 1.0
+    # a faster memory makes the fused kernel cheaper: a larger saving than at 1 TB/s
+    slow = analyze_kernel_fusion(make_run([chain]))
+    assert doc.impact_estimates and slow.impact_estimates
+    assert doc.impact_estimates[0].impact_score_high > slow.impact_estimates[0].impact_score_high
 
 
-def test_no_data_when_nothing_survives_the_prefilter(tmp_path):
+def test_no_data_when_nothing_survives_the_prefilter():
     tiny = cand([kernel("ew_0", 1), kernel("ew_1", 1)])
-    doc = analyze_kernel_fusion(write_run(tmp_path, [tiny])).model_dump(mode="json")
+    doc = analyze_kernel_fusion(make_run([tiny])).model_dump(mode="json")
     assert doc == {
         "category": "kernel_fusion",
         "status": "NO_DATA",
@@ -229,9 +234,11 @@ def test_no_data_when_nothing_survives_the_prefilter(tmp_path):
     }
 
 
-def test_errors_for_missing_inputs(tmp_path):
-    doc = analyze_kernel_fusion(write_run(tmp_path / "a", None)).model_dump(mode="json")
-    assert doc["status"] == "ERROR" and "Fusion candidates" in doc["error"]
+def test_errors_for_missing_inputs():
+    doc = analyze_kernel_fusion(make_run([], unified=False)).model_dump(mode="json")
+    assert doc["status"] == "ERROR" and "unified_perf_summary" in doc["error"]
     assert set(doc) == {"category", "status", "error"}
-    doc = analyze_kernel_fusion(write_run(tmp_path / "b", [], csv=False))
-    assert doc.status == "ERROR" and "unified_perf_summary.csv" in doc.error
+    chain = cand([kernel("ew_0", 100), kernel("ew_1", 100)], name="c")
+    doc = analyze_kernel_fusion(make_run([chain], baseline_ms=0.0)).model_dump(mode="json")
+    assert doc["status"] == "ERROR" and "total_time_ms) is not positive" in doc["error"]
+    assert set(doc) == {"category", "status", "error"}

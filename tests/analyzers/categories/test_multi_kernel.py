@@ -6,21 +6,26 @@ Every run below has a 100 ms GPU total, so a time in ms is also its percent of t
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from rooflens.analyzers import layout
 from rooflens.analyzers.categories.multi_kernel import (
     COMM_EXPOSED_PERCENT_LIMIT,
     CROSS_VALIDATION_TOLERANCE_PERCENT,
     MEMCPY_COUNT_LIMIT,
     MEMCPY_PERCENT_LIMIT,
+    NO_TOTAL,
     OVERLAP_MIN_COMM_US,
     OVERLAP_TARGET_RATIO,
     analyze_multi_kernel,
 )
-from rooflens.analyzers.categories.system_inputs import write_metrics
+from rooflens.analyzers.categories.system_inputs import SystemInputs, Timeline
+from rooflens.analyzers.pipeline.folder import RunFolder
+from tests.helpers.pipeline_runs import manifest, system_inputs
 
 TOTAL_US = 100_000.0
 
@@ -55,12 +60,11 @@ def overlap(
 
 
 def make_run(
-    tmp_path: Path,
     by_direction: dict[str, Any] | None = None,
     nccl_count: int = 0,
     ovl: dict[str, Any] | None = None,
     computation_percent: float = 60.0,
-) -> Path:
+) -> SystemInputs:
     by_direction = by_direction or {}
     data = {
         "memcpy_summary": {
@@ -71,8 +75,6 @@ def make_run(
         "nccl_summary": {"total_count": nccl_count, "total_time_us": 0},
         "overlap_analysis": ovl if ovl is not None else overlap(),
     }
-    (tmp_path / "category_data").mkdir(parents=True, exist_ok=True)
-    (tmp_path / "category_data/multi_kernel_data.json").write_text(json.dumps(data))
     util = {
         "total_time_ms": TOTAL_US / 1000,
         "computation_time_percent": computation_percent,
@@ -80,12 +82,10 @@ def make_run(
         "exposed_memcpy_time_percent": 0.0,
         "idle_time_percent": 100 - computation_percent,
     }
-    manifest = {"comparison_scope": "standalone", "gpu_utilization": util}
-    (tmp_path / "category_data/category_manifest.json").write_text(json.dumps(manifest))
-    return tmp_path
+    return system_inputs(manifest(util), multi_kernel=data)
 
 
-def dump(run: Path) -> dict[str, Any]:
+def dump(run: SystemInputs) -> dict[str, Any]:
     return analyze_multi_kernel(run).model_dump(mode="json")
 
 
@@ -109,10 +109,8 @@ def test_constants_match_section_9() -> None:
     ],
 )
 @pytest.mark.parametrize("name", ["D2H", "H2D"])
-def test_memcpy_direction_edges(
-    tmp_path: Path, name: str, count: int, time_us: float, flagged: bool
-) -> None:
-    doc = dump(make_run(tmp_path, {name: direction(count, time_us)}))
+def test_memcpy_direction_edges(name: str, count: int, time_us: float, flagged: bool) -> None:
+    doc = dump(make_run({name: direction(count, time_us)}))
     assessment = doc["memcpy_assessment"]
     assert assessment["flagged"] is flagged
     assert [i["direction"] for i in assessment["issues"]] == ([name] if flagged else [])
@@ -120,8 +118,8 @@ def test_memcpy_direction_edges(
     assert patterns == ([f"high_{name.lower()}_memcpy"] if flagged else [])
 
 
-def test_device_to_device_never_flagged(tmp_path: Path) -> None:
-    doc = dump(make_run(tmp_path, {"D2D": direction(500, 50_000.0)}))
+def test_device_to_device_never_flagged() -> None:
+    doc = dump(make_run({"D2D": direction(500, 50_000.0)}))
     assert doc["memcpy_assessment"] == {
         "flagged": False,
         "total_count": 500,
@@ -131,10 +129,10 @@ def test_device_to_device_never_flagged(tmp_path: Path) -> None:
     }
 
 
-def test_memcpy_issue_fields_and_order(tmp_path: Path) -> None:
+def test_memcpy_issue_fields_and_order() -> None:
     # H2D 15 x, 21.34 µs over 100 ms -> 0.021 ms, 0.02134 % -> 0.02
     dirs = {"H2D": direction(15, 21.34, 2207.27), "D2H": direction(2, 6_789.4, 800.0)}
-    doc = dump(make_run(tmp_path, dirs))
+    doc = dump(make_run(dirs))
     assert doc["memcpy_assessment"]["issues"] == [
         {
             "direction": "D2H",
@@ -161,8 +159,8 @@ def test_memcpy_issue_fields_and_order(tmp_path: Path) -> None:
 # --- communication blocking ---------------------------------------------------------------
 
 
-def test_no_communication(tmp_path: Path) -> None:
-    doc = dump(make_run(tmp_path))
+def test_no_communication() -> None:
+    doc = dump(make_run())
     assert doc["nccl_blocking_assessment"] == {
         "flagged": False,
         "details": "No communication events detected",
@@ -175,9 +173,9 @@ def test_no_communication(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("exposed_us", "flagged"), [(5_000.0, False), (5_010.0, True)])
-def test_exposed_comm_edge(tmp_path: Path, exposed_us: float, flagged: bool) -> None:
+def test_exposed_comm_edge(exposed_us: float, flagged: bool) -> None:
     ovl = overlap(comm_us=20_000.0, exposed_us=exposed_us, ratio=0.9)
-    doc = dump(make_run(tmp_path, nccl_count=3, ovl=ovl))
+    doc = dump(make_run(nccl_count=3, ovl=ovl))
     pct = round(exposed_us / 1000, 2)
     assert doc["nccl_blocking_assessment"] == {
         "flagged": flagged,
@@ -201,11 +199,9 @@ def test_exposed_comm_edge(tmp_path: Path, exposed_us: float, flagged: bool) -> 
         (100.0, 0.7, False),  # exactly the target
     ],
 )
-def test_overlap_edges(
-    tmp_path: Path, comm_us: float, ratio: float | None, expected: bool | None
-) -> None:
+def test_overlap_edges(comm_us: float, ratio: float | None, expected: bool | None) -> None:
     ovl = overlap(comm_us=comm_us, exposed_us=0.0, ratio=ratio)
-    doc = dump(make_run(tmp_path, nccl_count=1, ovl=ovl))
+    doc = dump(make_run(nccl_count=1, ovl=ovl))
     got = doc["overlap_assessment"]
     if expected is None:
         assert got == {
@@ -225,9 +221,9 @@ def test_overlap_edges(
     assert ("poor_comm_compute_overlap" in patterns) is expected
 
 
-def test_pattern_order(tmp_path: Path) -> None:
+def test_pattern_order() -> None:
     ovl = overlap(comm_us=30_000.0, exposed_us=20_000.0, ratio=0.3333)
-    doc = dump(make_run(tmp_path, {"H2D": direction(11, 10.0)}, nccl_count=2, ovl=ovl))
+    doc = dump(make_run({"H2D": direction(11, 10.0)}, nccl_count=2, ovl=ovl))
     assert [p["pattern"] for p in doc["patterns_detected"]] == [
         "high_h2d_memcpy",
         "nccl_blocking_compute",
@@ -243,11 +239,9 @@ def test_pattern_order(tmp_path: Path) -> None:
     ("computation_percent", "status"),
     [(49.0, "PASS"), (48.99, "WARN")],  # mk 50 ms: 1/50 = 2.0 % (PASS), 1.01/50 = 2.02 % WARN
 )
-def test_cross_validation_tolerance(
-    tmp_path: Path, computation_percent: float, status: str
-) -> None:
+def test_cross_validation_tolerance(computation_percent: float, status: str) -> None:
     ovl = overlap(computation_time_us=50_000.0)
-    run = make_run(tmp_path, ovl=ovl, computation_percent=computation_percent)
+    run = make_run(ovl=ovl, computation_percent=computation_percent)
     cv = dump(run)["cross_validation"]
     tl = computation_percent
     assert cv["checks"][0] == {
@@ -267,8 +261,8 @@ def test_cross_validation_tolerance(
     assert cv["warnings"] == expected
 
 
-def test_cross_validation_zero_and_total(tmp_path: Path) -> None:
-    checks = dump(make_run(tmp_path))["cross_validation"]["checks"]
+def test_cross_validation_zero_and_total() -> None:
+    checks = dump(make_run())["cross_validation"]["checks"]
     assert [c["metric"] for c in checks] == [
         "Computation time",
         "Exposed communication time",
@@ -280,34 +274,50 @@ def test_cross_validation_zero_and_total(tmp_path: Path) -> None:
     assert checks[3]["status"] == "PASS" and checks[3]["diff_pct"] == 0.0
 
 
-def test_cross_validation_skips_missing_values(tmp_path: Path) -> None:
-    ovl = overlap()
-    del ovl["computation_time_us"]
-    run = make_run(tmp_path, ovl=ovl)
-    manifest = json.loads((run / "category_data/category_manifest.json").read_text())
-    del manifest["gpu_utilization"]["exposed_memcpy_time_percent"]
-    (run / "category_data/category_manifest.json").write_text(json.dumps(manifest))
-    cv = dump(run)["cross_validation"]
+def test_cross_validation_skips_missing_timeline_rows() -> None:
+    # a gpu_timeline without computation or exposed-memcpy rows: those two are not compared
+    timeline = Timeline(
+        time_ms={"total_time": 100.0, "exposed_comm_time": 0.0},
+        percent={"total_time": 100.0, "exposed_comm_time": 0.0},
+    )
+    cv = dump(replace(make_run(), timeline=timeline))["cross_validation"]
     assert [c["status"] for c in cv["checks"]] == ["SKIP", "PASS", "SKIP", "PASS"]
+    assert cv["checks"][0] == {
+        "metric": "Computation time",
+        "status": "SKIP",
+        "reason": "no gpu_timeline value",
+    }
     assert cv["status"] == "PASS"
 
 
-# --- totals, fallbacks and errors ---------------------------------------------------------
+def test_cross_validation_skips_without_overlap_analysis() -> None:
+    run = make_run()
+    assert run.multi_kernel is not None
+    no_overlap = run.multi_kernel.model_copy(update={"overlap_analysis": None})
+    doc = dump(replace(run, multi_kernel=no_overlap))
+    assert {c["reason"] for c in doc["cross_validation"]["checks"]} == {
+        "no multi_kernel_data value"
+    }
+    assert [c["status"] for c in doc["cross_validation"]["checks"]] == ["SKIP"] * 4
+    assert doc["cross_validation"]["status"] == "PASS"
+    assert doc["overlap_analysis"] == {}
 
 
-def test_total_falls_back_to_overlap_analysis(tmp_path: Path) -> None:
-    run = make_run(tmp_path, {"H2D": direction(1, 6_000.0)}, ovl=overlap(total_time_us=120_000.0))
-    (run / "category_data/category_manifest.json").unlink()
-    doc = dump(run)
+# --- totals and errors ----------------------------------------------------------------------
+
+
+def test_no_gpu_total_leaves_the_memcpy_assessment_unjudged() -> None:
+    run = make_run({"H2D": direction(11, 6_000.0)})
+    zero = system_inputs(manifest(), multi_kernel=run.multi_kernel)  # total 0 ms, no timeline
+    doc = dump(zero)
     assert doc["status"] == "SUCCESS"
-    assert doc["total_time_ms"] == 120.0
-    assert doc["memcpy_assessment"]["percent_of_total"] == 5.0  # 6 / 120 ms: not > 5 %
-    assert doc["memcpy_assessment"]["flagged"] is False
-    assert {c["status"] for c in doc["cross_validation"]["checks"]} == {"SKIP"}
+    assert doc["total_time_ms"] == 0.0
+    assert doc["memcpy_assessment"] == {"flagged": False, "details": NO_TOTAL}
+    assert doc["patterns_detected"] == []  # 11 transfers, but nothing to judge them against
 
 
-def test_success_document_keys(tmp_path: Path) -> None:
-    doc = dump(make_run(tmp_path))
+def test_success_document_keys() -> None:
+    doc = dump(make_run())
     assert list(doc) == [
         "status",
         "total_time_ms",
@@ -334,33 +344,27 @@ ERROR_SHAPE = {
 }
 
 
-def test_missing_data_gives_error_document(tmp_path: Path) -> None:
-    doc = dump(tmp_path)
+def test_missing_data_gives_error_document() -> None:
+    doc = dump(replace(make_run(), multi_kernel=None))
     assert doc.pop("status") == "ERROR"
-    assert doc.pop("error").startswith("multi_kernel_data.json not found")
+    assert doc.pop("error").startswith("the run has no multi-kernel data")
     assert doc == ERROR_SHAPE
 
 
-@pytest.mark.parametrize("content", ["{oops", "[1, 2]", json.dumps({"error": "no GPU events"})])
-def test_unusable_data_gives_error_document(tmp_path: Path, content: str) -> None:
-    (tmp_path / "category_data").mkdir()
-    (tmp_path / "category_data/multi_kernel_data.json").write_text(content)
-    doc = dump(tmp_path)
-    assert doc["status"] == "ERROR" and doc["error"]
+def test_data_reporting_an_error_gives_error_document() -> None:
+    run = make_run()
+    assert run.multi_kernel is not None
+    failed = run.multi_kernel.model_copy(update={"error": "no GPU events"})
+    doc = dump(replace(run, multi_kernel=failed))
+    assert doc["status"] == "ERROR"
+    assert doc["error"] == "the multi-kernel data reports an error: no GPU events"
     assert {k: doc[k] for k in ERROR_SHAPE} == ERROR_SHAPE
 
 
-def test_no_total_at_all_gives_error_document(tmp_path: Path) -> None:
-    ovl = overlap()
-    del ovl["total_time_us"]
-    run = make_run(tmp_path, ovl=ovl)
-    (run / "category_data/category_manifest.json").unlink()
-    assert dump(run)["status"] == "ERROR"
-
-
 def test_write_metrics_round_trip(tmp_path: Path) -> None:
-    doc = analyze_multi_kernel(make_run(tmp_path / "run"))
-    target = tmp_path / "run/category_data/multi_kernel_metrics.json"
-    write_metrics(target, doc)
+    doc = analyze_multi_kernel(make_run())
+    target = RunFolder(tmp_path / "run").write_metrics("multi_kernel", doc)
+    assert target == tmp_path / "run" / layout.metrics("multi_kernel")
+    assert target == tmp_path / "run/category_data/multi_kernel_metrics.json"
     assert json.loads(target.read_text()) == doc.model_dump(mode="json")
-    assert not [p for p in target.parent.iterdir() if p.name.endswith(".tmp")]
+    assert [p.name for p in target.parent.iterdir()] == ["multi_kernel_metrics.json"]

@@ -9,7 +9,8 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from rooflens.analyzers.categories import analyze_category, category_for, other, write_metrics
+from rooflens.analyzers import layout
+from rooflens.analyzers.categories import analyze_category, category_for, other
 from rooflens.analyzers.categories.impact import (
     category_findings,
     eff_bucket,
@@ -25,12 +26,14 @@ from rooflens.analyzers.categories.scoring import (
     launcher_path,
     score,
 )
+from rooflens.analyzers.pipeline.folder import RunFolder
+from tests.helpers.pipeline_runs import category_metadata
 
-META: dict[str, Any] = {
-    "peak_hbm_bw_tbs": 5.3,
-    "max_achievable_tflops": {"matrix_bf16": 708, "vector_bf16": 163},
-    "gpu_utilization": {"total_time_ms": 100.0},
-}
+META = category_metadata(
+    peak_hbm_bw_tbs=5.3,
+    max_achievable_tflops={"matrix_bf16": 708, "vector_bf16": 163},
+    util={"total_time_ms": 100.0},
+)
 
 
 def row(name: str = "aten::op", time_us: float = 1000.0, pct: float | None = 50.0, **cols: Any):
@@ -112,7 +115,8 @@ def test_no_perf_model_goes_heuristic_with_fractions() -> None:
 
 
 def test_no_baseline_gives_no_estimate() -> None:
-    ops = build_operations(frame(row(pct=None)), {**META, "gpu_utilization": {}})
+    no_baseline = META.model_copy(update={"gpu_utilization": category_metadata().gpu_utilization})
+    ops = build_operations(frame(row(pct=None)), no_baseline)
     assert ops[0].percent_of_total is None
     assert impact_estimates(ops, "x", None) == ()
 
@@ -302,29 +306,31 @@ def test_other_drops_communication_only_for_other() -> None:
     assert "communication_ops_skipped" not in kept.category_specific
 
 
-def write_run(tmp_path: Path, key: str, ops: pd.DataFrame) -> Path:
-    (tmp_path / "category_data").mkdir()
-    (tmp_path / "metadata").mkdir()
-    ops.to_csv(tmp_path / "category_data" / f"{key}_ops.csv", index=False)
-    (tmp_path / "metadata" / f"{key}_metadata.json").write_text(json.dumps(META))
-    return tmp_path
-
-
 def test_analyze_and_write_roundtrip(tmp_path: Path) -> None:
-    run = write_run(tmp_path, "gemm", frame(row("aten::mm", 20_000.0, 50.0)))
-    metrics = analyze_category(run, "gemm")
-    path = write_metrics(run, metrics)
+    metrics = analyze_category("gemm", frame(row("aten::mm", 20_000.0, 50.0)), META, {})
+    path = RunFolder(tmp_path).write_metrics("gemm", metrics)
     doc = json.loads(path.read_text())
+    assert path == tmp_path / layout.metrics("gemm")
     assert path.name == "gemm_metrics.json" and doc["status"] == "OK"
+    assert doc == metrics.document()
     assert doc["category_findings"][0]["impact_score"] == 8.75
     assert doc["category_specific"]["missing_perf_model_count"] == 1
-    assert sorted(p.name for p in path.parent.iterdir()) == ["gemm_metrics.json", "gemm_ops.csv"]
+    assert sorted(p.name for p in path.parent.iterdir()) == ["gemm_metrics.json"]
 
 
-def test_bad_inputs_give_status_documents(tmp_path: Path) -> None:
-    assert analyze_category(tmp_path, "gemm").document()["status"] == "ERROR"
-    assert analyze_category(tmp_path, "cpu_idle").status == "ERROR"
-    assert analyze_category(tmp_path, "../etc").status == "ERROR"
-    no_data = analyze_category(tmp_path, "moe_fused").document()
+def test_blank_text_cells_count_as_missing() -> None:
+    """As in the CSV the analysis once read: an empty Compute Spec is no perf model."""
+    blank = frame(row("aten::mm", 20_000.0, 50.0, **{"Compute Spec": ""}))
+    assert analyze_category("gemm", blank, META, {}) == analyze_category(
+        "gemm", frame(row("aten::mm", 20_000.0, 50.0, **{"Compute Spec": None})), META, {}
+    )
+
+
+def test_bad_inputs_give_status_documents() -> None:
+    assert analyze_category("gemm", None, META, {}).document()["status"] == "ERROR"
+    assert analyze_category("gemm", frame(row()), None, {}).status == "ERROR"
+    assert analyze_category("cpu_idle", frame(row()), META, {}).status == "ERROR"
+    assert analyze_category("../etc", frame(row()), META, {}).status == "ERROR"
+    no_data = analyze_category("moe_fused", None, None, {}).document()
     assert no_data["status"] == "NO_DATA" and "category_findings" not in no_data
     assert category_for("ssm_fwd") is not None and category_for("kernel_fusion") is None

@@ -1,105 +1,26 @@
-"""Drafted findings from hand-made metrics JSON: markers equal the metrics, files validate."""
+"""Drafted findings from hand-made metrics: markers equal the metrics, files validate."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
+from rooflens.analyzers import layout
+from rooflens.analyzers.categories.documents import metrics_document
+from rooflens.analyzers.categories.multi_kernel import error_document
 from rooflens.analyzers.findings.contract import Status, Tier, parse_findings, render_findings
-from rooflens.analyzers.findings.drafts import draft_findings, findings_path, write_draft
+from rooflens.analyzers.findings.drafts import draft_findings
 from rooflens.analyzers.findings.validate import validate_findings
+from rooflens.analyzers.pipeline.folder import RunFolder
+from tests.helpers.sample_metrics import CPU_IDLE, FUSION, GEMM, MULTI_KERNEL, typed
 
 
-def op(name, time_ms, pct, eff, bound, args="(64,64) bf16"):
-    efficiency = {
-        "efficiency_percent": eff, "bound_type": bound, "flops_per_byte": 12.5,
-        "compute_spec": "matrix_bf16", "resolved_peak_maf": 708.0, "resolved_peak_hbm_bw": 5.3,
-    }  # fmt: skip
-    return {
-        "name": name, "count": 4, "time_ms": time_ms, "percent_of_total": pct,
-        "efficiency": efficiency, "args": args, "library": "vendor GEMM",
-        "launcher_path": "model.py(10): forward", "kernel_name_trunc": f"{name}_kernel",
-        "module_chain": ["Net", "Block"],
-    }  # fmt: skip
-
-
-def member(name, time_ms, eff, method="quantified", bound="compute"):
-    return {
-        "operation": name, "time_ms": time_ms, "efficiency_pct": eff, "estimate_method": method,
-        "bound_type": bound, "impact_score": 1.0, "impact_score_low": 0.5,
-        "impact_score_high": 1.5,
-    }  # fmt: skip
-
-
-GEMM = {
-    "category": "gemm", "status": "OK", "comparison_scope": "standalone",
-    "total_time_ms": 20.0, "percent_of_compute": 40.0, "operation_count": 3,
-    "operations": [
-        op("aten::mm", 8.0, 16.0, 35.5, "compute"),
-        op("aten::addmm", 4.4, 8.8, 42.0, "compute", args="(8,8) bf16<br>(8,8) bf16"),
-        op("aten::_foo", 3.0, 6.0, None, None),
-    ],
-    "category_findings": [
-        {
-            "rank": 1, "bound_type": "compute", "library": "vendor GEMM", "eff_bucket": "30-60",
-            "estimate_method": "quantified", "impact_score": 7.31, "impact_score_low": 6.27,
-            "impact_score_high": 8.36, "member_count": 2,
-            "members": [member("aten::mm", 8.0, 35.5), member("aten::addmm", 4.4, 42.0)],
-        },
-        {
-            "rank": 2, "bound_type": "unmodeled", "library": "Unknown", "eff_bucket": "unknown",
-            "estimate_method": "heuristic", "impact_score": 1.8, "impact_score_low": 0.9,
-            "impact_score_high": 2.7, "percent_of_total": 6.0, "member_count": 1,
-            "members": [member("aten::_foo", 3.0, None, "heuristic", None)],
-        },
-    ],
-}  # fmt: skip
-FUSION = {
-    "category": "kernel_fusion", "status": "OK", "candidate_count": 3, "estimated_count": 2,
-    "impact_estimates": [
-        {"operation": "RMSNorm", "impact_score": 11.72, "impact_score_low": 10.04,
-         "impact_score_high": 13.39, "estimation": "full", "bound_type": "memory",
-         "time_ms": 4.789, "instance_count": 49, "kernel_count": 8, "modeled_kernel_count": 8,
-         "confidence": "high", "affected_gpu_kernels": ["k_a", "k|b"],
-         "fusion_type": "memory_bound"},
-        {"operation": "MLP", "impact_score": 3.1, "impact_score_low": 2.66,
-         "impact_score_high": 3.54, "estimation": "partial", "bound_type": "compute",
-         "time_ms": 9.37, "instance_count": 24, "kernel_count": 5, "modeled_kernel_count": 3,
-         "confidence": "low", "affected_gpu_kernels": [], "fusion_type": "matrix_compute"},
-    ],
-}  # fmt: skip
-CPU_IDLE = {
-    "status": "OK", "idle_flagged": True,
-    "gpu_utilization": {"total_time_ms": 50.0, "idle_time_ms": 12.5, "idle_time_percent": 25.0,
-                        "computation_percent": 75.0, "communication_percent": 0.0,
-                        "memcpy_percent": 0.0},
-    "impact_estimates": [],
-}  # fmt: skip
-MULTI_KERNEL = {
-    "status": "SUCCESS", "total_time_ms": 50.0,
-    "memcpy_assessment": {"flagged": True, "issues": [
-        {"direction": "D2H", "count": 40, "time_ms": 3.2, "percent_of_total": 6.4,
-         "avg_bytes": 1024.0, "description": "x"}]},
-    "nccl_blocking_assessment": {"flagged": True, "exposed_comm_time_ms": 4.0,
-                                 "total_comm_time_ms": 9.0, "exposed_percent_of_total": 8.0},
-    "overlap_assessment": {"flagged": True, "overlap_ratio": 0.4, "overlap_percent": 40.0,
-                           "target_percent": 70},
-    "impact_estimates": [],
-}  # fmt: skip
-
-
-def run_with(tmp_path: Path, key: str, metrics: dict) -> Path:
-    (tmp_path / "category_data").mkdir(exist_ok=True)
-    (tmp_path / "category_data" / f"{key}_metrics.json").write_text(json.dumps(metrics))
-    return tmp_path
-
-
-def drafted(tmp_path, key, metrics):
-    findings = draft_findings(run_with(tmp_path, key, metrics), key)
+def drafted(key, metrics):
+    analysed = typed(key, metrics) if isinstance(metrics, dict) else metrics
+    findings = draft_findings(key, analysed)
     text = render_findings(findings)
-    assert validate_findings(text, findings.tier, metrics=metrics) == []
+    assert validate_findings(text, findings.tier, metrics=metrics_document(analysed)) == []
     assert parse_findings(text, findings.tier) == findings
     return findings, text
 
@@ -108,8 +29,8 @@ def attrs(marker):
     return {k: float(v) for k, v in marker.attrs}
 
 
-def test_compute_cards_copy_the_metrics_numbers(tmp_path):
-    findings, text = drafted(tmp_path, "gemm", GEMM)
+def test_compute_cards_copy_the_metrics_numbers():
+    findings, text = drafted("gemm", GEMM)
     assert findings.tier == Tier.COMPUTE and findings.status == Status.SUCCESS
     assert [c.number for c in findings.cards] == [1, 2]
     for card, block, f in zip(
@@ -142,43 +63,37 @@ def test_compute_cards_copy_the_metrics_numbers(tmp_path):
         ({"category": "gemm", "status": "ERROR", "error": "CSV missing"}, Status.ERROR),
     ],
 )
-def test_compute_nothing_to_report(tmp_path, metrics, status):
-    findings, text = drafted(tmp_path, "gemm", metrics)
+def test_compute_nothing_to_report(metrics, status):
+    findings, text = drafted("gemm", metrics)
     assert findings.status == status and findings.nothing_to_report
     if status == Status.ERROR:
         assert "CSV missing" in text
 
 
-def test_missing_metrics_is_an_error(tmp_path):
-    findings = draft_findings(tmp_path, "gemm")
-    assert findings.status == Status.ERROR
-    assert validate_findings(render_findings(findings), Tier.COMPUTE) == []
-
-
-def test_cpu_idle(tmp_path):
-    findings, text = drafted(tmp_path, "cpu_idle", CPU_IDLE)
+def test_cpu_idle():
+    findings, text = drafted("cpu_idle", CPU_IDLE)
     assert findings.tier == Tier.SYSTEM and len(findings.cards) == 1
     assert findings.cards[0].impact.attrs == (("low", "null"), ("mid", "null"), ("high", "null"))
     assert "| Idle time | 12.5 ms (25.0%) | true |" in text
-    quiet, _ = drafted(tmp_path, "cpu_idle", {**CPU_IDLE, "idle_flagged": False})
+    quiet, _ = drafted("cpu_idle", {**CPU_IDLE, "idle_flagged": False})
     assert quiet.status == Status.NO_FINDINGS
 
 
-def test_multi_kernel_one_card_per_flagged_issue(tmp_path):
-    findings, text = drafted(tmp_path, "multi_kernel", MULTI_KERNEL)
+def test_multi_kernel_one_card_per_flagged_issue():
+    findings, text = drafted("multi_kernel", MULTI_KERNEL)
     assert len(findings.cards) == 3 == len(findings.details)
     assert "| D2H time | 3.2 ms (6.4%) | true |" in text
     assert "| Exposed communication | 4.0 ms (8.0%) | true |" in text
     assert "| Overlap ratio | 40.0% | true |" in text
     quiet = {k: {"flagged": False} if k.endswith("assessment") else v
              for k, v in MULTI_KERNEL.items()}  # fmt: skip
-    assert drafted(tmp_path, "multi_kernel", quiet)[0].status == Status.NO_FINDINGS
-    error = drafted(tmp_path, "multi_kernel", {"status": "ERROR", "error": "no data"})[0]
+    assert drafted("multi_kernel", quiet)[0].status == Status.NO_FINDINGS
+    error = drafted("multi_kernel", error_document("no data"))[0]
     assert error.status == Status.ERROR
 
 
-def test_kernel_fusion(tmp_path):
-    findings, text = drafted(tmp_path, "kernel_fusion", FUSION)
+def test_kernel_fusion():
+    findings, text = drafted("kernel_fusion", FUSION)
     assert findings.tier == Tier.FUSION
     first, second = findings.cards
     assert (first.icon, first.suffix) == ("🔴", "4.789 ms, 49 instances")
@@ -189,15 +104,21 @@ def test_kernel_fusion(tmp_path):
         "low": 2.66, "high": 3.54}  # fmt: skip
     assert "k\\|b" in text
     empty = {"category": "kernel_fusion", "status": "NO_DATA", "candidate_count": 0}
-    assert drafted(tmp_path, "kernel_fusion", empty)[0].status == Status.NO_FINDINGS
+    assert drafted("kernel_fusion", empty)[0].status == Status.NO_FINDINGS
 
 
-def test_write_draft_places_files(tmp_path):
-    run_with(tmp_path, "gemm", GEMM)
-    run_with(tmp_path, "kernel_fusion", FUSION)
-    path = write_draft(tmp_path, "gemm")
-    assert path == tmp_path / "category_findings" / "gemm_findings.md"
+def test_written_drafts_land_in_the_layout_and_read_back(tmp_path: Path):
+    folder = RunFolder(tmp_path)
+    gemm = draft_findings("gemm", typed("gemm", GEMM))
+    path = folder.write_findings("gemm", gemm)
+    assert (
+        path
+        == tmp_path / "category_findings" / "gemm_findings.md"
+        == tmp_path / layout.findings("gemm")
+    )
     assert path.read_text(encoding="utf-8").startswith("# gemm findings")
-    fusion = write_draft(tmp_path, "kernel_fusion")
-    assert fusion == findings_path(tmp_path, "kernel_fusion")
+    fusion_draft = draft_findings("kernel_fusion", typed("kernel_fusion", FUSION))
+    fusion = folder.write_findings("kernel_fusion", fusion_draft)
+    assert fusion == tmp_path / layout.findings("kernel_fusion")
     assert fusion.parent.name == "system_findings" and fusion.is_file()
+    assert folder.read_findings("gemm") == gemm

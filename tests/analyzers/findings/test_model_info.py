@@ -3,48 +3,51 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
+from rooflens.analyzers import layout
 from rooflens.analyzers.findings.model_info import (
     UNKNOWN,
+    ModelIdentification,
+    condensed_csv,
+    merged_identity,
     model_identification,
     module_names,
-    read_rows,
-    write_model_identification,
+    op_rows,
 )
+from rooflens.analyzers.pipeline.folder import RunFolder
 
 COLUMNS = ["name", "Input type", "Input Dims", "operation_count", "call_stack_full"]
 BF16 = "c10::BFloat16"
 
 
-def _stack(*modules: str) -> str:
+def _stack(*modules: str) -> list[str]:
     frames = ["runner.py(1): main"]
     for m in modules:
         frames += [f"nn.Module: {m}", "torch/nn/modules/module.py(1755): _call_impl"]
-    return json.dumps(frames)
+    return frames
 
 
-def _row(name: str, types: list, dims: list, count: int = 1, stack: str = "[]") -> dict:
+def _row(name: str, types: list, dims: list, count: int = 1, stack: list | None = None) -> dict:
+    """One row of the perf report's unified table (structured cells as Python objects)."""
     return {
         "name": name,
-        "Input type": json.dumps(types),
-        "Input Dims": json.dumps(dims),
-        "operation_count": str(count),
-        "call_stack_full": stack,
+        "Input type": types,
+        "Input Dims": dims,
+        "operation_count": count,
+        "call_stack_full": stack or [],
     }
 
 
-def _write(run: Path, rows: list[dict], columns: list[str] = COLUMNS) -> Path:
-    path = run / "perf_report_csvs" / "unified_perf_summary.csv"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=columns, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(rows)
-    return run
+def _rows(rows: list[dict], columns: list[str] = COLUMNS) -> list[dict[str, str]] | None:
+    """The rows model identification reads, from a unified table of `rows`."""
+    frame = pd.DataFrame(rows)
+    return op_rows(frame[[c for c in columns if c in frame.columns]].assign(extra=1.0))
 
 
 def _llama_rows(layers: int = 4, indexed: bool = True) -> list[dict]:
@@ -63,16 +66,28 @@ def _llama_rows(layers: int = 4, indexed: bool = True) -> list[dict]:
     return rows
 
 
-def test_module_names_parse_json_stacks(tmp_path: Path) -> None:
-    rows = read_rows(_write(tmp_path, _llama_rows(2)))
+def _known(rows: list[dict]) -> list[dict[str, str]]:
+    found = _rows(rows)
+    assert found is not None
+    return found
+
+
+def _llama(layers: int = 4, indexed: bool = True) -> list[dict[str, str]]:
+    return _known(_llama_rows(layers, indexed))
+
+
+def test_module_names_parse_json_stacks() -> None:
+    rows = _rows(_llama_rows(2))
+    assert rows is not None
+    assert json.loads(rows[0]["call_stack_full"])[1] == "nn.Module: LlamaModel"  # JSON text
     assert module_names(rows) == [
         "Embedding", "Linear", "LlamaAttention", "LlamaDecoderLayer_0", "LlamaDecoderLayer_1",
         "LlamaModel",
     ]  # fmt: skip
 
 
-def test_identification_from_shapes(tmp_path: Path) -> None:
-    info = model_identification(_write(tmp_path, _llama_rows(4)))
+def test_identification_from_shapes() -> None:
+    info = model_identification(_llama(4))
     assert info.model == "Llama"
     assert "decoder-only" in info.architecture
     assert (info.hidden_size, info.num_layers, info.vocab_size) == (256, 4, 32000)
@@ -85,15 +100,15 @@ def test_identification_from_shapes(tmp_path: Path) -> None:
     assert any("LlamaDecoderLayer_<n>" in e for e in info.evidence)
 
 
-def test_layer_count_falls_back_to_attention_ops(tmp_path: Path) -> None:
-    info = model_identification(_write(tmp_path, _llama_rows(6, indexed=False)))
+def test_layer_count_falls_back_to_attention_ops() -> None:
+    info = model_identification(_llama(6, indexed=False))
     assert info.num_layers == 6
     assert any("attention op" in e for e in info.evidence)
 
 
-def test_unknown_family_and_scale(tmp_path: Path) -> None:
+def test_unknown_family_and_scale() -> None:
     rows = [_row("aten::mm", ["float", "float"], [[8, 64], [64, 64]], 3, _stack("MyNet"))]
-    info = model_identification(_write(tmp_path, rows))
+    info = model_identification(_known(rows))
     assert info.model == UNKNOWN and info.scale == UNKNOWN
     assert info.precision == "fp32"
     assert info.hidden_size is None  # only bf16/fp16 inputs vote for the hidden size
@@ -113,50 +128,49 @@ def test_unknown_family_and_scale(tmp_path: Path) -> None:
         (["Sequential", "Conv2d"], UNKNOWN),
     ],
 )
-def test_family_rules(tmp_path: Path, modules: list[str], family: str) -> None:
+def test_family_rules(modules: list[str], family: str) -> None:
     rows = [_row("aten::relu", ["float"], [[1, 8]], 1, _stack(*modules))]
-    assert model_identification(_write(tmp_path, rows)).model == family
+    assert model_identification(_known(rows)).model == family
 
 
-def test_missing_csv(tmp_path: Path) -> None:
-    info = model_identification(tmp_path)
+def test_no_unified_table() -> None:
+    assert op_rows(None) is None
+    info = model_identification([])
     assert info.model == UNKNOWN and info.confidence == "low"
-    assert write_model_identification(tmp_path) is None
-    assert not (tmp_path / "metadata").exists()
 
 
-def test_missing_columns(tmp_path: Path) -> None:
-    _write(tmp_path, _llama_rows(1), columns=["name", "Input Dims"])
-    assert read_rows(tmp_path) is None
+def test_missing_columns() -> None:
+    assert _rows(_llama_rows(1), columns=["name", "Input Dims"]) is None
 
 
 def test_write_metadata_files(tmp_path: Path) -> None:
-    run = _write(tmp_path, _llama_rows(2))
-    info = write_model_identification(run)
-    meta = run / "metadata"
-    with (meta / "condensed_op_info.csv").open(newline="") as f:
-        rows = list(csv.reader(f))
-    assert rows[0] == ["name", "Input type", "Input Dims"]
-    assert rows[1][0] == "aten::mm" and json.loads(rows[1][2]) == [[32, 256], [256, 256]]
-    assert len(rows) == 1 + len(_llama_rows(2))
-    names = (meta / "nn_modules.txt").read_text().splitlines()
+    rows = _llama(2)
+    info = model_identification(rows)
+    RunFolder(tmp_path).write_identity(rows, info)
+    with (tmp_path / layout.CONDENSED_OPS).open(newline="") as f:
+        written = list(csv.reader(f))
+    assert written == list(csv.reader(io.StringIO(condensed_csv(rows))))
+    assert written[0] == ["name", "Input type", "Input Dims"]
+    assert written[1][0] == "aten::mm" and json.loads(written[1][2]) == [[32, 256], [256, 256]]
+    assert len(written) == 1 + len(_llama_rows(2))
+    names = (tmp_path / layout.NN_MODULES).read_text().splitlines()
     assert names == sorted(set(names)) and "LlamaModel" in names
-    saved = json.loads((meta / "model_info.json").read_text())
+    saved = json.loads((tmp_path / layout.MODEL_INFO).read_text())
     assert saved["model"] == info.model == "Llama"
     assert saved["source"] == "trace_inference"
-    # re-running overwrites our own inference (not treated as submitted)
-    assert write_model_identification(run).source == "trace_inference"
+    assert layout.MODEL_INFO == "metadata/model_info.json"
 
 
-@pytest.mark.parametrize("location", ["model_info.json", "metadata/model_info.json"])
-def test_submitted_model_info_wins(tmp_path: Path, location: str) -> None:
-    run = _write(tmp_path, _llama_rows(2))
-    sub = run / location
-    sub.parent.mkdir(parents=True, exist_ok=True)
-    sub.write_text(json.dumps({"model": "Llama-3.2-1B", "scale": "1.2B", "precision": None}))
-    info = write_model_identification(run)
+def test_submitted_model_info_wins(tmp_path: Path) -> None:
+    rows = _llama(2)
+    submitted = ModelIdentification(model="Llama-3.2-1B", scale="1.2B", hidden_size=None)
+    info = merged_identity(model_identification(rows), submitted)
     assert info.model == "Llama-3.2-1B" and info.scale == "1.2B"
-    assert info.precision == "bf16"  # null submitted values do not erase the inference
+    assert info.precision == "bf16"  # what was not submitted stays the inference's
+    assert info.hidden_size == 256  # a null submitted value does not erase the inference
     assert info.source == "submitted"
-    saved = json.loads((run / "metadata" / "model_info.json").read_text())
+    assert info.evidence[-1] == "submitted model_info.json overrides the trace inference"
+    assert merged_identity(model_identification(rows), None).source == "trace_inference"
+    RunFolder(tmp_path).write_identity(rows, info)
+    saved = json.loads((tmp_path / layout.MODEL_INFO).read_text())
     assert saved["model"] == "Llama-3.2-1B" and saved["num_layers"] == 2

@@ -4,47 +4,67 @@ from __future__ import annotations
 
 import base64
 import io
-import json
 from pathlib import Path
 
 import pytest
 from PIL import Image
 
+from rooflens.analyzers import layout
 from rooflens.analyzers.findings.plot import (
     REMAINDER_LABEL,
+    PlotResult,
     compute_segments,
     read_savings,
     render_plot,
 )
+from rooflens.analyzers.findings.priorities import PriorityData, Recommendation
+from rooflens.analyzers.pipeline.folder import RunFolder
+from rooflens.analyzers.prepare.manifest import Manifest
+from tests.helpers.pipeline_runs import entry, manifest, written
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
-def _manifest(total: float = 100.0) -> dict:
-    return {
-        "gpu_utilization": {"total_time_ms": total},
-        "categories": [
-            {"name": "cpu_idle", "display_name": "CPU/Idle", "tier": "system"},
-            {"name": "gemm", "display_name": "GEMM", "tier": "compute_kernel",
-             "gpu_kernel_time_ms": 30.0},
-            {"name": "elementwise", "display_name": "elementwise", "tier": "compute_kernel",
-             "gpu_kernel_time_ms": 45.0},
-            {"name": "reduce", "display_name": "reduce", "tier": "compute_kernel",
-             "gpu_kernel_time_ms": 0.0},
-            {"name": "sdpa_fwd", "display_name": "SDPA_fwd", "tier": "compute_kernel",
-             "gpu_kernel_time_ms": 10.0},
+def _manifest(total: float = 100.0) -> Manifest:
+    return manifest(
+        {"total_time_ms": total},
+        [
+            entry("cpu_idle", "system", display_name="CPU/Idle"),
+            entry("gemm", gpu_kernel_time_ms=30.0, display_name="GEMM"),
+            entry("elementwise", gpu_kernel_time_ms=45.0),
+            entry("reduce", gpu_kernel_time_ms=0.0),
+            entry("sdpa_fwd", gpu_kernel_time_ms=10.0, display_name="SDPA_fwd"),
         ],
-    }  # fmt: skip
+    )
 
 
-def _run(tmp_path: Path, manifest: dict | None, priority: dict | None = None) -> Path:
-    if manifest is not None:
-        (tmp_path / "category_data").mkdir()
-        (tmp_path / "category_data" / "category_manifest.json").write_text(json.dumps(manifest))
-    if priority is not None:
-        (tmp_path / "priority_data.json").write_text(json.dumps(priority))
-    return tmp_path
+def _document(m: Manifest) -> dict:
+    """The manifest as the plot reads it."""
+    return m.model_dump(mode="json")
 
+
+def _recommendation(category: str, mid: float, low: float, high: float) -> Recommendation:
+    return Recommendation(
+        category=category,
+        impact_score=mid,
+        impact_score_low=low,
+        impact_score_high=high,
+        operation_count=1,
+    )
+
+
+RANKED = PriorityData(
+    baseline_ms=100.0,
+    priorities=[],
+    recommendations=[
+        _recommendation("gemm", 5.0, 4.0, 8.0),
+        _recommendation("sdpa_fwd", 10.0, 6.0, 12.0),
+        _recommendation("gemm", 1.0, 1.0, 1.0),
+    ],
+    findings=[],
+    all_estimates=[],
+    failed_categories=[],
+)
 
 PRIORITY = {
     "recommendations": [
@@ -59,7 +79,7 @@ PRIORITY = {
 
 
 def test_segments_sorted_desc_with_remainder() -> None:
-    total, segs = compute_segments(_manifest())
+    total, segs = compute_segments(_document(_manifest()))
     assert total == 100.0
     assert [s.name for s in segs] == ["elementwise", "gemm", "sdpa_fwd", "non_compute"]
     assert segs[-1].time_ms == pytest.approx(15.0)
@@ -69,7 +89,7 @@ def test_segments_sorted_desc_with_remainder() -> None:
 
 
 def test_no_remainder_when_compute_fills_baseline() -> None:
-    _, segs = compute_segments(_manifest(total=85.0))
+    _, segs = compute_segments(_document(_manifest(total=85.0)))
     assert "non_compute" not in [s.name for s in segs]
 
 
@@ -95,14 +115,14 @@ def test_savings_fall_back_to_priorities_key() -> None:
 
 
 @pytest.mark.parametrize("with_priority", [True, False])
-def test_render_writes_valid_png(tmp_path: Path, with_priority: bool) -> None:
-    run = _run(tmp_path, _manifest(), PRIORITY if with_priority else None)
-    res = render_plot(run, "Model on MI300X — Performance Breakdown")
+def test_render_gives_a_valid_png_the_folder_writes(tmp_path: Path, with_priority: bool) -> None:
+    res = render_plot(
+        _manifest(), RANKED if with_priority else None, "Model on MI300X — Performance Breakdown"
+    )
     assert res.drawn and res.reason is None
-    assert res.path == run / "perf_improvement.png"
-    data = res.path.read_bytes()
-    assert data == res.png_bytes
-    assert data[:8] == PNG_MAGIC
+    assert written(tmp_path) == set()  # rendering writes nothing
+    data = res.png_bytes
+    assert data is not None and data[:8] == PNG_MAGIC
     assert len(data) > 10_000
     img = Image.open(io.BytesIO(data))
     assert img.format == "PNG"
@@ -110,9 +130,12 @@ def test_render_writes_valid_png(tmp_path: Path, with_priority: bool) -> None:
     assert img.size[1] > 600
     # not blank: many distinct colours (the bars, the palette, the text)
     assert len(img.convert("RGB").getcolors(maxcolors=1 << 20) or []) > 50
-    b64 = (run / "perf_improvement_base64.txt").read_text()
-    assert base64.b64decode(b64) == data
     assert res.categories_drawn == ["elementwise", "gemm", "sdpa_fwd", "non_compute"]
+    RunFolder(tmp_path).write_plot(res)
+    assert written(tmp_path) == {layout.PLOT, layout.PLOT_BASE64}
+    assert (tmp_path / "perf_improvement.png").read_bytes() == data
+    b64 = (tmp_path / "perf_improvement_base64.txt").read_text()
+    assert base64.b64decode(b64) == data
 
 
 def _edges_blank(img: Image.Image, band: int = 6) -> bool:
@@ -124,50 +147,38 @@ def _edges_blank(img: Image.Image, band: int = 6) -> bool:
     return all(grey.crop(box).getextrema()[0] > 240 for box in boxes)
 
 
-def test_a_long_title_and_labels_are_never_cut_off(tmp_path: Path) -> None:
+def test_a_long_title_and_labels_are_never_cut_off() -> None:
     """The title wraps, and the image grows to hold every label and range text."""
-    run = _run(tmp_path, _manifest(), PRIORITY)
     title = "A very long model name " * 8 + "on MI300X — Performance Breakdown"
-    res = render_plot(run, title)
+    res = render_plot(_manifest(), RANKED, title)
+    short = render_plot(_manifest(), RANKED, "Short")
+    assert res.png_bytes is not None and short.png_bytes is not None
     img = Image.open(io.BytesIO(res.png_bytes))
-    short = Image.open(io.BytesIO(render_plot(run, "Short").png_bytes))
-    assert _edges_blank(img) and _edges_blank(short)
-    assert abs(img.size[0] - short.size[0]) < 150  # wrapped, not widened past the figure
+    short_img = Image.open(io.BytesIO(short.png_bytes))
+    assert _edges_blank(img) and _edges_blank(short_img)
+    assert abs(img.size[0] - short_img.size[0]) < 150  # wrapped, not widened past the figure
 
 
-def test_no_plot_without_manifest(tmp_path: Path) -> None:
-    res = render_plot(tmp_path, "t")
-    assert not res.drawn and "manifest" in res.reason
-    assert not (tmp_path / "perf_improvement.png").exists()
+def test_an_undrawn_plot_writes_nothing(tmp_path: Path) -> None:
+    RunFolder(tmp_path).write_plot(PlotResult(None, reason="no segments"))
+    assert written(tmp_path) == set()
 
 
-def test_no_plot_when_baseline_not_positive(tmp_path: Path) -> None:
-    res = render_plot(_run(tmp_path, _manifest(total=0.0)), "t")
-    assert not res.drawn and "baseline" in res.reason
+def test_no_plot_when_baseline_not_positive() -> None:
+    res = render_plot(_manifest(total=0.0), RANKED, "t")
+    assert not res.drawn and res.png_bytes is None and "baseline" in (res.reason or "")
 
 
-def test_no_plot_without_segments(tmp_path: Path) -> None:
-    manifest = {
-        "gpu_utilization": {"total_time_ms": 10.0},
-        "categories": [
-            {"name": "gemm", "tier": "compute_kernel", "gpu_kernel_time_ms": 0.0},
-            {"name": "cpu_idle", "tier": "system", "gpu_kernel_time_ms": None},
-        ],
-    }
-    res = render_plot(_run(tmp_path, manifest), "t")
-    assert not res.drawn and "segments" in res.reason
-    assert not (tmp_path / "perf_improvement.png").exists()
+def test_no_plot_without_segments() -> None:
+    m = manifest(
+        {"total_time_ms": 10.0},
+        [entry("gemm", gpu_kernel_time_ms=0.0), entry("cpu_idle", "system")],
+    )
+    res = render_plot(m, None, "t")
+    assert not res.drawn and "segments" in (res.reason or "")
+    assert res.categories_drawn == []
 
 
-def test_single_category_filling_baseline(tmp_path: Path) -> None:
-    manifest = {
-        "gpu_utilization": {"total_time_ms": 10.0},
-        "categories": [{"name": "gemm", "tier": "compute_kernel", "gpu_kernel_time_ms": 10.0}],
-    }
-    assert render_plot(_run(tmp_path, manifest), "t").categories_drawn == ["gemm"]
-
-
-def test_unreadable_manifest(tmp_path: Path) -> None:
-    (tmp_path / "category_data").mkdir()
-    (tmp_path / "category_data" / "category_manifest.json").write_text("{not json")
-    assert not render_plot(tmp_path, "t").drawn
+def test_single_category_filling_baseline() -> None:
+    m = manifest({"total_time_ms": 10.0}, [entry("gemm", gpu_kernel_time_ms=10.0)])
+    assert render_plot(m, None, "t").categories_drawn == ["gemm"]

@@ -1,79 +1,112 @@
-"""generate_priority_data / write_priority_data on hand-made category_data folders."""
+"""priority_data on hand-made manifests and metrics; the written document on RunFolder."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
-import pytest
-
-from rooflens.analyzers.findings.priorities import generate_priority_data, write_priority_data
+from rooflens.analyzers import layout
+from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics
+from rooflens.analyzers.categories.documents import Metrics
+from rooflens.analyzers.categories.kernel_fusion import FusionEstimate, KernelFusionMetrics
+from rooflens.analyzers.categories.models import (
+    CategoryMetrics,
+    Finding,
+    ImpactEstimate,
+    error_metrics,
+    no_data_metrics,
+)
+from rooflens.analyzers.categories.multi_kernel import error_document
+from rooflens.analyzers.findings.priorities import priority_data
+from rooflens.analyzers.pipeline.folder import RunFolder
+from rooflens.analyzers.prepare.manifest import CategoryEntry, Manifest
+from tests.helpers.pipeline_runs import entry, manifest
 
 # computation time = 100 ms × 50 % = 50 ms ⇒ fallback threshold 2.5 ms
 GPU = {"total_time_ms": 100.0, "computation_time_percent": 50.0, "idle_time_percent": 50.0}
 
 
-def manifest(run_dir: Path, categories: list[dict[str, Any]]) -> None:
-    folder = run_dir / "category_data"
-    folder.mkdir(parents=True, exist_ok=True)
-    data = {"gpu_utilization": GPU, "categories": categories}
-    (folder / "category_manifest.json").write_text(json.dumps(data), encoding="utf-8")
+def run_manifest(categories: list[CategoryEntry]) -> Manifest:
+    return manifest(GPU, categories)
 
 
-def compute(name: str, time_ms: float, display: str | None = None) -> dict[str, Any]:
-    return {
-        "name": name,
-        "display_name": display or name,
-        "tier": "compute_kernel",
-        "gpu_kernel_time_ms": time_ms,
+def compute(name: str, time_ms: float, display: str | None = None) -> CategoryEntry:
+    return entry(name, "compute_kernel", time_ms, display)
+
+
+def estimate(op: str, mid: float, method: str = "quantified") -> ImpactEstimate:
+    quantified = method == "quantified"
+    return ImpactEstimate(
+        operation=op,
+        category="x",
+        type="kernel_tuning" if quantified else "unmodeled_significant",
+        estimate_method=method,  # type: ignore[arg-type]
+        impact_score=mid,
+        impact_score_low=round(mid * 0.75, 2),
+        impact_score_high=round(mid * 1.25, 2),
+        efficiency_pct=20.0 if quantified else None,
+        bound_type="memory" if quantified else None,
+        library=None,
+        time_ms=1.0,
+        percent_of_total=None if quantified else round(mid / 0.3, 2),
+    )
+
+
+def finding(mid: float, rank: int = 1, method: str = "quantified", members: int = 1) -> Finding:
+    heuristic = method == "heuristic"
+    return Finding(
+        rank=rank,
+        bound_type="unmodeled" if heuristic else "memory",
+        library="Unknown",
+        eff_bucket="unknown" if heuristic else "0-30",
+        estimate_method=method,  # type: ignore[arg-type]
+        impact_score=mid,
+        impact_score_low=round(mid * 0.75, 2),
+        impact_score_high=round(mid * 1.25, 2),
+        percent_of_total=round(mid / 0.3, 2) if heuristic else None,
+        member_count=members,
+        members=(estimate("op", mid / members, method),) * members,
+    )
+
+
+def ok(category: str, findings: list[Finding], estimates: list[ImpactEstimate] | None = None):
+    return CategoryMetrics(
+        category=category,
+        status="OK",
+        impact_estimates=tuple(estimates or ()),
+        category_findings=tuple(findings),
+    )
+
+
+def fusion_estimate(op: str, mid: float) -> FusionEstimate:
+    return FusionEstimate(
+        operation=op,
+        impact_score=mid,
+        impact_score_low=round(mid * 0.75, 2),
+        impact_score_high=round(mid * 1.25, 2),
+        estimation="full",
+        bound_type="memory",
+        time_ms=1.0,
+        instance_count=1,
+        kernel_count=2,
+        modeled_kernel_count=2,
+        confidence="medium",
+        affected_gpu_kernels=["k1", "k2"],
+        fusion_type="memory_bound",
+    )
+
+
+def test_estimates_and_findings_in_filename_order() -> None:
+    idle = {"operation": "idle", "estimate_method": "quantified", "impact_score": 0.1}
+    metrics: dict[str, Metrics] = {
+        "sdpa": ok("sdpa", [finding(2.0)], [estimate("s", 2.0)]),
+        "gemm": ok("gemm", [finding(3.0), finding(2.0, 2)], [estimate("g", 3.0)]),
+        "kernel_fusion": KernelFusionMetrics(
+            status="OK", impact_estimates=[fusion_estimate("f", 9.0)]
+        ),
+        "cpu_idle": CpuIdleMetrics(status="OK", impact_estimates=[idle]),
     }
-
-
-def estimate(op: str, mid: float) -> dict[str, Any]:
-    return {"operation": op, "estimate_method": "quantified", "impact_score": mid}
-
-
-def finding(
-    mid: float, rank: int = 1, method: str = "quantified", members: int = 1
-) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "bound_type": "memory" if method == "quantified" else "unmodeled",
-        "library": "Unknown",
-        "eff_bucket": "0-30" if method == "quantified" else "unknown",
-        "estimate_method": method,
-        "impact_score": mid,
-        "impact_score_low": round(mid * 0.75, 2),
-        "impact_score_high": round(mid * 1.25, 2),
-    }
-    if method == "heuristic":
-        out["percent_of_total"] = round(mid / 0.3, 2)
-    out.update(member_count=members, members=[{"operation": "op"}] * members, rank=rank)
-    return out
-
-
-def metrics(run_dir: Path, stem: str, payload: dict[str, Any] | str) -> None:
-    path = run_dir / "category_data" / f"{stem}_metrics.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = payload if isinstance(payload, str) else json.dumps(payload)
-    path.write_text(text, encoding="utf-8")
-
-
-def ok(category: str | None, findings: list[dict], estimates: list[dict] | None = None) -> dict:
-    data: dict[str, Any] = {"status": "OK", "impact_estimates": estimates or []}
-    if category is not None:
-        data["category"] = category
-        data["category_findings"] = findings
-    return data
-
-
-def test_estimates_and_findings_in_filename_order(tmp_path: Path) -> None:
-    manifest(tmp_path, [compute("gemm", 1.0), compute("sdpa", 1.0)])
-    metrics(tmp_path, "sdpa", ok("sdpa", [finding(2.0)], [estimate("s", 2.0)]))
-    metrics(tmp_path, "gemm", ok("gemm", [finding(3.0), finding(2.0, 2)], [estimate("g", 3.0)]))
-    metrics(tmp_path, "kernel_fusion", ok("kernel_fusion", [], [estimate("f", 9.0)]))
-    metrics(tmp_path, "cpu_idle", ok(None, [], [estimate("idle", 0.1)]))
-    data = generate_priority_data(tmp_path)
+    data = priority_data(run_manifest([compute("gemm", 1.0), compute("sdpa", 1.0)]), metrics)
     assert data.baseline_ms == 100.0
     assert [e["operation"] for e in data.all_estimates] == ["idle", "g", "f", "s"]
     got = [(f.category, f.category_rank, f.global_rank, f.impact_score) for f in data.findings]
@@ -82,10 +115,10 @@ def test_estimates_and_findings_in_filename_order(tmp_path: Path) -> None:
     assert data.failed_categories == []
 
 
-def test_finding_dump_renames_rank_and_keeps_key_order(tmp_path: Path) -> None:
-    manifest(tmp_path, [compute("other", 1.0)])
-    metrics(tmp_path, "other", ok("other", [finding(1.5, method="heuristic"), finding(0.9, 2)]))
-    dumped = generate_priority_data(tmp_path).model_dump(mode="json")["findings"]
+def test_finding_dump_renames_rank_and_keeps_key_order() -> None:
+    other = ok("other", [finding(1.5, method="heuristic"), finding(0.9, 2)])
+    data = priority_data(run_manifest([compute("other", 1.0)]), {"other": other})
+    dumped = data.model_dump(mode="json")["findings"]
     heuristic, quantified = dumped
     assert list(heuristic)[-4:] == ["members", "category", "category_rank", "global_rank"]
     assert "rank" not in heuristic
@@ -94,34 +127,38 @@ def test_finding_dump_renames_rank_and_keeps_key_order(tmp_path: Path) -> None:
     assert list(quantified)[:3] == ["bound_type", "library", "eff_bucket"]
 
 
-def test_rollup_sums_quantified_only_and_caps(tmp_path: Path) -> None:
+def test_rollup_sums_quantified_only_and_caps() -> None:
     names = [f"c{i}" for i in range(8)]
-    manifest(tmp_path, [compute(n, 10.0, n.upper()) for n in names])
+    the_manifest = run_manifest([compute(n, 10.0, n.upper()) for n in names])
+    metrics: dict[str, Metrics] = {}
     for i, name in enumerate(names):
         rows = [finding(1.0 + i, members=2), finding(0.11, 2, members=3)]
         rows.append(finding(50.0, 3, method="heuristic"))  # mixed: not in the rollup sum
-        metrics(tmp_path, name, ok(name, rows))
-    data = generate_priority_data(tmp_path)
+        metrics[name] = ok(name, rows)
+    data = priority_data(the_manifest, metrics)
     assert [p.category for p in data.priorities] == ["c7", "c6", "c5", "c4", "c3", "c2"]
     top = data.priorities[0]
     assert (top.rank, top.display_name, top.source) == (1, "C7", "findings_rollup")
     assert (top.impact_score, top.impact_score_low, top.impact_score_high) == (8.11, 6.08, 10.14)
     assert [r.category for r in data.recommendations] == ["c7", "c6", "c5", "c4", "c3", "c2"]
     assert {r.operation_count for r in data.recommendations} == {5}  # fix (a): 2 + 3
-    assert generate_priority_data(tmp_path, max_recommendations=2).priorities[1].rank == 2
-    assert len(generate_priority_data(tmp_path, max_recommendations=2).recommendations) == 2
+    capped = priority_data(the_manifest, metrics, max_recommendations=2)
+    assert [p.category for p in capped.priorities] == ["c7", "c6"]
+    assert capped.priorities[1].rank == 2
+    assert len(capped.recommendations) == 2
 
 
-def test_heuristic_only_category_gets_row_between_rollup_and_fallback(tmp_path: Path) -> None:
-    manifest(
-        tmp_path,
-        [compute("gemm", 1.0), compute("other", 40.0), compute("triton", 3.0), compute("ew", 5.0)],
+def test_heuristic_only_category_gets_row_between_rollup_and_fallback() -> None:
+    the_manifest = run_manifest(
+        [compute("gemm", 1.0), compute("other", 40.0), compute("triton", 3.0), compute("ew", 5.0)]
     )
-    metrics(tmp_path, "gemm", ok("gemm", [finding(0.6, members=4)]))
     other = [finding(3.0, method="heuristic"), finding(1.2, 2, method="heuristic")]
-    metrics(tmp_path, "other", ok("other", other))
-    metrics(tmp_path, "triton", ok("triton", [finding(7.0, method="heuristic")]))
-    data = generate_priority_data(tmp_path)
+    metrics: dict[str, Metrics] = {
+        "gemm": ok("gemm", [finding(0.6, members=4)]),
+        "other": ok("other", other),
+        "triton": ok("triton", [finding(7.0, method="heuristic")]),
+    }
+    data = priority_data(the_manifest, metrics)
     rows = [(p.rank, p.category, p.impact_score, p.source) for p in data.priorities]
     assert rows == [
         (1, "gemm", 0.6, "findings_rollup"),
@@ -151,10 +188,9 @@ def test_heuristic_only_category_gets_row_between_rollup_and_fallback(tmp_path: 
     }
 
 
-def test_manifest_fallback_threshold_and_order(tmp_path: Path) -> None:
-    system = {"name": "kernel_fusion", "tier": "system", "gpu_kernel_time_ms": 99.0}
-    manifest(
-        tmp_path,
+def test_manifest_fallback_threshold_and_order() -> None:
+    system = entry("kernel_fusion", "system", 99.0)
+    the_manifest = run_manifest(
         [
             system,
             compute("small", 2.49),
@@ -162,11 +198,13 @@ def test_manifest_fallback_threshold_and_order(tmp_path: Path) -> None:
             compute("big", 30.0, "Big"),
             compute("found", 40.0),
             compute("no_metrics", 3.0),
-        ],
+        ]
     )
-    metrics(tmp_path, "found", ok("found", [finding(0.7)]))
-    metrics(tmp_path, "big", ok("big", [], [estimate("b", 0.2)]))  # estimates but no finding
-    data = generate_priority_data(tmp_path)
+    metrics: dict[str, Metrics] = {
+        "found": ok("found", [finding(0.7)]),
+        "big": ok("big", [], [estimate("b", 0.2)]),  # estimates but no finding
+    }
+    data = priority_data(the_manifest, metrics)
     rows = [(p.rank, p.category, p.display_name, p.source) for p in data.priorities]
     assert rows == [
         (1, "found", "found", "findings_rollup"),
@@ -177,49 +215,39 @@ def test_manifest_fallback_threshold_and_order(tmp_path: Path) -> None:
     assert data.priorities[1].gpu_kernel_time_ms == 30.0
 
 
-def test_failed_metrics_are_listed_not_used(tmp_path: Path) -> None:
-    manifest(tmp_path, [compute("gemm", 1.0), compute("moe", 1.0)])
-    metrics(tmp_path, "gemm", {"category": "gemm", "status": "ERROR", "error": "boom"})
-    no_data = {"category": "moe", "status": "NO_DATA", "message": "no MoE ops"}
-    metrics(tmp_path, "moe", no_data)
-    metrics(tmp_path, "kernel_fusion", {"category": "kernel_fusion", "status": "NO_DATA"})
-    metrics(tmp_path, "broken", "{not json")
-    metrics(tmp_path, "listy", "[1, 2]")
-    bad = ok("sdpa", [{"impact_score": 1.0, "rank": 1}], [estimate("lost", 1.0)])
-    metrics(tmp_path, "sdpa", bad)
-    metrics(tmp_path, "norm", ok("norm", [finding(1.0)], [estimate("kept", 1.0)]))
-    data = generate_priority_data(tmp_path)
+def test_failed_metrics_are_listed_not_used() -> None:
+    the_manifest = run_manifest([compute("gemm", 1.0), compute("moe", 1.0)])
+    metrics: dict[str, Metrics] = {
+        "gemm": error_metrics("gemm", "boom"),
+        "moe": no_data_metrics("moe", "no MoE ops"),
+        "kernel_fusion": KernelFusionMetrics(status="NO_DATA"),
+        "multi_kernel": error_document("the run has no multi-kernel data"),
+        "norm": ok("norm", [finding(1.0)], [estimate("kept", 1.0)]),
+    }
+    data = priority_data(the_manifest, metrics)
     failed = [(f.category, f.status) for f in data.failed_categories]
     assert failed == [
-        ("broken", "UNREADABLE"),
         ("gemm", "ERROR"),
         ("kernel_fusion", "NO_DATA"),
-        ("listy", "INVALID"),
         ("moe", "NO_DATA"),
-        ("sdpa", "INVALID"),
+        ("multi_kernel", "ERROR"),
     ]
     messages = {f.category: f.message for f in data.failed_categories}
     assert messages["gemm"] == "boom"
     assert messages["moe"] == "no MoE ops"
     assert messages["kernel_fusion"] == "metrics status is NO_DATA"
-    assert "member_count" in messages["sdpa"]
-    # the usable file still contributes; the invalid one contributes nothing
+    assert messages["multi_kernel"] == "the run has no multi-kernel data"
+    # the usable metrics still contribute; the failed ones contribute nothing
     assert [e["operation"] for e in data.all_estimates] == ["kept"]
     assert [p.category for p in data.priorities] == ["norm"]
 
 
-def test_missing_manifest_raises_instead_of_empty_document(tmp_path: Path) -> None:
-    metrics(tmp_path, "gemm", ok("gemm", [finding(1.0)]))
-    with pytest.raises(FileNotFoundError):
-        generate_priority_data(tmp_path)
-
-
 def test_write_priority_data_round_trip(tmp_path: Path) -> None:
-    manifest(tmp_path, [compute("gemm", 1.0)])
-    metrics(tmp_path, "gemm", ok("gemm", [finding(2.0, members=3)], [estimate("g", 2.0)]))
-    data = generate_priority_data(tmp_path)
-    path = write_priority_data(tmp_path, data)
-    assert path == tmp_path / "priority_data.json"
+    the_manifest = run_manifest([compute("gemm", 1.0)])
+    gemm = ok("gemm", [finding(2.0, members=3)], [estimate("g", 2.0)])
+    data = priority_data(the_manifest, {"gemm": gemm})
+    path = RunFolder(tmp_path).write_priorities(data)
+    assert path == tmp_path / "priority_data.json" == tmp_path / layout.PRIORITIES
     loaded = json.loads(path.read_text(encoding="utf-8"))
     assert list(loaded) == [
         "baseline_ms",

@@ -1,15 +1,24 @@
-"""analysis.md composition and the Level-3 report validator on a small hand-made run folder."""
+"""analysis.md composition from hand-made typed inputs, and the Level-3 report validator on
+the run folder those inputs are written to."""
 
 from __future__ import annotations
 
-import json
 import re
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
 
-from rooflens.analyzers.findings.report import compose_report, write_report
+from rooflens.analyzers import layout
+from rooflens.analyzers.categories.models import CategoryMetrics, Efficiency, Operation
+from rooflens.analyzers.findings.contract import parse_findings
+from rooflens.analyzers.findings.model_info import ModelIdentification
+from rooflens.analyzers.findings.priorities import PriorityData
+from rooflens.analyzers.findings.report import ReportInputs, compose_report
 from rooflens.analyzers.findings.validate_report import validate_report, validate_report_text
+from rooflens.analyzers.pipeline.folder import RunFolder
+from rooflens.analyzers.prepare.manifest import CategoryTables, Manifest
+from tests.helpers.pipeline_runs import category_metadata, entry, manifest
 
 ARGS = "(64,128) bf16<br>(128,256) bf16"
 HEADER = (
@@ -130,30 +139,44 @@ def _finding(cat: str, low: float, mid: float, high: float, rank: int) -> dict:
     }  # fmt: skip
 
 
-def _write(path: Path, data: object) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
+@dataclass(frozen=True)
+class Run:
+    """A run's report inputs in memory, and the folder they are written to (the validator
+    reads the folder)."""
+
+    folder: Path
+    inputs: ReportInputs
+
+    def compose(self) -> str:
+        return compose_report(self.inputs)
+
+    def write_manifest(self, the_manifest: Manifest) -> None:
+        tables = CategoryTables(the_manifest, {}, dict(self.inputs.metadata), {})
+        RunFolder(self.folder).write_category_tables(tables)
+
+
+def _operations(high_variance: bool) -> tuple[Operation, ...]:
+    op = {"name": "aten::mm", "count": 4, "time_ms": 1.0, "percent_of_category": 100.0,
+          "percent_of_total": 10.0, "efficiency": Efficiency(), "args": ARGS, "cov": 0.4,
+          "high_variance": high_variance}  # fmt: skip
+    return (Operation.model_validate(op),)
 
 
 @pytest.fixture
-def run(tmp_path: Path) -> Path:
+def run(tmp_path: Path) -> Run:
     util = {"total_time_ms": 10.0, "computation_time_percent": 70.0, "idle_time_percent": 30.0,
             "exposed_comm_time_percent": 0.0, "exposed_memcpy_time_percent": 0.0}  # fmt: skip
     cats = [
-        {"name": "cpu_idle", "display_name": "CPU/Idle", "tier": "system", "ops_count": 0},
-        {"name": "gemm", "display_name": "GEMM", "tier": "compute_kernel", "ops_count": 3,
-         "gpu_kernel_time_ms": 4.0},
-        {"name": "elementwise", "display_name": "Elementwise", "tier": "compute_kernel",
-         "ops_count": 2, "gpu_kernel_time_ms": 2.0},
-    ]  # fmt: skip
-    manifest = {"platform": "MI300X", "comparison_scope": "standalone", "gpu_utilization": util,
-                "categories": cats}  # fmt: skip
-    _write(tmp_path / "category_data" / "category_manifest.json", manifest)
-    for cat, var in (("gemm", True), ("elementwise", False)):
-        op = {"name": "aten::mm", "args": ARGS, "time_ms": 1.0, "cov": 0.4, "high_variance": var}
-        metrics = {"category": cat, "status": "OK", "operations": [op]}
-        _write(tmp_path / "category_data" / f"{cat}_metrics.json", metrics)
-    priority = {
+        entry("cpu_idle", "system", display_name="CPU/Idle"),
+        entry("gemm", gpu_kernel_time_ms=4.0, display_name="GEMM", ops_count=3),
+        entry("elementwise", gpu_kernel_time_ms=2.0, display_name="Elementwise", ops_count=2),
+    ]
+    the_manifest = manifest(util, cats, platform="MI300X")
+    metrics = {
+        cat: CategoryMetrics(category=cat, status="OK", operations=_operations(var))
+        for cat, var in (("gemm", True), ("elementwise", False))
+    }
+    priority = PriorityData.model_validate({
         "baseline_ms": 10.0,
         "findings": [_finding("gemm", 4.0, 5.0, 6.0, 1), _finding("elementwise", 1.5, 2.0, 2.5, 2)],
         "priorities": [
@@ -165,27 +188,47 @@ def run(tmp_path: Path) -> Path:
         ],
         "recommendations": [], "all_estimates": [],
         "failed_categories": [{"category": "reduce", "status": "ERROR", "message": "boom"}],
-    }  # fmt: skip
-    _write(tmp_path / "priority_data.json", priority)
-    _write(tmp_path / "category_findings" / "gemm_findings.md",
-           _compute_file("gemm", 4.0, 5.0, 6.0, "hipBLASLt"))  # fmt: skip
-    _write(tmp_path / "category_findings" / "elementwise_findings.md",
-           _compute_file("elementwise", 1.5, 2.0, 2.5, "PyTorch Native"))  # fmt: skip
-    _write(tmp_path / "system_findings" / "kernel_fusion_findings.md", FUSION)
-    _write(tmp_path / "system_findings" / "cpu_idle_findings.md", CPU_IDLE)
-    model = {"model": "Llama", "architecture": "decoder", "scale": "~1B", "precision": "bf16"}
-    _write(tmp_path / "metadata" / "model_info.json", model)
-    meta = {"platform": "MI300X", "peak_hbm_bw_tbs": 5.3,
-            "max_achievable_tflops": {"matrix_bf16": 708.0, "matrix_fp8": 1273.0}}  # fmt: skip
-    _write(tmp_path / "metadata" / "gemm_metadata.json", meta)
-    (tmp_path / "perf_improvement.png").write_bytes(b"\x89PNG")
-    return tmp_path
+    })  # fmt: skip
+    findings = {
+        "gemm": parse_findings(_compute_file("gemm", 4.0, 5.0, 6.0, "hipBLASLt"), "compute"),
+        "elementwise": parse_findings(
+            _compute_file("elementwise", 1.5, 2.0, 2.5, "PyTorch Native"), "compute"
+        ),
+        "kernel_fusion": parse_findings(FUSION, "fusion"),
+        "cpu_idle": parse_findings(CPU_IDLE, "system"),
+    }
+    meta = category_metadata(
+        "gemm", peak_hbm_bw_tbs=5.3, max_achievable_tflops={"matrix_bf16": 708.0,
+                                                            "matrix_fp8": 1273.0}
+    )  # fmt: skip
+    identity = ModelIdentification(
+        model="Llama", architecture="decoder", scale="~1B", precision="bf16"
+    )
+    inputs = ReportInputs(
+        manifest=the_manifest,
+        metadata={"gemm": meta},
+        metrics=metrics,
+        findings=findings,
+        priorities=priority,
+        identity=identity,
+        has_plot=True,
+    )
+    folder = RunFolder(tmp_path)
+    built = Run(tmp_path, inputs)
+    built.write_manifest(the_manifest)
+    for key, analysed in metrics.items():
+        folder.write_metrics(key, analysed)
+    for key, found in findings.items():
+        folder.write_findings(key, found)
+    folder.write_priorities(priority)
+    return built
 
 
 def test_composed_report_passes_and_has_every_part(run):
-    path = write_report(run)
+    path = RunFolder(run.folder).write_report(run.compose())
+    assert path == run.folder / layout.REPORT
     text = path.read_text(encoding="utf-8")
-    assert validate_report(run) == []
+    assert validate_report(run.folder) == []
     heads = [ln for ln in text.splitlines() if ln.startswith("## ")]
     assert heads == [
         "## Executive Summary", "## Warnings", "## Compute Kernel Optimizations",
@@ -210,16 +253,16 @@ def test_composed_report_passes_and_has_every_part(run):
 
 
 def test_no_findings_gives_clear_sections(run):
-    data = json.loads((run / "priority_data.json").read_text())
-    data.update(findings=[], priorities=[], failed_categories=[])
-    _write(run / "priority_data.json", data)
-    (run / "system_findings" / "kernel_fusion_findings.md").unlink()
-    (run / "system_findings" / "cpu_idle_findings.md").unlink()
-    text = compose_report(run)
+    empty = run.inputs.priorities.model_copy(
+        update={"findings": [], "priorities": [], "failed_categories": []}
+    )
+    RunFolder(run.folder).write_priorities(empty)
+    compute_only = {k: v for k, v in run.inputs.findings.items() if k in ("gemm", "elementwise")}
+    text = compose_report(replace(run.inputs, priorities=empty, findings=compute_only))
     assert "✅ No compute kernel optimization opportunities identified." in text
     assert "No kernel fusion opportunities detected." in text
     assert "✅ No system-level bottlenecks detected." in text
-    assert validate_report_text(text, run) == []
+    assert validate_report_text(text, run.folder) == []
 
 
 def _drop_exec_table(text: str) -> str:
@@ -258,10 +301,10 @@ BROKEN = {
 
 @pytest.mark.parametrize("rule", sorted(BROKEN))
 def test_broken_report_is_caught(run, rule):
-    text = compose_report(run)
+    text = run.compose()
     broken = BROKEN[rule](text)
     assert broken != text, "the mutation did not apply"
-    problems = validate_report_text(broken, run)
+    problems = validate_report_text(broken, run.folder)
     assert rule in {p.rule for p in problems}, problems
     assert all(p.message and p.line >= 1 for p in problems)
 
@@ -270,35 +313,31 @@ def test_broken_report_is_caught(run, rule):
     "placeholder", ["<Model>", "<platform>", "<Brief Title>", "<Library>", "{{PERF_PLOT}}"]
 )
 def test_placeholders_are_caught(run, placeholder):
-    text = compose_report(run).replace(
-        "![Performance breakdown](perf_improvement.png)", placeholder
-    )
-    problems = [p for p in validate_report_text(text, run) if p.rule == "V5"]
+    text = run.compose().replace("![Performance breakdown](perf_improvement.png)", placeholder)
+    problems = [p for p in validate_report_text(text, run.folder) if p.rule == "V5"]
     assert problems and placeholder in problems[0].message
 
 
 def test_kernel_markup_is_not_a_placeholder(run):
-    text = compose_report(run).replace("Slow gemm ops", "Slow gemm<br>ops <T> x<i>")
-    assert [p for p in validate_report_text(text, run) if p.rule == "V5"] == []
+    text = run.compose().replace("Slow gemm ops", "Slow gemm<br>ops <T> x<i>")
+    assert [p for p in validate_report_text(text, run.folder) if p.rule == "V5"] == []
 
 
 def test_missing_or_short_report_is_v0(run):
-    assert [p.rule for p in validate_report(run)] == ["V0"]
-    assert [p.rule for p in validate_report_text("# tiny", run)] == ["V0"]
+    assert [p.rule for p in validate_report(run.folder)] == ["V0"]
+    assert [p.rule for p in validate_report_text("# tiny", run.folder)] == ["V0"]
 
 
 def test_comparative_scope_from_manifest(run):
-    text = compose_report(run)
-    manifest = json.loads((run / "category_data" / "category_manifest.json").read_text())
-    manifest["comparison_scope"] = "comparative"
-    _write(run / "category_data" / "category_manifest.json", manifest)
-    assert "V7" in {p.rule for p in validate_report_text(text, run)}
+    text = run.compose()
+    run.write_manifest(run.inputs.manifest.model_copy(update={"comparison_scope": "comparative"}))
+    assert "V7" in {p.rule for p in validate_report_text(text, run.folder)}
     fixed = text.replace(" (perf-model coverage 4/4 kernels)", "")
-    assert "V7" not in {p.rule for p in validate_report_text(fixed, run)}
+    assert "V7" not in {p.rule for p in validate_report_text(fixed, run.folder)}
 
 
 def test_missing_finding_card_gets_a_fallback(run):
-    (run / "category_findings" / "elementwise_findings.md").unlink()
-    text = compose_report(run)
+    without = {k: v for k, v in run.inputs.findings.items() if k != "elementwise"}
+    text = compose_report(replace(run.inputs, findings=without))
     assert "### 🟡 P2: Compute-bound elementwise ops" in text
-    assert validate_report_text(text, run) == []
+    assert validate_report_text(text, run.folder) == []

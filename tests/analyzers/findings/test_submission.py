@@ -5,16 +5,22 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from rooflens.analyzers.findings.contract import parse_findings, render_findings
+from rooflens.analyzers.findings.contract import Findings, Status, parse_findings, render_findings
 from rooflens.analyzers.findings.drafts import draft_findings
 from rooflens.analyzers.findings.submission import (
     PItemProse,
     SubmissionError,
     apply_submission,
-    submit_structured,
+    submit,
 )
 from rooflens.analyzers.findings.validate import validate_findings
-from tests.analyzers.findings.test_drafts import GEMM, run_with
+from rooflens.analyzers.pipeline.folder import RunFolder
+from tests.helpers.sample_metrics import GEMM, typed
+
+
+def gemm_draft() -> Findings:
+    return draft_findings("gemm", typed("gemm", GEMM))
+
 
 PROSE = PItemProse(
     rank=1,
@@ -27,9 +33,8 @@ PROSE = PItemProse(
 )
 
 
-def test_prose_replaces_the_draft_text_and_keeps_every_number(tmp_path):
-    run = run_with(tmp_path, "gemm", GEMM)
-    draft = draft_findings(run, "gemm")
+def test_prose_replaces_the_draft_text_and_keeps_every_number():
+    draft = gemm_draft()
     submitted = apply_submission(draft, [PROSE])
     card = submitted.cards[0]
     assert card.title == PROSE.title
@@ -45,15 +50,29 @@ def test_prose_replaces_the_draft_text_and_keeps_every_number(tmp_path):
     assert parse_findings(text, "compute") == submitted
 
 
-def test_submit_structured_writes_the_validated_file(tmp_path):
-    run = run_with(tmp_path, "gemm", GEMM)
-    path = submit_structured(run, "gemm", [PROSE])
-    assert path == run / "category_findings/gemm_findings.md"
+def test_submit_returns_the_validated_findings_the_folder_stores(tmp_path):
+    submitted = submit(gemm_draft(), "gemm", [PROSE])
+    assert submitted.cards[0].field("Action") == PROSE.action
+    assert validate_findings(render_findings(submitted), "compute") == []
+    path = RunFolder(tmp_path).write_findings("gemm", submitted)
+    assert path == tmp_path / "category_findings/gemm_findings.md"
     assert PROSE.action in path.read_text()
+    assert RunFolder(tmp_path).read_findings("gemm") == submitted
 
 
-def test_an_unknown_rank_is_refused_naming_the_ranks_that_exist(tmp_path):
-    draft = draft_findings(run_with(tmp_path, "gemm", GEMM), "gemm")
+def test_a_note_replaces_the_overview_and_statuses_follow_the_draft():
+    noted = submit(gemm_draft(), "gemm", [PROSE], note="Two GEMM shapes dominate.")
+    assert noted.preamble.split("\n\n")[2] == "Two GEMM shapes dominate."
+    with pytest.raises(SubmissionError, match="hold 2 finding"):
+        submit(gemm_draft(), "gemm", [], status="nothing_to_report")
+    with pytest.raises(SubmissionError, match="needs a note"):
+        submit(gemm_draft(), "gemm", [], status="error")
+    failed = submit(gemm_draft(), "gemm", [], status="error", note="The CSV was cut short.")
+    assert failed.status == Status.ERROR and "The CSV was cut short." in failed.preamble
+
+
+def test_an_unknown_rank_is_refused_naming_the_ranks_that_exist():
+    draft = gemm_draft()
     with pytest.raises(SubmissionError, match=r"rank\(s\) \[7\].*ranks are \[1, 2\]"):
         apply_submission(draft, [PItemProse(rank=7, title="x")])
 

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from rooflens.analyzers.perf.platforms import Platform
+from rooflens.analyzers.pipeline.folder import RunFolder
 from rooflens.analyzers.prepare.categories import (
     GENERIC_SKILL,
     SKILLS,
@@ -18,9 +19,11 @@ from rooflens.analyzers.prepare.categories import (
     skill_for,
     time_breakdown,
 )
-from rooflens.analyzers.prepare.manifest import export_categories
+from rooflens.analyzers.prepare.manifest import CategoryTables, Manifest, categorise
+from rooflens.analyzers.prepare.run import prepare
 from rooflens.analyzers.report.build import PerfReport
 from rooflens.analyzers.trace.timeline import GpuTimeline, Timeline
+from tests.helpers.pipeline_runs import sample_results
 
 KT = "Kernel Time (µs)_sum"
 DUR = "total_duration_us"
@@ -257,13 +260,28 @@ def read(path: Path) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def export(tmp_path: Path, **kw):
-    options = {"has_multi_kernel": False, "has_fusion": False} | kw
-    return export_categories(report(), PLATFORM, tmp_path, "traces/t.json.gz", **options)
+def tables(
+    output_dir: Path, *, has_multi_kernel: bool = False, fusion_count: int = 0, **kw
+) -> CategoryTables:
+    return categorise(
+        report(**kw),
+        PLATFORM,
+        "traces/t.json.gz",
+        str(output_dir),
+        has_multi_kernel=has_multi_kernel,
+        fusion_count=fusion_count,
+    )
+
+
+def export(tmp_path: Path, **kw) -> Manifest:
+    """Categorise the small report and write the result where the run folder keeps it."""
+    found = tables(tmp_path, **kw)
+    RunFolder(tmp_path).write_category_tables(found)
+    return found.manifest
 
 
 def test_category_order_and_relative_paths(tmp_path: Path) -> None:
-    manifest = export(tmp_path, has_multi_kernel=True, has_fusion=True, fusion_count=4)
+    manifest = export(tmp_path, has_multi_kernel=True, fusion_count=4)
     names = [c.name for c in manifest.categories]
     assert names == ["cpu_idle", "gemm", "other", "sdpa_fwd", "multi_kernel", "kernel_fusion"]
     for entry in manifest.categories:
@@ -329,7 +347,7 @@ def test_compute_entries_and_ops_csvs(tmp_path: Path) -> None:
 
 
 def test_system_categories(tmp_path: Path) -> None:
-    manifest = export(tmp_path, has_multi_kernel=True, has_fusion=True, fusion_count=4)
+    manifest = export(tmp_path, has_multi_kernel=True, fusion_count=4)
     entries = {c.name: c.model_dump(mode="json") for c in manifest.categories}
     assert entries["cpu_idle"] == {
         "name": "cpu_idle",
@@ -377,11 +395,28 @@ def test_system_categories_only_when_asked(tmp_path: Path) -> None:
     assert not (tmp_path / "metadata/multi_kernel_metadata.json").exists()
 
 
-def test_fusion_count_defaults_to_the_candidates_file(tmp_path: Path) -> None:
-    (tmp_path / "category_data").mkdir()
-    (tmp_path / "category_data/fusion_candidates.json").write_text("[{}, {}, {}]")
-    manifest = export(tmp_path, has_fusion=True)
-    assert manifest.categories[-1].ops_count == 3
+def test_categorising_writes_nothing(tmp_path: Path) -> None:
+    found = tables(tmp_path / "run", has_multi_kernel=True, fusion_count=2)
+    assert list(tmp_path.iterdir()) == []
+    assert set(found.ops) == {"cpu_idle", "gemm", "other", "sdpa_fwd"}
+    assert set(found.metadata) == {"cpu_idle", "gemm", "other", "sdpa_fwd", "multi_kernel"}
+    assert set(found.tree_data) == {"gemm", "other", "sdpa_fwd"}
+    assert found.ops["gemm"]["Input Dims"].tolist() == [[[2, 3], [3, 4]], [[4], [2, 3], [3, 4]]]
+    assert found.manifest.output_dir == str(tmp_path / "run")
+
+
+def test_prepare_counts_the_fusion_candidates_it_found(tmp_path: Path) -> None:
+    """The generated step has an HtoD copy and an all-reduce, and fusion candidates."""
+    run = sample_results(tmp_path)
+    assert run.platform is not None
+    data = prepare(run.model, run.report, run.platform, run.trace_path, run.output_dir)
+    entries = {c.name: c for c in data.manifest.categories}
+    assert data.fusion_candidates
+    assert entries["kernel_fusion"].ops_count == len(data.fusion_candidates)
+    assert data.multi_kernel.memcpy_summary.total_count > 0
+    assert data.multi_kernel.nccl_summary.total_count > 0
+    assert "multi_kernel" in entries
+    assert [c.name for c in data.manifest.categories][-2:] == ["multi_kernel", "kernel_fusion"]
 
 
 def test_metadata_files(tmp_path: Path) -> None:
@@ -421,22 +456,22 @@ def test_metadata_files(tmp_path: Path) -> None:
 
 
 def test_top_operations(tmp_path: Path) -> None:
-    top = export(tmp_path).top_operations
+    top = tables(tmp_path).manifest.top_operations
     assert [t.name for t in top] == [f"op{i}" for i in range(11, 1, -1)]
     assert top[0].category == "GEMM, other"
     assert top[0].total_direct_kernel_time_ms == 11.0
 
 
 def test_report_without_operator_tables(tmp_path: Path) -> None:
-    manifest = export_categories(
+    manifest = categorise(
         report(with_unified=False),
         PLATFORM,
-        tmp_path,
         "t.json",
+        str(tmp_path),
         has_multi_kernel=True,
-        has_fusion=False,
+        fusion_count=0,
         scope="comparative",
-    )
+    ).manifest
     assert [c.name for c in manifest.categories] == ["cpu_idle", "multi_kernel"]
     assert manifest.top_operations == []
     assert manifest.comparison_scope == "comparative"
@@ -446,21 +481,22 @@ def test_report_without_operator_tables(tmp_path: Path) -> None:
 def test_a_gpu_only_trace_gets_the_system_categories_and_a_note(tmp_path):
     """TraceLens's preparation fails on GPU-only traces; ours writes a manifest that says why."""
     from rooflens.analyzers.perf.platforms import get_platform
-    from rooflens.analyzers.prepare.manifest import export_categories
     from rooflens.analyzers.report.build import build_report
     from tests.analyzers.trace.conftest import TraceBuilder
 
     events = [*TraceBuilder.launch(1, ts=0, kernel_ts=10, kernel_dur=5)]
     model = TraceBuilder(tmp_path).model(events)
     platform = get_platform("MI300X")
-    manifest = export_categories(
+    found = categorise(
         build_report(model, platform),
         platform,
-        tmp_path / "run",
         "t.json",
+        str(tmp_path / "run"),
         has_multi_kernel=False,
-        has_fusion=False,
+        fusion_count=0,
     )
+    RunFolder(tmp_path / "run").write_category_tables(found)
+    manifest = found.manifest
     assert [c.name for c in manifest.categories] == ["cpu_idle"]
     assert manifest.notes and "no operator events" in manifest.notes[0]
     written = (tmp_path / "run/category_data/category_manifest.json").read_text()
