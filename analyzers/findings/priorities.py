@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, model_serializer
+from pydantic import BaseModel, model_serializer, model_validator
 
 from rooflens.analyzers.categories.documents import Metrics, metrics_document
 from rooflens.analyzers.categories.models import CategoryMetrics, Finding
@@ -39,6 +39,22 @@ class RankedFinding(BaseModel):
     finding: Finding
     category: str
     global_rank: int = 0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_flat(cls, data: Any) -> Any:
+        """Read back the flat form `_flat` writes, so `priority_data.json` parses again."""
+        if not isinstance(data, Mapping) or "finding" in data:
+            return data
+        flat = dict(data)
+        category = flat.pop("category", None)
+        global_rank = flat.pop("global_rank", 0)
+        flat["rank"] = flat.pop("category_rank", flat.get("rank"))
+        return {"finding": flat, "category": category, "global_rank": global_rank}
+
+    @property
+    def category_rank(self) -> int:
+        return self.finding.rank
 
     @property
     def estimate_method(self) -> str:

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from rooflens.analyzers import layout
-from rooflens.analyzers.categories import analyze_category, category_for, other
+from rooflens.analyzers.categories import analyze_category, category_for
 from rooflens.analyzers.categories.impact import (
     category_findings,
     eff_bucket,
@@ -297,11 +297,11 @@ def test_operations_sorted_by_time_with_shares() -> None:
 
 def test_other_drops_communication_only_for_other() -> None:
     ops = frame(row("c10d::allgather_", pct=None), row("aten::nonzero", pct=None))
-    mine = other.analyse(ops, META, category="other")
+    mine = analyze_category("other", ops, META, {})
     assert [op.name for op in mine.operations] == ["aten::nonzero"]
     assert mine.category_specific["communication_ops_skipped"]["count"] == 1
     assert mine.category_specific["communication_count"] == 0
-    kept = other.analyse(ops, META, category="customcollective")
+    kept = analyze_category("customcollective", ops, META, {})
     assert kept.category_specific["communication_count"] == 1
     assert "communication_ops_skipped" not in kept.category_specific
 

@@ -225,7 +225,7 @@ def run(tmp_path: Path) -> Run:
 
 
 def test_composed_report_passes_and_has_every_part(run):
-    path = RunFolder(run.folder).write_report(run.compose())
+    path = RunFolder(run.folder).write_analysis_report(run.compose())
     assert path == run.folder / layout.REPORT
     text = path.read_text(encoding="utf-8")
     assert validate_report(run.folder) == []
