@@ -1,7 +1,7 @@
 """GPU platform specs for the roofline: peak and measured FLOPS per compute spec, and bandwidth.
 
 One JSON file per platform ships in `platforms/` next to this module. The schema extends
-TraceLens's arch JSON (perf_report.md §6.9), so a TraceLens file loads unchanged:
+TraceLens's arch JSON (docs/perf-models.md#platforms), so a TraceLens file loads unchanged:
 
 * `name`, `mem_bw_gbps` (GB/s, 1e9), `memory_gb`, optional `_reference` - as in TraceLens;
 * `peak_tflops` - datasheet dense peaks, keys `<matrix|vector>_<precision>`;
@@ -37,7 +37,7 @@ Vendor = Literal["NVIDIA", "AMD"]
 PRECISIONS = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "fp6", "fp4", "int8")
 COMPUTE_SPEC = re.compile(rf"^(matrix|vector)_({'|'.join(PRECISIONS)})$")
 
-# Optional keys of TraceLens arch files read only by its GEMM simulators (§6.10); accepted so
+# Optional keys of TraceLens arch files read only by its GEMM simulators; accepted so
 # that existing files load, never used here.
 SIMULATOR_KEYS = ("freq_mhz", "num_cus", "l1_bw_gbps", "gemm_units_per_cu")
 
