@@ -1,4 +1,6 @@
-"""`kernel_fusion_metrics.json`: what fusing each candidate could save (agent_workflow §3.12.3).
+"""`kernel_fusion_metrics.json`: what fusing each candidate could save.
+
+See docs/analysis.md#kernel-fusion.
 
 Standalone estimate only. Inputs: `category_data/fusion_candidates.json`, the manifest (its
 `gpu_utilization.total_time_ms` is the baseline), `perf_report_csvs/unified_perf_summary.csv`

@@ -1,4 +1,6 @@
-"""`multi_kernel_metrics.json`: copies, collectives and their overlap (agent_workflow.md §3.12.2).
+"""`multi_kernel_metrics.json`: copies, collectives and their overlap.
+
+See docs/analysis.md#multi-kernel.
 
 Reads `category_data/multi_kernel_data.json` and the GPU timeline for its total (the perf
 report's gpu_timeline, else the manifest's gpu_utilization). Rules, all on unrounded values:

@@ -62,7 +62,7 @@ class CaptureFile(BaseModel):
 
 
 class CaptureMergeHealth(BaseModel):
-    """How many graph replays got their capture-time operators (perf_report.md §9)."""
+    """How many graph replays got capture-time operators (docs/trace.md#graph-capture-merge)."""
 
     folder: str
     captures: list[CaptureFile]
