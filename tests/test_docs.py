@@ -1,6 +1,7 @@
 """The design lives in docs/: comments and pages point there, and every pointer resolves.
 
-- No tracked file outside tests/ holds a "§" (section numbers of specs outside the repository).
+- No tracked file outside tests/ holds a "§" (section numbers of specs outside the repository)
+  or names those specs.
 - Every relative Markdown link in a tracked .md file names an existing file and, with a
   `#fragment`, an existing heading of it (GitHub-style anchors).
 - Every `docs/<page>.md#anchor` pointer in a tracked file outside tests/ (code comments,
@@ -28,6 +29,7 @@ HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 CODE_SPAN = re.compile(r"`[^`\n]*`")
 LINK = re.compile(r"!?\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 POINTER = re.compile(r"(?<![\w/.-])docs/([\w.-]+\.md)(?:#([\w-]+))?")
+SPEC_NAMES = re.compile(r"\b(?:perf_report|agent_workflow|mcp_sdk)\.md\b|shared/specs")
 EXTERNAL = re.compile(r"^[a-z][a-z0-9+.-]*:", re.IGNORECASE)  # http:, https:, mailto:, ...
 
 
@@ -147,6 +149,16 @@ def test_no_section_signs_outside_tests(outside_tests: list[Path]) -> None:
         for p in outside_tests
         for n, line in enumerate(p.read_text(encoding="utf-8", errors="replace").splitlines(), 1)
         if "§" in line
+    ]
+    assert hits == [], "point to docs/<page>.md#<anchor> instead:\n" + "\n".join(hits)
+
+
+def test_no_pointers_to_specs_outside_the_repository(outside_tests: list[Path]) -> None:
+    hits = [
+        f"{p.relative_to(ROOT)}:{n}: {line.strip()}"
+        for p in outside_tests
+        for n, line in enumerate(p.read_text(encoding="utf-8", errors="replace").splitlines(), 1)
+        if SPEC_NAMES.search(line)
     ]
     assert hits == [], "point to docs/<page>.md#<anchor> instead:\n" + "\n".join(hits)
 
