@@ -26,6 +26,7 @@ IterationMethod = Literal["profiler_step", "repeating_ops", "none"]
 STEP_NAME = re.compile(r"ProfilerStep#(\d+)")
 STEP_CATEGORIES = ("user_annotation", "cpu_op")
 HIGH_CONFIDENCE = 0.95  # share of operators repeating at the period (docs/analysis.md)
+HIGH_COVERAGE = 0.9  # share of the main thread's top-level operators inside the iterations
 
 
 class Frozen(BaseModel):
@@ -91,6 +92,7 @@ class Iterations(Frozen):
     detail: str
     origin_us: float  # trace time of 0 ms (the analysed window's start)
     period_ops: int | None = None
+    coverage: float | None = None  # share of the main thread's top-level ops in iterations
     iterations: list[Iteration]
     time_per_iteration: Spread  # host time of the iterations with a marked end
     gpu_span: Spread
@@ -182,13 +184,17 @@ def _from_repeats(model: TraceModel, work: GpuWork) -> Iterations:
     it_start = start[first]
     it_end = np.append(it_start[1:], np.max(end[: last[-1] + 1]))
     labels = [f"iteration {k}" for k in range(period.repeats)]
+    coverage = period.repeats * period.length / len(codes)
     detail = (
         f"{period.repeats} repeats of {period.length} top-level operators on the main thread "
-        f"(first: {names[first[0]]}); {period.score:.1%} of operators recur one period later"
+        f"(first: {names[first[0]]}), {coverage:.0%} of its operators; "
+        f"{period.score:.1%} of operators recur one period later"
     )
-    return _assemble(
+    found = _assemble(
         work, "repeating_ops", period.score, detail, it_start, it_end, labels, period.length
     )
+    confident = found.confident and coverage >= HIGH_COVERAGE
+    return found.model_copy(update={"coverage": coverage, "confident": confident})
 
 
 def _assemble(

@@ -1,9 +1,11 @@
 """The period of a sequence of operator names: how many top-level operators one step holds.
 
 Used by iterations.py when a trace marks no `ProfilerStep#N`. The score of a period `p` is
-the share of positions `i` with `seq[i] == seq[i + p]`; the period chosen is the smallest
-one scoring within PERIOD_SCORE_SLACK of the best (multiples of the true period score about
-as well, sub-periods such as one layer of a model score clearly worse). The phase keeps as many
+the share of positions `i` with `seq[i] == seq[i + p]`; the period chosen scores best, the
+smallest on a tie. A multiple of the true period ties with it on an exactly periodic
+sequence and scores lower once anything breaks the pattern (an extra or a changed operator
+costs a multiple more mismatches); a sub-period such as one layer of a model mismatches at
+every step boundary. The phase keeps as many
 whole periods as the sequence holds (a recording usually starts near a step boundary) and,
 among those, follows the longest host pause: steps usually begin after the host did
 something else (loading the next batch). See docs/analysis.md#iterations.
@@ -16,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 MIN_PERIOD_SCORE = 0.8  # below this the sequence is not considered repeating
-PERIOD_SCORE_SLACK = 0.01  # prefer the smallest period scoring this close to the best
+SCORE_TIE = 1e-9  # scores this close are a tie: the smaller period wins
 EXHAUSTIVE_PERIODS = 2048  # every period up to this is scored; longer ones from recurrences
 RECURRENCE_CANDIDATES = 256  # most frequent distances between repeats of one name
 
@@ -83,7 +85,7 @@ def find_period(codes: np.ndarray, start: np.ndarray, end: np.ndarray) -> Period
     best = float(scores.max()) if len(scores) else 0.0
     if best < MIN_PERIOD_SCORE:
         return None
-    p = int(candidates[np.flatnonzero(scores >= best - PERIOD_SCORE_SLACK)[0]])
+    p = int(candidates[np.flatnonzero(scores >= best - SCORE_TIE)[0]])
     reach = np.maximum.accumulate(end)
     gap_before = np.empty(len(codes))
     gap_before[0] = np.nan
