@@ -89,11 +89,13 @@ def _charge(model: TraceModel, work: GpuWork, uids: np.ndarray) -> BlockingCalls
     region_end = end.copy()
     idle = work.idle
     if len(idle):
-        # the gap that opened while the host waited: the GPU ran out of queued work, and the
-        # host would otherwise have been as far ahead as it had waited until then
+        # a gap that opened while the host waited: the call drained the queue. Without the
+        # wait the host would have been ahead by the time the GPU was busy during it
         j = np.minimum(np.searchsorted(idle.start, start, side="left"), len(idle) - 1)
-        opened = (idle.start[j] >= start) & (idle.start[j] <= end + RETURN_TOLERANCE_US)
-        drained = np.minimum(end + (idle.start[j] - start), idle.end[j])
+        opened_at = idle.start[j]
+        opened = (opened_at >= start) & (opened_at <= end + RETURN_TOLERANCE_US)
+        ahead = (opened_at - start) - length_within(idle, start, opened_at)
+        drained = np.minimum(end + ahead, idle.end[j])
         region_end = np.where(opened, np.maximum(end, drained), end)
     order = np.argsort(start, kind="stable")
     clipped = start.copy()
