@@ -1,4 +1,6 @@
-"""`multi_kernel_metrics.json`: copies, collectives and their overlap (agent_workflow.md §3.12.2).
+"""`multi_kernel_metrics.json`: copies, collectives and their overlap.
+
+See docs/analysis.md#multi-kernel.
 
 Reads `category_data/multi_kernel_data.json` and the GPU timeline (its total; fallback
 `overlap_analysis.total_time_us / 1000`). Rules, all on unrounded values:

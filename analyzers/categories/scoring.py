@@ -1,4 +1,4 @@
-"""The shared pipeline every compute category runs (agent_workflow.md §3.2–§3.9).
+"""The shared pipeline every compute category runs (docs/analysis.md#compute-categories).
 
 Pure functions over the rows of `category_data/<key>_ops.csv` (TraceLens headers; structured
 cells are JSON text) and the category's metadata dict. Times are in ms, scores in % of the
@@ -156,7 +156,7 @@ def kernel_names(details: Any) -> list[str]:
 
 
 def classify_library(op_name: str, kernels: Iterable[str]) -> str | None:
-    """§3.4: op-name rules (case-insensitive) first, then kernel-name substrings."""
+    """Op-name rules (case-insensitive) first, then kernel-name substrings."""
     lowered = op_name.lower()
     for needle, library in NAME_LIBRARIES:
         if needle in lowered:
@@ -220,7 +220,7 @@ def call_chain(stack: Any) -> list[str]:
 
 
 def fusion_candidate(kernels: Iterable[str], fusion_map: Mapping[str, str]) -> str | None:
-    """§3.7: the first kernel with an exact key, else a prefix match either way."""
+    """The first kernel with an exact key, else a prefix match either way."""
     for kernel in kernels:
         if kernel in fusion_map:
             return fusion_map[kernel]
@@ -278,7 +278,7 @@ def build_operations(
     classify: Classifier | None = None,
     fusion_map: Mapping[str, str] | None = None,
 ) -> tuple[Operation, ...]:
-    """§3.3: one entry per row, longest kernel time first."""
+    """One entry per row (docs/analysis.md#operations), longest kernel time first."""
     baseline = baseline_ms(metadata)
     kernel_us = pd.to_numeric(ops.get("Kernel Time (µs)_sum"), errors="coerce").fillna(0.0)
     category_us = float(kernel_us.sum())
@@ -379,7 +379,7 @@ def score(
     fusion_map: Mapping[str, str] | None = None,
     specific: Mapping[str, Any] | None = None,
 ) -> CategoryMetrics:
-    """§3.2 steps 4–8: time metrics, operations, estimates and findings of one category."""
+    """Time metrics, operations, estimates and findings of one category."""
     baseline = baseline_ms(metadata)
     operations = build_operations(
         ops, metadata, extra_fields=extra_fields, classify=classify, fusion_map=fusion_map

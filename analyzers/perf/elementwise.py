@@ -1,6 +1,6 @@
 """Elementwise and data-movement ops: FLOPs and bytes from the recorded input shapes.
 
-Two groups live here (perf_report.md §5.3, §6.7):
+Two groups live here (docs/perf-models.md#elementwise):
 
 * TraceLens's models, kept number for number: UnaryElementwise (`copy_`, `silu`, `pow`,
   `replication_pad*`, `upsample_nearest*`, ...) and BinaryElementwise (`add`, `mul`, `div`,
@@ -9,10 +9,11 @@ Two groups live here (perf_report.md §5.3, §6.7):
   pointwise ops (`gelu`, `sub`, `exp`, `where`, `eq`, `masked_fill_`, ...), `fill_`/`zero_`,
   `cat`/`stack` and the gather family (`index_select`, `gather`, `scatter`, `embedding`).
   FLOPs = output elements × a per-element cost; the costs are the per-op weights of the Triton
-  model in §6.7 (exp/log/sin/cos/tanh/erf 4, sqrt/reciprocal 2, gelu 8, everything else 1) so
-  an eager op and its Inductor-fused twin count the same. Pure data movement (`fill_`, `cat`,
-  `index_select`, ...) counts one FLOP per element written, the convention TraceLens's `copy_`
-  already uses, so those ops still get a (memory-bound) roofline. Bytes = every tensor input
+  model (exp/log/sin/cos/tanh/erf 4, sqrt/reciprocal 2, gelu 8, everything else 1; see
+  docs/perf-models.md#triton) so an eager op and its Inductor-fused twin count the same. Pure
+  data movement (`fill_`, `cat`, `index_select`, ...) counts one FLOP per element written, the
+  convention TraceLens's `copy_` already uses, so those ops still get a (memory-bound)
+  roofline. Bytes = every tensor input
   read + the output written, from the real shapes and dtypes; a Python scalar (`Scalar`) is
   not read, a 0-dim tensor is one element.
 
@@ -424,7 +425,7 @@ _UNARY = ("copy", "copy_", "clamp_min", "clamp_min_", "clamp_max", "clamp_max_",
 _UNARY += ("rsqrt", "silu", "neg", "pow")
 _BINARY = ("add", "add_", "mul", "mul_", "div", "div_", "sigmoid_backward", "threshold_backward")
 
-_UNARY_NEW = {  # name -> FLOPs per element (§6.7 Triton weights)
+_UNARY_NEW = {  # name -> FLOPs per element (Triton weights)
     **dict.fromkeys(("relu", "relu_", "abs", "abs_", "neg_", "sigmoid_", "clamp_", "hardtanh"), 1),
     **dict.fromkeys(("hardtanh_", "leaky_relu", "leaky_relu_"), 1),
     **dict.fromkeys(("exp", "exp_", "log", "sin", "cos", "tanh", "tanh_", "erf", "elu", "elu_"), 4),

@@ -1,4 +1,6 @@
-"""Pseudo ops for flashinfer's trtllm-gen MXFP4 MoE (`trtllm_fp4_block_scale_moe`), §2.9.
+"""Pseudo ops for flashinfer's trtllm-gen MXFP4 MoE (`trtllm_fp4_block_scale_moe`).
+
+See docs/trace.md#pseudo-ops.
 
 vLLM's gpt-oss path on Blackwell runs the experts through flashinfer's
 `trtllm_fp4_block_scale_moe`, which is not a profiled op: its kernels hang, through Python
