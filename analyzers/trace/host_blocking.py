@@ -25,8 +25,13 @@ from rooflens.analyzers.trace.tree import nearest_ancestor
 SYNC_CALLS = re.compile(
     r"(cuda|hip)(Stream|Device|Event|Thread)Synchronize|cu(Stream|Ctx|Event)Synchronize"
 )
-SYNC_COPIES = re.compile(r"(cuda|hip)Memcpy(2D|3D)?|hipMemcpyWithStream|cuMemcpy(DtoH|HtoD)?(_v2)?")
-ASYNC_COPIES = re.compile(r"(cuda|hip)Memcpy(2D|3D)?Async|cuMemcpy(DtoH|HtoD|DtoD)?Async(_v2)?")
+_COPY_KINDS = r"(2D|3D|DtoH|HtoD|DtoD|Peer|ToSymbol|FromSymbol)?"
+SYNC_COPIES = re.compile(
+    rf"(cuda|hip)Memcpy{_COPY_KINDS}|hipMemcpyWithStream|cuMemcpy(DtoH|HtoD|DtoD)?(_v2)?"
+)
+ASYNC_COPIES = re.compile(
+    rf"(cuda|hip)Memcpy{_COPY_KINDS}Async|cuMemcpy(DtoH|HtoD|DtoD)?Async(_v2)?"
+)
 SCALAR_OPS = frozenset({"aten::item", "aten::_local_scalar_dense"})
 RETURN_TOLERANCE_US = 20.0  # a gap opening this soon after the call returns opened in it
 MAX_OP_DEPTH = 16  # operators nest a few levels; deeper chains are cut at the top

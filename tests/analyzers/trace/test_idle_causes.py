@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from rooflens.analyzers.trace.host_blocking import ASYNC_COPIES, SYNC_CALLS, SYNC_COPIES
 from rooflens.analyzers.trace.idle_causes import CAUSES, idle_causes
 from rooflens.analyzers.trace.launch_bound import MIN_STRETCH_EVENTS
 from rooflens.analyzers.trace.load import load_trace
@@ -152,6 +153,34 @@ def test_a_sync_entered_after_the_gpu_went_idle_is_charged_its_overlap_only(tb):
     assert _ms(result)["other_host"] == pytest.approx(0.285 - 0.1)
     assert result.call_sites[0].call == "cudaDeviceSynchronize"
     assert result.call_sites[0].operator == ""
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("cudaStreamSynchronize", "sync"),
+        ("hipDeviceSynchronize", "sync"),
+        ("cudaEventSynchronize", "sync"),
+        ("cuCtxSynchronize", "sync"),
+        ("cudaMemcpy", "copy"),
+        ("hipMemcpyDtoH", "copy"),
+        ("hipMemcpyWithStream", "copy"),
+        ("cuMemcpyDtoH_v2", "copy"),
+        ("cudaMemcpyAsync", "async"),
+        ("hipMemcpy2DAsync", "async"),
+        ("cuMemcpyHtoDAsync_v2", "async"),
+        ("cudaLaunchKernel", None),
+        ("cudaStreamWaitEvent", None),
+        ("cudaEventQuery", None),
+    ],
+)
+def test_blocking_call_names(name, kind):
+    found = {
+        "sync": SYNC_CALLS.fullmatch(name),
+        "copy": SYNC_COPIES.fullmatch(name),
+        "async": ASYNC_COPIES.fullmatch(name),
+    }
+    assert [k for k, match in found.items() if match] == ([kind] if kind else [])
 
 
 def test_a_waited_for_async_copy_blocks_and_a_queued_one_does_not(tb):
