@@ -310,6 +310,7 @@ def _operation(
     fusion_map: Mapping[str, str],
     with_chain: bool,
 ) -> Operation:
+    """One `operations[]` entry: time shares, efficiency, then the optional keys that apply."""
     name = str(row.get("name"))
     time_us = number(row.get("Kernel Time (µs)_sum")) or 0.0
     time_ms = time_us / 1000
@@ -327,6 +328,17 @@ def _operation(
     }
     if eff.warning:
         fields["efficiency_warning"] = eff.warning
+    fields |= _row_fields(row, extra_fields)
+    fields |= _variance(row, fields["count"], pct_total)
+    if classify is not None and (classification := classify(row)) is not None:
+        fields["classification"] = classification
+    fields |= _source_fields(row, name, fusion_map, with_chain)
+    return Operation.model_validate(fields)
+
+
+def _row_fields(row: dict[str, Any], extra_fields: tuple[str, ...]) -> dict[str, Any]:
+    """The category's extra columns as they stand in the row (JSON cells parsed), and `args`."""
+    fields: dict[str, Any] = {}
     for field in extra_fields:
         value = row.get(field)
         value = parsed(value) if field in JSON_FIELDS else value
@@ -335,21 +347,31 @@ def _operation(
     args = format_args(parsed(row.get("Input Dims")), parsed(row.get("Input type")))
     if args is not None:
         fields["args"] = args
+    return fields
+
+
+def _variance(row: dict[str, Any], count: int, pct_total: float | None) -> dict[str, Any]:
+    """`cov` and `high_variance`, only for ops run often enough and heavy enough to matter."""
     mean, std = number(row.get("Kernel Time (µs)_mean")), number(row.get("Kernel Time (µs)_std"))
     if (
-        fields["count"] > VARIANCE_MIN_COUNT
+        count > VARIANCE_MIN_COUNT
         and pct_total is not None
         and pct_total >= VARIANCE_MIN_PCT
         and mean
         and mean > 0
     ):
         cov = (std or 0.0) / mean
-        fields |= {"cov": round(cov, 3), "high_variance": cov > VARIANCE_MAX_COV}
-    if classify is not None and (classification := classify(row)) is not None:
-        fields["classification"] = classification
+        return {"cov": round(cov, 3), "high_variance": cov > VARIANCE_MAX_COV}
+    return {}
+
+
+def _source_fields(
+    row: dict[str, Any], name: str, fusion_map: Mapping[str, str], with_chain: bool
+) -> dict[str, Any]:
+    """Where the op's time comes from: library, fusion flag, launcher, kernel and modules."""
     kernels = kernel_names(parsed(row.get("kernel_details_summary")))
     library = classify_library(name, kernels)
-    fields["library"] = library
+    fields: dict[str, Any] = {"library": library}
     candidate = fusion_candidate(kernels, fusion_map)
     if candidate is not None:
         fields |= {"fusion_flagged": True, "fusion_candidate_name": candidate}
@@ -360,7 +382,7 @@ def _operation(
     fields |= {"kernel_name": full, "kernel_name_trunc": trunc, "module_chain": modules}
     if with_chain:
         fields["call_chain"] = call_chain(stack)
-    return Operation.model_validate(fields)
+    return fields
 
 
 def peaks(metadata: CategoryMetadata) -> dict[str, Any]:

@@ -26,8 +26,9 @@ import msgspec
 import numpy as np
 import pandas as pd
 
-from rooflens.analyzers.perf.elementwise import INDEX_DTYPES, parse_ints
+from rooflens.analyzers.perf.elementwise import INDEX_DTYPES
 from rooflens.analyzers.perf.inference_attention import NEEDS_ANNOTATION, NEEDS_KERNELS
+from rooflens.analyzers.perf.operands import parse_ints
 from rooflens.analyzers.trace.model import TraceModel
 
 INDEX_OPS = frozenset({"aten::index"})

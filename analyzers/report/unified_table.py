@@ -49,6 +49,7 @@ class UnifiedTable:
     instances: pd.DataFrame
     summary: pd.DataFrame
     unsupported: Mapping[str, int]  # reason -> number of signatures the models declined
+    attribution: UnifiedOps | None = None  # the rule-B ops and kernels the rows come from
 
 
 def _evaluate(
@@ -220,7 +221,9 @@ def build_unified(
     )
     inst = pd.concat([inst, achieved], axis=1)
     summary = _summarise(inst, unified, model, platform is not None)
-    return UnifiedTable(instances=inst, summary=summary, unsupported=dict(declined))
+    return UnifiedTable(
+        instances=inst, summary=summary, unsupported=dict(declined), attribution=unified
+    )
 
 
 def _summarise(
