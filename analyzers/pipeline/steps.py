@@ -188,6 +188,8 @@ class Pipeline:
                 fusion_candidates=data.fusion_candidates,
                 unified=r.report.sheets.get("unified_perf_summary"),
                 platform=r.platform,  # type: ignore[arg-type]  # checked by _categorise
+                idle=data.idle,
+                kernels=data.kernels,
             )
             analyses = {
                 "cpu_idle": analyze_cpu_idle,
