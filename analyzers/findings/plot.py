@@ -11,9 +11,6 @@ import io
 import textwrap
 from dataclasses import dataclass, field
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-
 from rooflens.analyzers.findings.priorities import PriorityData
 from rooflens.analyzers.prepare.manifest import Manifest
 
@@ -126,6 +123,10 @@ def _draw(title: str, total: float, segments: list[Segment], savings: list[Savin
     has_sav = n_sav > 0
     legend_rows = (len(segments) + 1) // 2
     heights = [1.3, 0.3 * legend_rows + 0.2, 1.0 + 0.5 * max(n_sav, 1)]
+    # matplotlib costs about 0.3 s to import: only a run that draws pays it
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
     fig = Figure(figsize=(12, sum(heights) + 1.6), dpi=120)
     FigureCanvasAgg(fig)
     grid = fig.add_gridspec(3, 1, height_ratios=heights, hspace=0.5)
