@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from rooflens.analyzers.findings.validate_run import validate_run
-from tests.golden.conftest import shared_dir
 
 COMPUTE = ("gemm", "elementwise")
 SYSTEM = ("cpu_idle", "multi_kernel", "kernel_fusion")
@@ -317,12 +315,7 @@ def test_efficiency_ignores_comparative_and_unreadable_metrics(tmp_path: Path) -
 # --- real run ---------------------------------------------------------------------------------
 
 
-def test_real_run_qwen(tmp_path: Path) -> None:
-    shared = shared_dir()
-    if shared is None:
-        if os.environ.get("CI"):
-            pytest.fail("../shared is missing in CI: golden tests must run there")
-        pytest.skip("../shared (reference traces) not found next to the repo; set ROOFLENS_SHARED")
+def test_real_run_qwen(shared: Path, tmp_path: Path) -> None:
     from rooflens.server.cli import main
 
     trace = shared / "traces" / "mi300" / "Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,6 @@ from rooflens.analyzers.perf.platforms import (
     load_platform_file,
     platform_table,
 )
-from tests.golden.conftest import shared_dir
 
 REPO = Path(__file__).resolve().parents[3]
 PACKAGED = REPO / "analyzers/perf/platforms"
@@ -41,13 +39,8 @@ REFERENCE = {"MI300X.json": "MI300X", "H100.json": "H100_SXM", "B200.json": "B20
 
 
 @pytest.fixture(scope="module")
-def reference_platforms() -> Path:
-    found = shared_dir()
-    if found is None:
-        if os.environ.get("CI"):
-            pytest.fail("../shared is missing in CI: golden tests must run there")
-        pytest.skip("../shared (reference platform files) not found next to the repo")
-    return found / "reference/tracelens/platforms"
+def reference_platforms(shared: Path) -> Path:
+    return shared / "reference/tracelens/platforms"
 
 
 def write(tmp_path: Path, data: Any, name: str = "MI999.json") -> Path:
