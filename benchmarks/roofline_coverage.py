@@ -104,7 +104,7 @@ def uncovered(report: PerfReport) -> list[tuple[str, float]]:
 
 def measure(shared: Path, path: Path, folder: str | None) -> dict[str, Any]:
     t0 = time.perf_counter()
-    model = open_trace(path)  # a graph replay gets its capture_traces/ operators (§9)
+    model = open_trace(path)  # a graph replay gets its capture_traces/ operators
     health = assess(model)
     merge = health.capture_merge
     if folder is not None:

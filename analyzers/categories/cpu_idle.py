@@ -1,4 +1,4 @@
-"""`cpu_idle_metrics.json`: how much of the run the GPU sat idle (agent_workflow.md §3.12.1).
+"""`cpu_idle_metrics.json`: how much of the run the GPU sat idle (docs/analysis.md#cpu-idle).
 
 `gpu_utilization` rounds times to 3 decimals and percents to 2; `idle_flagged` compares the
 unrounded idle percent with IDLE_THRESHOLD_PERCENT (strictly greater). `kernel_analysis` is

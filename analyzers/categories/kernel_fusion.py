@@ -1,4 +1,6 @@
-"""`kernel_fusion_metrics.json`: what fusing each candidate could save (agent_workflow §3.12.3).
+"""`kernel_fusion_metrics.json`: what fusing each candidate could save.
+
+See docs/analysis.md#kernel-fusion.
 
 Standalone estimate only. Inputs: `category_data/fusion_candidates.json`, the manifest (its
 `gpu_utilization.total_time_ms` is the baseline), `perf_report_csvs/unified_perf_summary.csv`
@@ -211,6 +213,31 @@ def _elementwise_savings(group: list[tuple], peaks: Peaks) -> float:
     return max(0.0, current - fused_us - unmodelled)
 
 
+def _fusion_savings(
+    kernels: list[dict[str, Any]], facts: list, is_matrix: list[bool], peaks: Peaks
+) -> tuple[float, bool]:
+    """Savings per instance (µs) and whether any come from a matrix kernel's epilogue.
+
+    Each matrix kernel starts a group that absorbs the non-matrix kernels after it (a GEMM
+    epilogue: their whole time is saved); non-matrix kernels before the first matrix kernel
+    form an elementwise prefix, projected onto the roofline as one fused kernel.
+    """
+    groups: list[list[tuple]] = []
+    for item in zip(kernels, facts, is_matrix, strict=True):
+        if item[2] or not groups:
+            groups.append([item])
+        else:
+            groups[-1].append(item)
+    savings, compute = 0.0, False
+    for group in groups:
+        if group[0][2] and len(group) > 1:  # gemm_epilogue
+            compute = True
+            savings += sum(float(k.get("dur_us") or 0.0) for k, _, _ in group[1:])
+        elif not group[0][2]:  # elementwise prefix
+            savings += _elementwise_savings(group, peaks)
+    return savings, compute
+
+
 def estimate(
     c: dict[str, Any], lookup: PerfLookup, peaks: Peaks, baseline_ms: float
 ) -> FusionEstimate | None:
@@ -233,19 +260,7 @@ def estimate(
         return None
     if modelled / len(kernels) < (0.5 if len(kernels) < 5 else 0.75):
         return None
-    groups: list[list[tuple]] = []
-    for item in zip(kernels, facts, is_matrix, strict=True):
-        if item[2] or not groups:
-            groups.append([item])
-        else:
-            groups[-1].append(item)
-    savings, compute = 0.0, False
-    for group in groups:
-        if group[0][2] and len(group) > 1:  # gemm_epilogue
-            compute = True
-            savings += sum(float(k.get("dur_us") or 0.0) for k, _, _ in group[1:])
-        elif not group[0][2]:  # elementwise prefix
-            savings += _elementwise_savings(group, peaks)
+    savings, compute = _fusion_savings(kernels, facts, is_matrix, peaks)
     current = sum(float(k.get("dur_us") or 0.0) for k in kernels)
     instances = int(c.get("instance_count") or 1)
     if current <= 0 or savings * instances / 1000 < MIN_SAVINGS_MS:

@@ -1,4 +1,4 @@
-"""The shared pipeline every compute category runs (agent_workflow.md §3.2–§3.9).
+"""The shared pipeline every compute category runs (docs/analysis.md#compute-categories).
 
 Pure functions over the rows of `category_data/<key>_ops.csv` (TraceLens headers; structured
 cells are JSON text) and the category's metadata dict. Times are in ms, scores in % of the
@@ -156,7 +156,7 @@ def kernel_names(details: Any) -> list[str]:
 
 
 def classify_library(op_name: str, kernels: Iterable[str]) -> str | None:
-    """§3.4: op-name rules (case-insensitive) first, then kernel-name substrings."""
+    """Op-name rules (case-insensitive) first, then kernel-name substrings."""
     lowered = op_name.lower()
     for needle, library in NAME_LIBRARIES:
         if needle in lowered:
@@ -220,7 +220,7 @@ def call_chain(stack: Any) -> list[str]:
 
 
 def fusion_candidate(kernels: Iterable[str], fusion_map: Mapping[str, str]) -> str | None:
-    """§3.7: the first kernel with an exact key, else a prefix match either way."""
+    """The first kernel with an exact key, else a prefix match either way."""
     for kernel in kernels:
         if kernel in fusion_map:
             return fusion_map[kernel]
@@ -278,7 +278,7 @@ def build_operations(
     classify: Classifier | None = None,
     fusion_map: Mapping[str, str] | None = None,
 ) -> tuple[Operation, ...]:
-    """§3.3: one entry per row, longest kernel time first."""
+    """One entry per row (docs/analysis.md#operations), longest kernel time first."""
     baseline = baseline_ms(metadata)
     kernel_us = pd.to_numeric(ops.get("Kernel Time (µs)_sum"), errors="coerce").fillna(0.0)
     category_us = float(kernel_us.sum())
@@ -310,6 +310,7 @@ def _operation(
     fusion_map: Mapping[str, str],
     with_chain: bool,
 ) -> Operation:
+    """One `operations[]` entry: time shares, efficiency, then the optional keys that apply."""
     name = str(row.get("name"))
     time_us = number(row.get("Kernel Time (µs)_sum")) or 0.0
     time_ms = time_us / 1000
@@ -327,6 +328,17 @@ def _operation(
     }
     if eff.warning:
         fields["efficiency_warning"] = eff.warning
+    fields |= _row_fields(row, extra_fields)
+    fields |= _variance(row, fields["count"], pct_total)
+    if classify is not None and (classification := classify(row)) is not None:
+        fields["classification"] = classification
+    fields |= _source_fields(row, name, fusion_map, with_chain)
+    return Operation.model_validate(fields)
+
+
+def _row_fields(row: dict[str, Any], extra_fields: tuple[str, ...]) -> dict[str, Any]:
+    """The category's extra columns as they stand in the row (JSON cells parsed), and `args`."""
+    fields: dict[str, Any] = {}
     for field in extra_fields:
         value = row.get(field)
         value = parsed(value) if field in JSON_FIELDS else value
@@ -335,21 +347,31 @@ def _operation(
     args = format_args(parsed(row.get("Input Dims")), parsed(row.get("Input type")))
     if args is not None:
         fields["args"] = args
+    return fields
+
+
+def _variance(row: dict[str, Any], count: int, pct_total: float | None) -> dict[str, Any]:
+    """`cov` and `high_variance`, only for ops run often enough and heavy enough to matter."""
     mean, std = number(row.get("Kernel Time (µs)_mean")), number(row.get("Kernel Time (µs)_std"))
     if (
-        fields["count"] > VARIANCE_MIN_COUNT
+        count > VARIANCE_MIN_COUNT
         and pct_total is not None
         and pct_total >= VARIANCE_MIN_PCT
         and mean
         and mean > 0
     ):
         cov = (std or 0.0) / mean
-        fields |= {"cov": round(cov, 3), "high_variance": cov > VARIANCE_MAX_COV}
-    if classify is not None and (classification := classify(row)) is not None:
-        fields["classification"] = classification
+        return {"cov": round(cov, 3), "high_variance": cov > VARIANCE_MAX_COV}
+    return {}
+
+
+def _source_fields(
+    row: dict[str, Any], name: str, fusion_map: Mapping[str, str], with_chain: bool
+) -> dict[str, Any]:
+    """Where the op's time comes from: library, fusion flag, launcher, kernel and modules."""
     kernels = kernel_names(parsed(row.get("kernel_details_summary")))
     library = classify_library(name, kernels)
-    fields["library"] = library
+    fields: dict[str, Any] = {"library": library}
     candidate = fusion_candidate(kernels, fusion_map)
     if candidate is not None:
         fields |= {"fusion_flagged": True, "fusion_candidate_name": candidate}
@@ -360,7 +382,7 @@ def _operation(
     fields |= {"kernel_name": full, "kernel_name_trunc": trunc, "module_chain": modules}
     if with_chain:
         fields["call_chain"] = call_chain(stack)
-    return Operation.model_validate(fields)
+    return fields
 
 
 def peaks(metadata: CategoryMetadata) -> dict[str, Any]:
@@ -379,7 +401,7 @@ def score(
     fusion_map: Mapping[str, str] | None = None,
     specific: Mapping[str, Any] | None = None,
 ) -> CategoryMetrics:
-    """§3.2 steps 4–8: time metrics, operations, estimates and findings of one category."""
+    """Time metrics, operations, estimates and findings of one category."""
     baseline = baseline_ms(metadata)
     operations = build_operations(
         ops, metadata, extra_fields=extra_fields, classify=classify, fusion_map=fusion_map

@@ -10,12 +10,16 @@ from __future__ import annotations
 import io
 import textwrap
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from rooflens.analyzers.findings.priorities import PriorityData
 from rooflens.analyzers.prepare.manifest import Manifest
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 REMAINDER_LABEL = "Non-compute (idle, exposed comm/memcpy)"
 REMAINDER_COLOR = "#BBBBBB"
@@ -122,14 +126,32 @@ def read_savings(priority: dict | None, total_ms: float, labels: dict[str, str])
 
 
 def _draw(title: str, total: float, segments: list[Segment], savings: list[Saving]) -> bytes:
-    n_sav = len(savings)
-    has_sav = n_sav > 0
+    """Lay out the three panels (breakdown bar, its legend, savings) and return the PNG."""
     legend_rows = (len(segments) + 1) // 2
-    heights = [1.3, 0.3 * legend_rows + 0.2, 1.0 + 0.5 * max(n_sav, 1)]
+    heights = [1.3, 0.3 * legend_rows + 0.2, 1.0 + 0.5 * max(len(savings), 1)]
     fig = Figure(figsize=(12, sum(heights) + 1.6), dpi=120)
     FigureCanvasAgg(fig)
     grid = fig.add_gridspec(3, 1, height_ratios=heights, hspace=0.5)
     ax = fig.add_subplot(grid[0])
+    _draw_breakdown(ax, total, segments)
+    lax = fig.add_subplot(grid[1])
+    lax.axis("off")
+    handles, texts = ax.get_legend_handles_labels()
+    lax.legend(handles, texts, loc="center", ncol=2, fontsize=10, frameon=False)
+    for side in ("top", "right", "left"):
+        ax.spines[side].set_visible(False)
+    bx = fig.add_subplot(grid[2])
+    if savings:
+        _draw_savings(bx, total, segments, savings)
+    else:
+        _draw_no_savings(bx)
+    for side in ("top", "right"):
+        bx.spines[side].set_visible(False)
+    return _titled_png(fig, title)
+
+
+def _draw_breakdown(ax: Axes, total: float, segments: list[Segment]) -> None:
+    """One stacked bar of GPU time per category; shares of 6 % or more are printed on it."""
     left = 0.0
     for seg in segments:
         pct = 100 * seg.time_ms / total
@@ -159,61 +181,61 @@ def _draw(title: str, total: float, segments: list[Segment], savings: list[Savin
     ax.set_yticks([])
     ax.set_xlabel("GPU time (ms)", fontsize=10)
     ax.set_title(f"GPU time by category — end-to-end {total:,.1f} ms", fontsize=11, loc="left")
-    lax = fig.add_subplot(grid[1])
-    lax.axis("off")
-    handles, texts = ax.get_legend_handles_labels()
-    lax.legend(handles, texts, loc="center", ncol=2, fontsize=10, frameon=False)
-    for side in ("top", "right", "left"):
-        ax.spines[side].set_visible(False)
 
-    bx = fig.add_subplot(grid[2])
-    if has_sav:
-        ys = list(range(n_sav))
-        mids = [s.mid_ms for s in savings]
-        err = [[s.mid_ms - s.low_ms for s in savings], [s.high_ms - s.mid_ms for s in savings]]
-        colors = {seg.name: seg.color for seg in segments}
-        bx.barh(
-            ys,
-            mids,
-            color=[colors.get(s.category, "#4477AA") for s in savings],
-            height=0.55,
-            xerr=err,
-            error_kw={"ecolor": "#333333", "capsize": 4, "lw": 1.2},
-        )
-        xmax = max(s.high_ms for s in savings) or 1.0
-        for y, s in enumerate(savings):
-            rng = f" (range {s.low_ms:,.1f}–{s.high_ms:,.1f})" if s.high_ms > s.low_ms else ""
-            bx.text(
-                s.high_ms + xmax * 0.015,
-                y,
-                f"{s.mid_ms:,.1f} ms · {s.mid_pct:.1f} %{rng}",
-                va="center",
-                fontsize=9,
-            )
-        bx.set_yticks(ys, [s.label for s in savings], fontsize=10)
-        bx.invert_yaxis()
-        bx.set_xlim(0, xmax * 1.6)
-        total_mid = sum(mids)
-        bx.set_title(
-            f"Estimated savings — ≈ {total_mid:,.1f} ms ({100 * total_mid / total:.1f} %) "
-            "in total at the mid estimate; whiskers show low–high",
-            fontsize=11,
-            loc="left",
-        )
-        bx.set_xlabel("Estimated GPU time saved (ms)", fontsize=10)
-    else:
-        bx.axis("off")
+
+def _draw_savings(bx: Axes, total: float, segments: list[Segment], savings: list[Saving]) -> None:
+    """Mid-estimate bars with low–high whiskers, in the colour of each category's segment."""
+    ys = list(range(len(savings)))
+    mids = [s.mid_ms for s in savings]
+    err = [[s.mid_ms - s.low_ms for s in savings], [s.high_ms - s.mid_ms for s in savings]]
+    colors = {seg.name: seg.color for seg in segments}
+    bx.barh(
+        ys,
+        mids,
+        color=[colors.get(s.category, "#4477AA") for s in savings],
+        height=0.55,
+        xerr=err,
+        error_kw={"ecolor": "#333333", "capsize": 4, "lw": 1.2},
+    )
+    xmax = max(s.high_ms for s in savings) or 1.0
+    for y, s in enumerate(savings):
+        rng = f" (range {s.low_ms:,.1f}–{s.high_ms:,.1f})" if s.high_ms > s.low_ms else ""
         bx.text(
-            0.5,
-            0.5,
-            "No quantified savings estimates (priority_data.json missing or empty)",
-            ha="center",
+            s.high_ms + xmax * 0.015,
+            y,
+            f"{s.mid_ms:,.1f} ms · {s.mid_pct:.1f} %{rng}",
             va="center",
-            fontsize=10,
-            color="#555555",
+            fontsize=9,
         )
-    for side in ("top", "right"):
-        bx.spines[side].set_visible(False)
+    bx.set_yticks(ys, [s.label for s in savings], fontsize=10)
+    bx.invert_yaxis()
+    bx.set_xlim(0, xmax * 1.6)
+    total_mid = sum(mids)
+    bx.set_title(
+        f"Estimated savings — ≈ {total_mid:,.1f} ms ({100 * total_mid / total:.1f} %) "
+        "in total at the mid estimate; whiskers show low–high",
+        fontsize=11,
+        loc="left",
+    )
+    bx.set_xlabel("Estimated GPU time saved (ms)", fontsize=10)
+
+
+def _draw_no_savings(bx: Axes) -> None:
+    """Say in the savings panel why it is empty, so a blank panel is not read as zero."""
+    bx.axis("off")
+    bx.text(
+        0.5,
+        0.5,
+        "No quantified savings estimates (priority_data.json missing or empty)",
+        ha="center",
+        va="center",
+        fontsize=10,
+        color="#555555",
+    )
+
+
+def _titled_png(fig: Figure, title: str) -> bytes:
+    """Wrap the title, leave room for it above the panels, and render the figure to PNG."""
     lines = textwrap.wrap(title, TITLE_WIDTH) or [""]
     fig.suptitle("\n".join(lines), fontsize=14, fontweight="bold")
     fig.subplots_adjust(

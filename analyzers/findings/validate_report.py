@@ -1,4 +1,4 @@
-"""Level-3 validator for ``analysis.md`` (spec §4.10 with the §8.2 fixes).
+"""Level-3 validator for ``analysis.md`` (docs/analysis.md#validation).
 
 Every problem carries a rule id, a 1-based line number and a message that says how to fix it.
 
@@ -7,13 +7,13 @@ V1  the six ``## <H>`` section heading lines are present (exact lines, not subst
 V2  the Executive Summary holds a pipe table.
 V3  that table has the five metric rows.
 V4  no template values (``X ms``, ``Y%``, ``Z%``, ``W%``) left in the Executive Summary table.
-V5  no template placeholder left anywhere (§8.2 item 17 fixed): ``<Model>``, ``<Platform>``,
+V5  no template placeholder left anywhere (TraceLens misses some): ``<Model>``, ``<Platform>``,
     ``<Platform1>``/``<Platform2>``, ``<Brief Title>``, ``<Library>``, ``<architecture>``,
     ``<scale>``, ``<precision>`` matched case-insensitively, and ``{{PERF_PLOT}}`` or any other
     ``{{NAME}}`` template slot.
 V6  every Args / Args (T1) cell is one of the ``operations[].args`` of the metrics files.
 V7  Kernel Fusion ``**Impact**`` lines follow the scope format; the scope is read from the
-    manifest (§8.2 item 16), then the ``comparison_scope`` argument, else standalone.
+    manifest, then the ``comparison_scope`` argument, else standalone.
 R1  Compute Kernel Optimizations has one ``### P<N>:`` card per ``priority_data.findings``.
 R2  the k-th ``kind=p_item`` marker there has ``category`` = ``findings[k-1].category``.
 R3  its low/mid/high equal the finding's impact_score_low/impact_score/impact_score_high.
@@ -351,7 +351,8 @@ def validate_report_text(
                               "the compose_report step.")]  # fmt: skip
     lines = text.splitlines()
     sections = _spans(lines, "## ", 1, len(lines))
-    probs = [ReportProblem("V1", len(lines), f"missing section '## {h}': add it in the §5.4 order.")
+    probs = [ReportProblem("V1", len(lines), f"missing section '## {h}': add it in the "
+                           "report's section order (docs/analysis.md#the-report).")
              for h in SECTIONS if h not in sections]  # fmt: skip
     system = sections.get("System-Level Optimizations")
     tiers = {n: Tier.SYSTEM for n in range(system[0], system[1] + 1)} if system else {}

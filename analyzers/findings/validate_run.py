@@ -1,4 +1,4 @@
-"""Level-2 sanity checks of an analysis run folder (agent_workflow.md §4.9, never blocks).
+"""Level-2 sanity checks of an analysis run folder (never blocks; docs/analysis.md#validation).
 
 ``validate_run(run_dir)`` returns four checks, each ``{status: PASS|WARN, messages}``:
 
@@ -211,7 +211,7 @@ def _efficiency_check(run_dir: Path) -> Check:
 
 
 def validate_run(run_dir: Path) -> RunValidation:
-    """Run the four §4.9 checks on the analysis output folder ``run_dir``."""
+    """Run the four consistency checks on the analysis output folder ``run_dir``."""
     run_dir = Path(run_dir)
     manifest, problem = _read_json(run_dir / MANIFEST)
     if problem or not isinstance(manifest, dict):

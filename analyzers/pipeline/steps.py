@@ -113,8 +113,14 @@ class Pipeline:
     # -- order ---------------------------------------------------------------------------
 
     def require(self, step: str, category: str | None = None) -> None:
+        """Raise StepMissing naming the earliest step still to run before `step`."""
         if self.done(state(step, category)):
             return
+        for need in BY_NAME[step].needs:
+            if not BY_NAME[need].per_category:
+                self.require(need)
+            elif category is not None:
+                self.require(need, category)
         what = f"{category} of {self.label}" if category else self.label
         tool = self.call_hint(BY_NAME[step].tool, category)
         raise StepMissing(f"{what} has not been {step} yet; call {tool} first")
@@ -314,9 +320,11 @@ class Pipeline:
         progress: Callable[[str], None] = lambda _: None,
         prose: ReportProse | None = None,
     ) -> None:
-        """Every step after loading, in the declared order, up to `until`."""
+        """Every step after loading, in the declared order, up to `until`. Steps already done
+        are kept: a second whole run neither recomputes the category data nor replaces the
+        findings a model submitted."""
         stop = STEP_ORDER.index(until)
-        if stop >= STEP_ORDER.index(PREPARED):
+        if stop >= STEP_ORDER.index(PREPARED) and not self.done(PREPARED):
             progress("preparing the category data")
             self.prepare()
         if stop >= STEP_ORDER.index(ANALYSED):
@@ -324,7 +332,7 @@ class Pipeline:
                 progress(f"analysing {key}")
                 if not self._analysed(key):
                     self.analyse(key)
-                if stop >= STEP_ORDER.index(DRAFTED):
+                if stop >= STEP_ORDER.index(DRAFTED) and not self.done(state(DRAFTED, key)):
                     self.draft(key)
         if stop >= STEP_ORDER.index(AGGREGATED):
             progress("ranking the priorities")

@@ -1,4 +1,6 @@
-"""`category_data/fusion_candidates.json`: kernel sequences worth fusing (agent_workflow §2.7).
+"""`category_data/fusion_candidates.json`: kernel sequences worth fusing.
+
+See docs/analysis.md#fusion-candidates.
 
 Standalone algorithm only: a module pass (host containers with >= 2 GPU events, by base name)
 and a sibling pass (rule-B ops owning one kernel each, grouped by parent); then the filters,
@@ -12,6 +14,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +24,9 @@ import pandas as pd
 from rooflens.analyzers.perf import registry
 from rooflens.analyzers.prepare.kernel_types import classify_kernel
 from rooflens.analyzers.report.launchers import subtree_pairs
-from rooflens.analyzers.report.unified import attribute_unified
+from rooflens.analyzers.report.unified import UnifiedOps, attribute_unified
 from rooflens.analyzers.report.write_csv import atomic_write_bytes
-from rooflens.analyzers.trace.columns import MISSING
+from rooflens.analyzers.trace.columns import MISSING, name_matches
 from rooflens.analyzers.trace.model import TraceModel
 from rooflens.analyzers.trace.pseudo_rows import PSEUDO_PREFIX
 from rooflens.analyzers.trace.tree import ancestors
@@ -85,18 +88,20 @@ def is_excluded(name: str) -> bool:
     return any(word in name.lower() for word in FUSION_EXCLUDED_KERNELS)
 
 
+@lru_cache(maxsize=1 << 16)
 def is_already_fused(name: str) -> bool:
     return any(word in name.lower() for word in FUSION_ALREADY_FUSED)
 
 
 def _kernel_name(kernel: dict[str, Any]) -> str:  # module pass: name; sibling: kernel_name
-    return kernel.get("name", kernel.get("kernel_name", ""))
+    return kernel["name"] if "name" in kernel else kernel.get("kernel_name", "")
 
 
 def _kernel_type(kernel: dict[str, Any]) -> str:
-    return kernel.get("type", kernel.get("kernel_type", "Unknown"))
+    return kernel["type"] if "type" in kernel else kernel.get("kernel_type", "Unknown")
 
 
+@lru_cache(maxsize=1 << 16)
 def _eligible(name: str) -> bool:
     return not is_excluded(name) and not is_already_fused(name)
 
@@ -131,8 +136,9 @@ def gemm_norm_only(kernels: list[dict[str, Any]]) -> bool:
 
     Needs at least one other kernel: GEMM + split-K reduce (two GEMM kernels) stays a candidate.
     """
-    matrix = [k for k in kernels if _kernel_type(k) in MATRIX_TYPES]
-    others = [k for k in kernels if _kernel_type(k) not in MATRIX_TYPES]
+    types = [_kernel_type(k) for k in kernels]
+    matrix = [k for k, t in zip(kernels, types, strict=True) if t in MATRIX_TYPES]
+    others = [k for k, t in zip(kernels, types, strict=True) if t not in MATRIX_TYPES]
     if not matrix or not others:
         return False
     return all(
@@ -163,100 +169,164 @@ def _candidate(
     )
 
 
-def _add_instance(entries: dict[str, FusionCandidate], base: str, time_us: float) -> bool:
-    """A later instance of a known base name only adds to the count and the time."""
-    if base not in entries:
-        return False
-    entries[base].instance_count += 1
-    entries[base].total_kernel_time_us += time_us
-    return True
+@lru_cache(maxsize=1 << 16)
+def _kernel_traits(name: str) -> tuple[str, bool]:
+    """(kernel type, eligible for fusion) of one kernel name, computed once per name."""
+    return classify_kernel(name)[0], _eligible(name)
+
+
+def _category_text(column: pd.Series, uids: np.ndarray) -> np.ndarray:
+    """`str()` of a categorical column's values at `uids` ("None" where missing)."""
+    values = column.array
+    table = np.array([*map(str, values.categories), "None"], dtype=object)
+    return table[values.codes[uids]]
+
+
+def _container_kernels(model: TraceModel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Host containers with >= 2 linked GPU events, in uid order, and their kernels.
+
+    Returns (uids, kernel nodes sorted by container then time, start of each container's
+    slice of those nodes); a container's slice is empty when it launched only copies/sets.
+    """
+    ev = model.events
+    parent = model.tree.parent
+    gpu = model.gpu
+    linked = gpu.index.to_numpy()[gpu["linked"].to_numpy()]
+    is_container = ~ev["cat"].isin(SKIPPED_CONTAINERS).to_numpy() & (ev["ph"] == "X").to_numpy()
+    pairs = subtree_pairs(parent, linked, is_container)
+    anc, node = pairs["ancestor"].to_numpy(), pairs["node"].to_numpy()
+    order = np.lexsort((node, ev["ts"].to_numpy()[node], anc))
+    anc, node = anc[order], node[order]
+    uids, counts = np.unique(anc, return_counts=True)
+    uids = uids[counts >= 2]
+    kernel = (ev["cat"] == "kernel").to_numpy()[node]
+    anc, node = anc[kernel], node[kernel]
+    keep = np.isin(anc, uids)
+    anc, node = anc[keep], node[keep]
+    starts = np.searchsorted(anc, uids, side="left")
+    return uids, node, np.append(starts, len(node))
+
+
+def _first_instances(
+    bases: np.ndarray, considered: np.ndarray, qualifies: np.ndarray, times: np.ndarray
+) -> list[tuple[int, int, float]]:
+    """Group instances (in uid order) by base name: each base's entry is its first instance
+    that `qualifies`; it counts that instance and every later `considered` one, and sums
+    their times in order. Returns (position of the entry, instance count, total time)."""
+    base_id, _ = pd.factorize(bases)
+    position = np.arange(len(bases))
+    first = np.full(base_id.max() + 1, len(bases))
+    np.minimum.at(first, base_id[qualifies], position[qualifies])
+    counted = considered & (position >= first[base_id])
+    instances = np.bincount(base_id[counted], minlength=len(first))
+    totals = np.zeros(len(first))
+    np.add.at(totals, base_id[counted], times[counted])  # in uid order, a running sum
+    order = np.argsort(first, kind="stable")
+    order = order[first[order] < len(bases)]
+    return [(int(first[b]), int(instances[b]), float(totals[b])) for b in order]
+
+
+def _segment_sums(values: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """Sum of `values[bounds[i]:bounds[i + 1]]` per segment (0 for an empty one)."""
+    sizes = np.diff(bounds)
+    out = np.zeros(len(sizes))
+    if len(values):
+        out[sizes > 0] = np.add.reduceat(values, bounds[:-1][sizes > 0])
+    return out
 
 
 def _module_pass(model: TraceModel) -> list[FusionCandidate]:
-    ev = model.events
-    names = model.names
-    parent = model.tree.parent
-    cat = ev["cat"].astype(str).to_numpy()
-    gpu = model.gpu
-    linked = gpu[gpu["linked"].to_numpy()]
-    is_container = ~np.isin(cat, SKIPPED_CONTAINERS) & (ev["ph"] == "X").to_numpy()
-    pairs = subtree_pairs(parent, linked.index.to_numpy(), is_container)
-    if pairs.empty:
+    """One candidate per container base name: its first instance with >= 2 kernels, plus
+    the count and kernel time of that instance and every later one."""
+    names, dur = model.names, model.events["dur"].to_numpy()
+    uids, nodes, bounds = _container_kernels(model)
+    if not len(uids):
         return []
-    ts = ev["ts"].to_numpy()
-    dur = ev["dur"].to_numpy()
-    pairs = pairs.assign(ts=ts[pairs["node"].to_numpy()])
-    pairs = pairs.sort_values(["ancestor", "ts", "node"], kind="stable")
-    gpu_count = pairs.groupby("ancestor").size()
-    kernel_pairs = pairs[cat[pairs["node"].to_numpy()] == "kernel"]
-    kernels_of = kernel_pairs.groupby("ancestor")["node"].agg(list)
-    entries: dict[str, FusionCandidate] = {}
-    for uid in gpu_count.index[gpu_count.to_numpy() >= 2].sort_values():
-        base = base_name(str(names[uid]))
-        if not base:
-            continue
-        kernel_uids = kernels_of.get(uid, [])
-        time_us = float(dur[kernel_uids].sum()) if len(kernel_uids) else 0.0
-        if _add_instance(entries, base, time_us):
-            continue
-        if len(kernel_uids) < 2:
-            continue
-        kernels = []
-        for k in kernel_uids:
-            name = str(names[k])
-            kind = classify_kernel(name)[0]
-            kernels.append(
-                dict(name=name, type=kind, dur_us=float(dur[k]), eligible=_eligible(name))
-                | {"gpu_op_uid": int(k)}
-            )
-        chain = [chain_label(str(names[a])) for a in ancestors(parent, int(uid))]
-        dims = _json_cell(ev["input_dims"].iat[uid])
-        entries[base] = _candidate(str(names[uid]), base, chain, kernels, time_us, dims)
-    return list(entries.values())
+    bases = np.array([base_name(n) for n in _category_text(model.events["name"], uids)])
+    named = bases != ""
+    qualifies = named & (np.diff(bounds) >= 2)
+    entries = []
+    times = _segment_sums(dur[nodes], bounds)
+    for pos, count, total in _first_instances(bases, named, qualifies, times):
+        uid = int(uids[pos])
+        kernels = [
+            _module_kernel(str(names[k]), float(dur[k]), int(k))
+            for k in nodes[bounds[pos] : bounds[pos + 1]]
+        ]
+        chain = [chain_label(str(names[a])) for a in ancestors(model.tree.parent, uid)]
+        dims = _json_cell(model.events["input_dims"].iat[uid])
+        c = _candidate(str(names[uid]), str(bases[pos]), chain, kernels, total, dims)
+        c.instance_count = count
+        entries.append(c)
+    return entries
+
+
+def _module_kernel(name: str, dur_us: float, uid: int) -> dict[str, Any]:
+    kind, eligible = _kernel_traits(name)
+    return {"name": name, "type": kind, "dur_us": dur_us, "eligible": eligible, "gpu_op_uid": uid}
+
+
+def _single_kernel_ops(model: TraceModel, ops: pd.DataFrame, owned: pd.DataFrame):
+    """(op uid, kernel uid, parent uid) of the real ops owning exactly one GPU event, a
+    kernel, sorted by parent then start time."""
+    ev = model.events
+    # pseudo ops are our own insertions above one kernel each (trace/pseudo.py), not code a
+    # user could fuse: their kernels stay with the frame that launched them (module pass)
+    pseudo = name_matches(ops["name"].astype("category"), lambda n: n.startswith(PSEUDO_PREFIX))
+    real = ~ops["synthetic"].to_numpy() & ~pseudo
+    op_row, gpu = owned["op"].to_numpy(), owned["gpu"].to_numpy()
+    keep = real[op_row]
+    op_row, gpu = op_row[keep], gpu[keep]
+    single = np.bincount(op_row, minlength=len(ops))[op_row] == 1
+    single &= (ev["cat"] == "kernel").to_numpy()[gpu]
+    op_uid, gpu = ops["uid"].to_numpy()[op_row[single]], gpu[single]
+    parent = model.tree.parent[op_uid]
+    keep = parent != MISSING
+    op_uid, gpu, parent = op_uid[keep], gpu[keep], parent[keep]
+    order = np.lexsort((ev["ts"].to_numpy()[op_uid], parent))  # stable: ties keep row order
+    return op_uid[order], gpu[order], parent[order]
 
 
 def _sibling_pass(model: TraceModel, ops: pd.DataFrame, owned: pd.DataFrame) -> list:
     """Ops owning exactly one kernel, grouped under their parent (>= 2 per parent)."""
-    ev = model.events
-    names = model.names
-    parent = model.tree.parent
-    cat = ev["cat"].astype(str).to_numpy()
-    dur = ev["dur"].to_numpy()
-    # pseudo ops are our own insertions above one kernel each (trace/pseudo.py), not code a
-    # user could fuse: their kernels stay with the frame that launched them (module pass)
-    pseudo = ops["name"].astype(str).str.startswith(PSEUDO_PREFIX).to_numpy()
-    real = ops[~ops["synthetic"].to_numpy() & ~pseudo]
-    owned = owned[owned["op"].isin(real.index)]
-    counts = owned.groupby("op").size()
-    single = owned[owned["op"].isin(counts.index[counts.to_numpy() == 1])]
-    single = single[cat[single["gpu"].to_numpy()] == "kernel"]
-    if single.empty:
+    names, dur = model.names, model.events["dur"].to_numpy()
+    op_uid, gpu, parent = _single_kernel_ops(model, ops, owned)
+    if not len(op_uid):
         return []
-    op_uid = real.loc[single["op"].to_numpy(), "uid"].to_numpy()
-    table = pd.DataFrame({"op": op_uid, "gpu": single["gpu"].to_numpy(), "parent": parent[op_uid]})
-    table = table[table["parent"].to_numpy() != MISSING]
-    table = table.assign(ts=ev["ts"].to_numpy()[table["op"].to_numpy()])
-    table = table.sort_values(["parent", "ts"], kind="stable")
-    entries: dict[str, FusionCandidate] = {}
-    for parent_uid, group in table.groupby("parent", sort=True):
-        if len(group) < 2:
-            continue
-        kernels = []
-        for op, k in zip(group["op"].tolist(), group["gpu"].tolist(), strict=True):
-            name = str(names[k])
-            kind = classify_kernel(name)[0]
-            kernels.append(
-                dict(op=str(names[op]), kernel_type=kind, kernel_name=name, dur_us=float(dur[k]))
-                | {"gpu_op_uid": int(k)}
-            )
-        time_us = sum(k["dur_us"] for k in kernels)
-        base = base_name(str(names[parent_uid]))
-        if _add_instance(entries, base, time_us):
-            continue
-        dims = _json_cell(ev["input_dims"].iat[int(parent_uid)])
-        raw = str(names[parent_uid])
-        entries[base] = _candidate(raw, base, [], kernels, time_us, dims, "sibling_sequence")
-    return list(entries.values())
+    parents, starts = np.unique(parent, return_index=True)
+    bounds = np.append(starts, len(parent))
+    grouped = np.diff(bounds) >= 2
+    if not grouped.any():
+        return []
+    times = _segment_sums(dur[gpu], bounds)[grouped]
+    parents, ends, starts = parents[grouped], bounds[1:][grouped], starts[grouped]
+    bases = np.array([base_name(n) for n in _category_text(model.events["name"], parents)])
+    entries = []
+    every = np.ones(len(parents), dtype=bool)
+    for pos, count, total in _first_instances(bases, every, every, times):
+        a, b = starts[pos], ends[pos]
+        kernels = [
+            _sibling_kernel(names, int(o), int(k), dur)
+            for o, k in zip(op_uid[a:b], gpu[a:b], strict=True)
+        ]
+        uid = int(parents[pos])
+        dims = _json_cell(model.events["input_dims"].iat[uid])
+        raw, base = str(names[uid]), str(bases[pos])
+        c = _candidate(raw, base, [], kernels, total, dims, "sibling_sequence")
+        c.instance_count = count
+        entries.append(c)
+    return entries
+
+
+def _sibling_kernel(names: np.ndarray, op: int, k: int, dur: np.ndarray) -> dict[str, Any]:
+    name = str(names[k])
+    return {
+        "op": str(names[op]),
+        "kernel_type": _kernel_traits(name)[0],
+        "kernel_name": name,
+        "dur_us": float(dur[k]),
+        "gpu_op_uid": k,
+    }
 
 
 def data_in_out(row: pd.Series) -> tuple[float | None, float | None]:
@@ -287,6 +357,7 @@ class KernelLookup:
 
     def __init__(self, table: dict[str, dict[str | None, dict[str, Any]]]) -> None:
         self.table = table
+        self._prefixed: dict[str, dict[str | None, dict[str, Any]] | None] = {}
 
     @classmethod
     def from_summary(cls, summary: pd.DataFrame) -> KernelLookup:
@@ -308,29 +379,42 @@ class KernelLookup:
     def get(self, name: str, shape: str | None) -> dict[str, Any] | None:
         shapes = self.table.get(name)
         if shapes is None:
-            for known, value in self.table.items():
-                if known.startswith(name) or name.startswith(known):
-                    shapes = value
-                    break
+            if name not in self._prefixed:
+                self._prefixed[name] = self._by_prefix(name)
+            shapes = self._prefixed[name]
         if not shapes:
             return None
         return shapes.get(shape) or next(iter(shapes.values()))
 
+    def _by_prefix(self, name: str) -> dict[str | None, dict[str, Any]] | None:
+        for known, value in self.table.items():
+            if known.startswith(name) or name.startswith(known):
+                return value
+        return None
 
-def narrow_attention(candidate: FusionCandidate, lookup: KernelLookup, shapes: dict) -> None:
+
+def narrow_attention(
+    candidate: FusionCandidate, lookup: KernelLookup, shapes: KernelShapes | dict[int, str | None]
+) -> None:
     """Keep only the GEMM..softmax..GEMM slice of an unfused attention block."""
     kernels = candidate.kernels
-    is_gemm = []
-    for k in kernels:
-        info = lookup.get(_kernel_name(k), shapes.get(k["gpu_op_uid"]))
-        is_gemm.append(bool(info) and info.get("op_category") == "GEMM")
+    gemm: dict[int, bool] = {}
+
+    def is_gemm(j: int) -> bool:
+        if j not in gemm:
+            info = lookup.get(_kernel_name(kernels[j]), shapes.get(kernels[j]["gpu_op_uid"]))
+            gemm[j] = bool(info) and info.get("op_category") == "GEMM"
+        return gemm[j]
+
     for i, k in enumerate(kernels):
         if "softmax" not in _kernel_name(k).lower():
             continue
-        before = [j for j in range(i) if is_gemm[j]]
-        after = [j for j in range(i + 1, len(kernels)) if is_gemm[j]]
-        if before and after:
-            part = kernels[before[-1] : after[0] + 1]
+        before = next((j for j in range(i - 1, -1, -1) if is_gemm(j)), None)
+        after = next((j for j in range(i + 1, len(kernels)) if is_gemm(j)), None)
+        if after is None:  # no GEMM after this softmax, nor after any later one
+            return
+        if before is not None:
+            part = kernels[before : after + 1]
             candidate.kernels = part
             candidate.kernel_count = len(part)
             candidate.eligible_kernel_count = sum(_eligible(_kernel_name(x)) for x in part)
@@ -358,19 +442,23 @@ def dedup_by_kernel_set(candidates: list[FusionCandidate]) -> list[FusionCandida
 
 
 def fusion_candidates(
-    model: TraceModel, unified_summary: pd.DataFrame | None
+    model: TraceModel, unified_summary: pd.DataFrame | None, unified: UnifiedOps | None = None
 ) -> list[FusionCandidate]:
-    """Standalone fusion candidates of one trace, sorted by total kernel time."""
+    """Standalone fusion candidates of one trace, sorted by total kernel time.
+
+    `unified` is the report's rule-B attribution (`PerfReport.unified.ops`); without it the
+    attribution is computed here."""
     modules = [
         c
         for c in _module_pass(model)
         if not c.has_fused_kernel and c.eligible_kernel_count >= 2 and not gemm_norm_only(c.kernels)
     ]
-    unified = attribute_unified(model, registry.has_model, registry.has_backward)
+    if unified is None:
+        unified = attribute_unified(model, registry.has_model, registry.has_backward)
     siblings = _sibling_pass(model, unified.ops, unified.kernels)
     candidates = modules + siblings
     if unified_summary is not None and not unified_summary.empty:
-        shapes = _kernel_shapes(model, unified.ops, unified.kernels)
+        shapes = KernelShapes(model, unified.ops, unified.kernels)
         lookup = KernelLookup.from_summary(unified_summary)
         for c in candidates:
             narrow_attention(c, lookup, shapes)
@@ -384,14 +472,27 @@ def fusion_candidates(
     return sorted(candidates, key=lambda c: -c.total_kernel_time_us)
 
 
-def _kernel_shapes(model: TraceModel, ops: pd.DataFrame, owned: pd.DataFrame) -> dict:
-    """GPU uid -> first input shape of the unified op that owns it."""
-    dims = model.events["input_dims"].to_numpy()
-    source = ops["source_uid"].to_numpy()
-    return {
-        int(g): _shape_key(dims[source[o]])
-        for o, g in zip(owned["op"].to_numpy(), owned["gpu"].to_numpy(), strict=True)
-    }
+class KernelShapes:
+    """GPU uid -> first input shape of the unified op that owns it, looked up on demand."""
+
+    def __init__(self, model: TraceModel, ops: pd.DataFrame, owned: pd.DataFrame) -> None:
+        dims = model.events["input_dims"].array
+        self._codes = dims.codes
+        self._keys: list[str | bool | None] = [False] * (len(dims.categories) + 1)
+        self._categories = dims.categories
+        self._source = np.full(len(model.events), MISSING, dtype=np.int64)
+        self._source[owned["gpu"].to_numpy()] = ops["source_uid"].to_numpy()[owned["op"]]
+
+    def get(self, gpu_uid: int) -> str | None:
+        source = self._source[gpu_uid]
+        if source == MISSING:
+            return None
+        code = self._codes[source]
+        key = self._keys[code]
+        if key is False:
+            text = None if code < 0 else self._categories[code]
+            key = self._keys[code] = _shape_key(text)
+        return key  # type: ignore[return-value]
 
 
 def write_fusion_candidates(run_dir: Path, candidates: list[FusionCandidate]) -> Path:

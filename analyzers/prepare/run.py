@@ -34,7 +34,9 @@ def prepare(
     """Split the run into categories; `output_dir` is the folder the manifest names."""
     data = multi_kernel_data(model)
     has_multi_kernel = data.memcpy_summary.total_count > 0 or data.nccl_summary.total_count > 0
-    candidates = fusion_candidates(model, report.sheets.get("unified_perf_summary"))
+    attribution = report.unified.attribution if report.unified is not None else None
+    summary = report.sheets.get("unified_perf_summary")
+    candidates = fusion_candidates(model, summary, attribution)
     tables = categorise(
         report,
         platform,

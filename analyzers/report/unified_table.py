@@ -1,4 +1,6 @@
-"""`unified_perf_summary` (§7.6): op instances of rule B, scored and grouped by signature.
+"""`unified_perf_summary`: op instances of rule B, scored and grouped by signature.
+
+See docs/report-tables.md#unified_perf_summary.
 
 Perf models run once per unique signature (name + recorded args); each instance then gets
 its own kernel busy time and achieved rates, and instances with the same signature on the
@@ -47,6 +49,7 @@ class UnifiedTable:
     instances: pd.DataFrame
     summary: pd.DataFrame
     unsupported: Mapping[str, int]  # reason -> number of signatures the models declined
+    attribution: UnifiedOps | None = None  # the rule-B ops and kernels the rows come from
 
 
 def _evaluate(
@@ -81,7 +84,7 @@ def _with_gemm_layout(
     unified: UnifiedOps,
     model: TraceModel,
 ) -> list[dict[str, Any] | None]:
-    """perf_params, plus `transpose` for GEMMs whose kernel names spell their layout (§6.4)."""
+    """perf_params, plus `transpose` for GEMMs whose kernel names spell their layout."""
     params = [dict(w.params) if w else None for w in works]
     first_row = pd.Series(np.arange(len(sig))).groupby(sig).first()
     gpu_uids = unified.kernels["gpu"].to_numpy()
@@ -218,7 +221,9 @@ def build_unified(
     )
     inst = pd.concat([inst, achieved], axis=1)
     summary = _summarise(inst, unified, model, platform is not None)
-    return UnifiedTable(instances=inst, summary=summary, unsupported=dict(declined))
+    return UnifiedTable(
+        instances=inst, summary=summary, unsupported=dict(declined), attribution=unified
+    )
 
 
 def _summarise(

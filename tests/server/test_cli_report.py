@@ -156,6 +156,8 @@ def test_platforms_lists_the_catalogue(capsys):
     mi300x = next(line for line in lines if line.startswith("MI300X "))
     assert "AMD" in mi300x and "5300" in mi300x and "708" in mi300x
     assert lines[0].split()[:2] == ["name", "vendor"]
+    rtx = next(line for line in lines if line.startswith("RTX_2080_Ti "))
+    assert rtx.split()[1] == "NVIDIA"  # the longest name keeps its own column
 
 
 def test_analyze_prepares_the_category_data_with_relative_paths(trace, tmp_path, capsys):
