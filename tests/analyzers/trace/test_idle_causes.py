@@ -18,7 +18,6 @@ from rooflens.analyzers.trace.synthetic_host import (
     write_host_bound_trace,
     write_launch_bound_trace,
 )
-from tests.golden.conftest import shared_dir
 
 NS = 1e-6  # ms
 
@@ -256,10 +255,7 @@ SHARED_TRACES = (
 
 
 @pytest.mark.parametrize("name", SHARED_TRACES)
-def test_parts_add_up_to_the_timeline_idle_on_shared_traces(name):
-    shared = shared_dir()
-    if shared is None:
-        pytest.skip("../shared (reference traces) not found")
+def test_parts_add_up_to_the_timeline_idle_on_shared_traces(shared, name):
     model = build_model(load_trace(shared / "traces" / name))
     result = idle_causes(model)
     _assert_parts_sum_to_timeline_idle(model, result)
@@ -267,10 +263,7 @@ def test_parts_add_up_to_the_timeline_idle_on_shared_traces(name):
     assert charged <= result.part("host_blocking").idle_ms + 1e-9
 
 
-def test_owlv2_top_call_site_is_the_box_predictor_copy():
-    shared = shared_dir()
-    if shared is None:
-        pytest.skip("../shared (reference traces) not found")
+def test_owlv2_top_call_site_is_the_box_predictor_copy(shared):
     path = shared / "traces/h100/google_owlv2-large-patch14-ensemble__1016001.json.gz"
     top = idle_causes(build_model(load_trace(path))).call_sites[0]
     assert (top.call, top.operator, top.module) == (

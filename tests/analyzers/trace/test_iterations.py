@@ -21,7 +21,6 @@ from rooflens.analyzers.trace.synthetic_host import (
     write_host_bound_trace,
     write_launch_bound_trace,
 )
-from tests.golden.conftest import shared_dir
 
 NS = 1e-6  # ms
 
@@ -186,10 +185,7 @@ def test_no_period_in_a_sequence_without_repeats():
 # --- a real trace ------------------------------------------------------------------------------
 
 
-def test_resnet_steps_found_both_ways_hold_the_same_kernels():
-    shared = shared_dir()
-    if shared is None:
-        pytest.skip("../shared (reference traces) not found")
+def test_resnet_steps_found_both_ways_hold_the_same_kernels(shared):
     model = build_model(load_trace(shared / "traces/mi300/resnet_act_checkpoint.json.gz"))
     marked = find_iterations(model)
     repeats = find_iterations(model, method="repeating_ops")
