@@ -2,6 +2,8 @@
 
 * A test module never imports another test module or a conftest: what tests share lives in
   tests/conftest.py (fixtures) or in the helpers package tests/helpers/.
+* Only tests/golden/ needs the reference data folder (the `shared` fixture): a clean clone
+  without it skips the golden tests and runs every other one.
 * Benchmarks and devkit/ never import tests/: code both use lives in devkit/.
 * devkit/ is not shipped in the wheel.
 """
@@ -109,3 +111,30 @@ def test_devkit_is_not_in_the_wheel() -> None:
     setuptools = project["tool"]["setuptools"]
     shipped = [*setuptools["packages"], *setuptools["package-dir"].values()]
     assert shipped and not any(p == "devkit" or p.startswith("devkit.") for p in shipped)
+
+
+# the locator itself is tested outside golden/ (on folders it makes)
+LOCATOR_TESTS = {"tests/test_shared_location.py", "tests/conftest.py", "tests/helpers/golden.py"}
+SHARED_CALLS = {"shared_dir", "require_shared"}
+
+
+def shared_uses(path: Path) -> Iterator[tuple[int, str]]:
+    """(line, what) for each function taking `shared` and each call of the locator."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            if "shared" in {a.arg for a in node.args.args + node.args.kwonlyargs}:
+                yield node.lineno, f"{node.name} takes the shared fixture"
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) in SHARED_CALLS:
+            yield node.lineno, f"calls {node.func.id}()"
+
+
+def test_only_golden_tests_need_the_reference_data() -> None:
+    found = [
+        f"{rel}:{line} {what}"
+        for path in sources("tests")
+        if not (rel := path.relative_to(REPO).as_posix()).startswith("tests/golden/")
+        and rel not in LOCATOR_TESTS
+        for line, what in shared_uses(path)
+    ]
+    assert found == []
+    assert any(shared_uses(REPO / "tests/golden/test_every_trace.py"))

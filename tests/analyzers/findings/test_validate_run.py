@@ -310,20 +310,3 @@ def test_efficiency_ignores_comparative_and_unreadable_metrics(tmp_path: Path) -
     )
     _write(run / "category_data" / "other_metrics.json", "{broken")
     assert validate_run(run).efficiency_check.status == "PASS"
-
-
-# --- real run ---------------------------------------------------------------------------------
-
-
-def test_real_run_qwen(shared: Path, tmp_path: Path) -> None:
-    from rooflens.server.cli import main
-
-    trace = shared / "traces" / "mi300" / "Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
-    run = tmp_path / "run"
-    main(["analyze", str(trace), "--out", str(run)])
-    result = validate_run(run)
-    print(result.summary())
-    assert result.time_check.status == "PASS", result.time_check.messages
-    assert result.coverage_check.status == "PASS", result.coverage_check.messages
-    assert result.priority_check.status == "PASS", result.priority_check.messages
-    assert (run / "system_findings" / "cpu_idle_findings.md").is_file()

@@ -1,4 +1,5 @@
-"""Graph-capture traces through the front ends: `rooflens inspect/report` and `load_trace`."""
+"""Graph-capture traces through the front ends: `rooflens inspect/report` and `load_trace`, on
+the shared vLLM decode replay (tests/generated/test_captures.py: the same on a built one)."""
 
 from __future__ import annotations
 
