@@ -24,7 +24,7 @@ from rooflens.analyzers.findings.validate import validate_findings, validate_fin
 from rooflens.analyzers.findings.validate_report import validate_report
 from rooflens.analyzers.findings.validate_run import validate_run
 from rooflens.server.cli import main
-from tests.helpers.sample_traces import V100, renamed_gpu, write_variant
+from tests.helpers.sample_traces import P100, renamed_gpu, write_variant
 
 RUNS = {
     "sample": {},
@@ -129,7 +129,7 @@ def test_the_run_passes_validate_run(run: Path) -> None:
 def test_a_gpu_outside_the_catalogue_is_refused_then_analysed_on_a_named_platform(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    trace = write_variant(tmp_path / "v100.json.gz", renamed_gpu("Tesla V100-SXM2-32GB", **V100))
+    trace = write_variant(tmp_path / "p100.json.gz", renamed_gpu("Tesla P100-SXM2-16GB", **P100))
     out = tmp_path / "run"
     args = ["analyze", str(trace), "--out", str(out)]
     assert main(args) == 2

@@ -61,11 +61,11 @@ def write_variant(
 # --- edits ---------------------------------------------------------------------------------
 
 
-V100 = {
-    "computeMajor": 7,
+P100 = {  # a GPU outside the platform catalogue
+    "computeMajor": 6,
     "computeMinor": 0,
-    "numSms": 80,
-    "totalGlobalMem": 34089730048,
+    "numSms": 56,
+    "totalGlobalMem": 17071734784,
     "warpSize": 32,
     "gcnArchName": None,
 }
