@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from rooflens.analyzers import layout
-from rooflens.analyzers.categories.documents import Metrics, metrics_document
+from rooflens.analyzers.categories.documents import Metrics
+from rooflens.analyzers.categories.models import CategoryMetrics
 from rooflens.analyzers.findings.contract import (
     DetailBlock,
     Findings,
@@ -37,9 +38,10 @@ from rooflens.analyzers.findings.contract import (
 )
 from rooflens.analyzers.findings.drafts import FUSION_KEY, SYSTEM_KEYS, estimate_section, num
 from rooflens.analyzers.findings.model_info import ModelIdentification
-from rooflens.analyzers.findings.priorities import PriorityData
+from rooflens.analyzers.findings.priorities import PriorityData, RankedFinding
 from rooflens.analyzers.findings.report_prose import ReportProse
-from rooflens.analyzers.prepare.manifest import CategoryMetadata, Manifest
+from rooflens.analyzers.prepare.categories import GpuUtilization
+from rooflens.analyzers.prepare.manifest import CategoryEntry, CategoryMetadata, Manifest
 
 REPORT_NAME = layout.REPORT
 UNKNOWN = "Cannot be inferred from trace"
@@ -111,65 +113,65 @@ class ReportInputs:
 
 
 class _Run:
-    """The report's view of its inputs: their JSON documents, which the sections read."""
+    """The report's view of its inputs: the typed manifest, priorities and identity."""
 
     def __init__(self, inputs: ReportInputs) -> None:
         self.inputs = inputs
-        self.manifest: dict = inputs.manifest.model_dump(mode="json")
-        self.priority: dict = inputs.priorities.model_dump(mode="json")
-        self.model: dict = inputs.identity.model_dump() if inputs.identity else {}
-        self.util: dict = self.manifest["gpu_utilization"]
-        self.categories: list[dict] = list(self.manifest["categories"])
-        self.by_name = {c.get("name"): c for c in self.categories}
+        self.manifest: Manifest = inputs.manifest
+        self.priority: PriorityData = inputs.priorities
+        self.model: ModelIdentification | None = inputs.identity
+        self.util: GpuUtilization = inputs.manifest.gpu_utilization
+        self.categories: list[CategoryEntry] = list(inputs.manifest.categories)
+        self.by_name = {c.name: c for c in self.categories}
 
     def compute_ms(self) -> float:
-        total = float(self.util.get("total_time_ms") or 0)
-        return total * float(self.util.get("computation_time_percent") or 0) / 100
+        return self.util.total_time_ms * self.util.computation_time_percent / 100
 
     def findings_of(self, key: str) -> Findings | None:
         return self.inputs.findings.get(key)
 
-    def metrics_documents(self) -> list[tuple[str, dict]]:
-        """(key, document) of every analysed category, in their files' name order."""
+    def metrics_in_file_order(self) -> list[tuple[str, Metrics]]:
+        """(key, metrics) of every analysed category, in their files' name order."""
         keys = sorted(self.inputs.metrics, key=lambda k: f"{k}_metrics.json")
-        return [(k, metrics_document(self.inputs.metrics[k])) for k in keys]
+        return [(k, self.inputs.metrics[k]) for k in keys]
 
-    def compute_categories(self) -> list[dict]:
-        return [c for c in self.categories if c.get("tier") != "system"]
+    def compute_categories(self) -> list[CategoryEntry]:
+        return [c for c in self.categories if c.tier != "system"]
 
-    def peaks(self) -> dict:
+    def peaks(self) -> CategoryMetadata | None:
         for key in sorted(self.inputs.metadata, key=lambda k: f"{k}_metadata.json"):
-            meta = self.inputs.metadata[key].model_dump(mode="json")
-            if meta.get("max_achievable_tflops"):
+            meta = self.inputs.metadata[key]
+            if meta.max_achievable_tflops:
                 return meta
-        return {}
+        return None
 
 
 def _title(run: _Run) -> str:
-    model = run.model.get("model") or UNKNOWN
-    model = "Unidentified model" if model == UNKNOWN else model
-    return f"# {model} - {run.manifest.get('platform') or 'Unknown platform'} Standalone Analysis"
+    model = run.model.model if run.model else UNKNOWN
+    model = "Unidentified model" if model in (UNKNOWN, "") else model
+    return f"# {model} - {run.manifest.platform or 'Unknown platform'} Standalone Analysis"
 
 
 def _top_category(run: _Run) -> tuple[str, str]:
-    cats = [c for c in run.compute_categories() if c.get("gpu_kernel_time_ms") is not None]
+    cats = [c for c in run.compute_categories() if c.gpu_kernel_time_ms is not None]
     if not cats:
         return "—", "—"
-    top = max(cats, key=lambda c: float(c.get("gpu_kernel_time_ms") or 0))
-    share = float(top["gpu_kernel_time_ms"]) / run.compute_ms() * 100 if run.compute_ms() else 0
-    return str(top.get("display_name") or top.get("name")), f"{share:.1f}%"
+    top = max(cats, key=lambda c: c.gpu_kernel_time_ms or 0.0)
+    ms = top.gpu_kernel_time_ms or 0.0
+    share = ms / run.compute_ms() * 100 if run.compute_ms() else 0
+    return top.display_name or top.name, f"{share:.1f}%"
 
 
 def executive_summary(
     run: _Run, counts: tuple[int, int, int], prose: ReportProse | None = None
 ) -> str:
-    total = run.util.get("total_time_ms")
+    u = run.util
     top, share = _top_category(run)
     rows = [
-        ("Total Time", "—" if total is None else f"{float(total):.2f} ms"),
-        ("Compute %", _pct(run.util.get("computation_time_percent"))),
-        ("Idle %", _pct(run.util.get("idle_time_percent"))),
-        ("Exposed Communication %", _pct(run.util.get("exposed_comm_time_percent"))),
+        ("Total Time", f"{u.total_time_ms:.2f} ms"),
+        ("Compute %", _pct(u.computation_time_percent)),
+        ("Idle %", _pct(u.idle_time_percent)),
+        ("Exposed Communication %", _pct(u.exposed_comm_time_percent)),
         ("Top Bottleneck Category", f"{top} ({share})"),
     ]
     table = "\n".join(["| Metric | Value |", "| --- | --- |", *(f"| {a} | {b} |" for a, b in rows)])
@@ -194,12 +196,12 @@ def executive_summary(
 
 def warnings(run: _Run) -> str | None:
     failed: list[tuple[str, str, str]] = []
-    for item in run.priority.get("failed_categories") or []:
-        if item.get("status") == "ERROR":
-            cat = str(item.get("category"))
-            failed.append((cat, _tier_name(cat), str(item.get("message") or "analysis failed")))
+    for item in run.priority.failed_categories:
+        if item.status == "ERROR":
+            cat = item.category
+            failed.append((cat, _tier_name(cat), item.message or "analysis failed"))
     seen = {f[0] for f in failed}
-    keys = [c.get("name") for c in run.categories if c.get("name")]
+    keys = [c.name for c in run.categories if c.name]
     for key in [*keys, FUSION_KEY]:
         found = run.findings_of(key)
         if key not in seen and found is not None and found.status == Status.ERROR:
@@ -207,12 +209,13 @@ def warnings(run: _Run) -> str | None:
             failed.append((key, _tier_name(key), msg.replace("|", "\\|") or "analysis failed"))
             seen.add(key)
     variance: list[tuple[str, str, str, str]] = []
-    for key, metrics in run.metrics_documents():
-        for op in metrics.get("operations") or []:
-            if isinstance(op, Mapping) and op.get("high_variance") is True:
-                cat = str(metrics.get("category") or key)
-                row = (str(op.get("name")), cat, num(op.get("cov")), num(op.get("time_ms")))
-                variance.append(row)
+    for key, metrics in run.metrics_in_file_order():
+        if not isinstance(metrics, CategoryMetrics):
+            continue
+        for op in metrics.operations or ():
+            if op.get("high_variance") is True:
+                cat = metrics.category or key
+                variance.append((op.name, cat, num(op.get("cov")), num(op.time_ms)))
     if not failed and not variance:
         return None
     out = ["## Warnings"]
@@ -235,14 +238,15 @@ def _tier_name(key: str) -> str:
 def top_operations(run: _Run) -> str:
     rows = []
     compute = run.compute_ms()
-    for p in run.priority.get("priorities") or []:
-        cat = run.by_name.get(p.get("category")) or {}
-        ms = cat.get("gpu_kernel_time_ms", p.get("gpu_kernel_time_ms"))
+    for p in run.priority.priorities:
+        cat = run.by_name.get(p.category)
+        ms = cat.gpu_kernel_time_ms if cat else getattr(p, "gpu_kernel_time_ms", None)
         share = "—" if ms is None or not compute else f"{float(ms) / compute * 100:.1f}%"
-        low, high = p.get("impact_score_low"), p.get("impact_score_high")
+        low = getattr(p, "impact_score_low", None)
+        high = getattr(p, "impact_score_high", None)
         tail = f"<!-- top-ops-row low={'null' if low is None else low} "
         tail += f"high={'null' if high is None else high} -->"
-        cells = (p.get("rank"), p.get("display_name"), num(ms), share, num(cat.get("ops_count")))
+        cells = (p.rank, p.display_name, num(ms), share, num(cat.ops_count if cat else None))
         rows.append("| " + " | ".join(str(c) for c in cells) + f" | {tail}")
     head = (
         "| Rank | Category | Time (ms) | % of Compute Time | Ops |\n| --- | --- | --- | --- | --- |"
@@ -251,24 +255,24 @@ def top_operations(run: _Run) -> str:
     return f"### Top Operations\n\n<!-- impact-begin kind=top_ops -->\n{body}\n<!-- impact-end -->"
 
 
-def _fallback_pair(f: Mapping) -> tuple[PItem, DetailBlock]:
-    cat, bound = str(f.get("category")), str(f.get("bound_type") or "unknown")
-    title = f"{bound.capitalize()}-bound {cat} ops ({f.get('eff_bucket') or 'unknown'} % bucket)"
-    names = ", ".join(sorted({str(m.get("operation")) for m in f.get("members") or []}))
-    insight = f"{names or cat} leave(s) an estimated impact_score of {num(f.get('impact_score'))}."
+def _fallback_pair(f: RankedFinding) -> tuple[PItem, DetailBlock]:
+    cat, bound = f.category, f.finding.bound_type
+    title = f"{bound.capitalize()}-bound {cat} ops ({f.finding.eff_bucket} % bucket)"
+    names = ", ".join(sorted({m.operation for m in f.finding.members}))
+    insight = f"{names or cat} leave(s) an estimated impact_score of {num(f.impact_score)}."
     action = "Re-run the category analysis to get the full card for this finding."
     card = PItem(0, title, None, fields=(("Insight", insight), ("Action", action)))
     ident = (
         f"The {cat} findings file has no card for this finding, so only the ranked numbers are "
         f"shown (source: `priority_data.json` → `findings[category={cat}]`)."
     )
-    sections = (Section("Identification", ident), estimate_section(f))
+    sections = (Section("Identification", ident), estimate_section(f.finding.document()))
     return card, DetailBlock("compute", 0, title, sections=sections)
 
 
-def _compute_pair(run: _Run, f: Mapping) -> tuple[PItem, DetailBlock]:
-    found = run.findings_of(str(f.get("category")))
-    rank = int(f.get("category_rank") or 0)
+def _compute_pair(run: _Run, f: RankedFinding) -> tuple[PItem, DetailBlock]:
+    found = run.findings_of(f.category)
+    rank = f.category_rank
     card = next((c for c in (found.cards if found else ()) if c.number == rank), None)
     block = next((b for b in (found.details if found else ()) if b.rank == rank), None)
     if card is None or block is None:
@@ -276,10 +280,10 @@ def _compute_pair(run: _Run, f: Mapping) -> tuple[PItem, DetailBlock]:
     return card, block
 
 
-def _p_marker(f: Mapping, category: str | None) -> Marker:
-    attrs = [("category", category)] if category else []
-    keys = (("low", "impact_score_low"), ("mid", "impact_score"), ("high", "impact_score_high"))
-    attrs += [(k, "null" if f.get(src) is None else str(f.get(src))) for k, src in keys]
+def _p_marker(f: RankedFinding) -> Marker:
+    scores = (f.finding.impact_score_low, f.impact_score, f.finding.impact_score_high)
+    attrs = [("category", f.category)]
+    attrs += [(k, str(v)) for k, v in zip(("low", "mid", "high"), scores, strict=True)]
     return Marker("p_item", tuple(attrs))
 
 
@@ -317,10 +321,10 @@ def _system_clear(run: _Run) -> str:
     u = run.util
     return (
         f"✅ No system-level bottlenecks detected. GPU activity breakdown shows "
-        f"{_pct(u.get('computation_time_percent'))} computation, "
-        f"{_pct(u.get('idle_time_percent'))} idle, "
-        f"{_pct(u.get('exposed_comm_time_percent'))} exposed communication and "
-        f"{_pct(u.get('exposed_memcpy_time_percent'))} exposed memory copies."
+        f"{_pct(u.computation_time_percent)} computation, "
+        f"{_pct(u.idle_time_percent)} idle, "
+        f"{_pct(u.exposed_comm_time_percent)} exposed communication and "
+        f"{_pct(u.exposed_memcpy_time_percent)} exposed memory copies."
     )
 
 
@@ -329,8 +333,7 @@ def compose_report(inputs: ReportInputs) -> str:
     given, replaces the summary paragraph code writes."""
     run = _Run(inputs)
     prose = inputs.prose
-    findings = list(run.priority.get("findings") or [])
-    compute = [(f, *_compute_pair(run, f)) for f in findings]
+    compute = [(f, *_compute_pair(run, f)) for f in run.priority.findings]
     fusion_file = run.findings_of(FUSION_KEY)
     fusion_ok = fusion_file is not None and fusion_file.status != Status.ERROR
     fusion = _pairs(fusion_file) if fusion_ok else []
@@ -339,7 +342,7 @@ def compose_report(inputs: ReportInputs) -> str:
     comp_cards, comp_details = [], []
     for n, (f, card, block) in enumerate(compute, 1):
         icon = position_icon(n)
-        comp_cards.append(_card_text(card, n, icon, "compute", _p_marker(f, str(f["category"]))))
+        comp_cards.append(_card_text(card, n, icon, "compute", _p_marker(f)))
         heading = f"{icon} P{n}: {block.title or card.title}"
         comp_details.append(_detail_text(block, n, "compute", heading))
     fus_cards, fus_details = [], []
@@ -379,16 +382,14 @@ def compose_report(inputs: ReportInputs) -> str:
 
 
 def appendix(run: _Run) -> str:
-    m = run.model
-    model_rows = [(k.capitalize(), m.get(k) or UNKNOWN) for k in ("model", "architecture")]
-    model_rows += [(k.capitalize(), m.get(k) or UNKNOWN) for k in ("scale", "precision")]
+    m = run.model or ModelIdentification()
+    keys = ("model", "architecture", "scale", "precision")
+    model_rows = [(k.capitalize(), getattr(m, k) or UNKNOWN) for k in keys]
     peaks = run.peaks()
-    tflops = peaks.get("max_achievable_tflops") or {}
-    bw = peaks.get("peak_hbm_bw_tbs")
-    if bw is None and peaks.get("mem_bw_gbps") is not None:
-        bw = float(peaks["mem_bw_gbps"]) / 1000
+    tflops = peaks.max_achievable_tflops if peaks else {}
+    bw = peaks.peak_hbm_bw_tbs if peaks else None
     hw_rows = [
-        ("Platform", run.manifest.get("platform") or peaks.get("platform") or UNKNOWN),
+        ("Platform", run.manifest.platform or (peaks.platform if peaks else None) or UNKNOWN),
         ("Peak HBM BW", "—" if bw is None else f"{bw} TB/s"),
         ("Peak MAF (BF16)", f"{num(tflops.get('matrix_bf16'))} TFLOPS"),
     ]
