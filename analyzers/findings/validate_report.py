@@ -12,18 +12,22 @@ V5  no template placeholder left anywhere (TraceLens misses some): ``<Model>``, 
     ``<scale>``, ``<precision>`` matched case-insensitively, and ``{{PERF_PLOT}}`` or any other
     ``{{NAME}}`` template slot.
 V6  every Args / Args (T1) cell is one of the ``operations[].args`` of the metrics files.
-V7  Kernel Fusion ``**Impact**`` lines follow the scope format; the scope is read from the
+V7  Kernel Fusion ``**Impact**`` lines give the saving (with the perf-model coverage in
+    standalone runs, without in comparative ones); the scope is read from the
     manifest, then the ``comparison_scope`` argument, else standalone.
-R1  Compute Kernel Optimizations has one ``### P<N>:`` card per ``priority_data.findings``.
-R2  the k-th ``kind=p_item`` marker there has ``category`` = ``findings[k-1].category``.
-R3  its low/mid/high equal the finding's impact_score_low/impact_score/impact_score_high.
+R1  every ``priority_data.items`` entry k has one ``### P<k>:`` card in the section of its kind
+    (compute, kernel fusion, system); no P-number is used twice.
+R2  that card's ``kind=p_item`` marker has ``p`` = k and the item's ``category``.
+R3  its low/mid/high equal the item's percent_low/mid/high, its low_ms/mid_ms/high_ms the
+    item's saving.
 R4  the ``kind=top_ops`` block has one data row per ``priority_data.priorities`` entry.
+R6  the Priorities table lists P1..Pn in order, and the section states the saving_totals mid.
 R5  each Insights subsection has as many ``#### P<N>:`` headings as reasoning-candidates of its
     tier.
 M1–M5  marker pairing, ``kind=``, known kinds, required attrs, all-null or all-numeric values.
 M6  a ``kind=top_ops`` marker is present (mandatory).
 
-R1–R4 are skipped when ``priority_data.json`` is missing or unreadable.
+R1–R4 and R6 are skipped when ``priority_data.json`` is missing or unreadable.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from rooflens.analyzers.findings.contract import (
     BEGIN_RE,
     CANDIDATE_RE,
     END_RE,
+    NOT_QUANTIFIABLE,
     P_HEADING_RE,
     Marker,
     Tier,
@@ -45,6 +50,7 @@ from rooflens.analyzers.findings.contract import (
     split_row,
 )
 from rooflens.analyzers.findings.report import INSIGHTS, REPORT_NAME, SECTIONS
+from rooflens.analyzers.findings.report_cards import ms
 from rooflens.analyzers.findings.validate import _check_marker
 
 METRIC_ROWS = ("Total Time", "Compute %", "Idle %", "Exposed Communication %",
@@ -54,10 +60,11 @@ PLACEHOLDERS = {"brief title", "library", "model", "platform", "platform1", "pla
                 "architecture", "scale", "precision"}  # fmt: skip
 ANGLE_RE = re.compile(r"<([A-Za-z][A-Za-z0-9_ ]*)>")
 SLOT_RE = re.compile(r"\{\{\s*[A-Za-z_][A-Za-z0-9_]*\s*\}\}")
-STANDALONE_IMPACT = re.compile(r"impact_score:\s*[\d.]+\s*\(perf-model coverage \d+/\d+ kernels\)")
-COMPARATIVE_IMPACT = re.compile(r"impact_score:\s*[\d.]+\s*$")
+SAVING = r"[\d.]+–[\d.]+ ms \(mid [\d.]+ ms, [\d.]+ % of the window\)"
+STANDALONE_IMPACT = re.compile(rf"^\*\*Impact\*\*: {SAVING}; perf-model coverage \d+/\d+ kernels$")
+COMPARATIVE_IMPACT = re.compile(rf"^\*\*Impact\*\*: {SAVING}$")
+UNRANKED_IMPACT = f"**Impact**: {NOT_QUANTIFIABLE}"
 DETAIL_P_RE = re.compile(r"^####\s+.*?P(\d+)\s*:")
-TOL = 0.005
 
 
 @dataclass(frozen=True)
@@ -88,8 +95,9 @@ def _spans(lines: list[str], prefix: str, lo: int, hi: int) -> dict[str, tuple[i
     return out
 
 
-def _markers(lines: list[str], tiers: dict[int, Tier]) -> tuple[list[ReportProblem], dict]:
-    """M1–M5 over the report; ``tiers`` gives the tier used for p_item null rules per line."""
+def _markers(lines: list[str]) -> tuple[list[ReportProblem], dict]:
+    """M1–M5 over the report. A p_item marker is all numbers (a ranked item) or all null (a
+    card no item ranks), in every section."""
     probs: list[ReportProblem] = []
     found: dict[int, Marker] = {}
     open_at = 0
@@ -103,7 +111,9 @@ def _markers(lines: list[str], tiers: dict[int, Tier]) -> tuple[list[ReportProbl
             if open_at:
                 probs.append(_unclosed(open_at))
             open_at, found[n] = n, Marker.parse(line)
-            problem = _check_marker(n, found[n], tiers.get(n, Tier.COMPUTE))
+            values = [found[n].get(a) for a in ("low", "mid", "high")]
+            tier = Tier.SYSTEM if values == ["null"] * 3 else Tier.COMPUTE
+            problem = _check_marker(n, found[n], tier)
             if problem:
                 probs.append(ReportProblem(problem.rule, n, problem.message))
     if open_at:
@@ -202,14 +212,15 @@ def _fusion_impacts(lines: list[str], span, scope: str) -> list[ReportProblem]:
     probs = []
     for n in range(span[0], span[1] + 1):
         ln = lines[n - 1].strip()
-        if not ln.startswith("**Impact**"):
+        if not ln.startswith("**Impact**") or ln == UNRANKED_IMPACT:
             continue
+        saving = "'**Impact**: L–H ms (mid M ms, P % of the window)"
         if scope == "comparative":
-            ok = "(perf-model coverage" not in ln and COMPARATIVE_IMPACT.search(ln)
-            want = "'**Impact**: impact_score: X.X' (no coverage in comparative runs)"
+            ok = COMPARATIVE_IMPACT.search(ln)
+            want = f"{saving}' (no coverage in comparative runs)"
         else:
             ok = STANDALONE_IMPACT.search(ln)
-            want = "'**Impact**: impact_score: X.X (perf-model coverage M/N kernels)'"
+            want = f"{saving}; perf-model coverage K/N kernels'"
         if not ok:
             probs.append(
                 ReportProblem("V7", n, f"Kernel Fusion Impact format error: write {want}.")
@@ -224,65 +235,126 @@ def _num(value: object) -> float | None:
         return None
 
 
-def _same(a: object, b: object) -> bool:
-    fa, fb = _num(a), _num(b)
-    if fa is None or fb is None:
-        return str(a) == str(b if b is not None else "null")
-    return abs(fa - fb) <= TOL
+KIND_SECTIONS = {
+    "compute": "Compute Kernel Optimizations",
+    "kernel_fusion": "Kernel Fusion Opportunities (Experimental)",
+    "system": "System-Level Optimizations",
+}
 
 
-def _priorities(lines, span, markers, priority: dict) -> list[ReportProblem]:
-    """R1–R4 against ``priority_data.json``."""
-    first, last = span
-    findings = list(priority.get("findings") or [])
-    cards = [n for n in range(first, last + 1) if P_HEADING_RE.match(lines[n - 1])]
+def _cards(lines: list[str], sections: dict, markers: dict) -> tuple[dict, list[ReportProblem]]:
+    """{P-number: (section, heading line, its p_item marker)} of every card of the three card
+    sections, and R1 problems for a number used twice."""
+    found: dict[int, tuple[str, int, Marker]] = {}
     probs = []
-    if len(cards) != len(findings):
-        probs.append(
-            ReportProblem(
-                "R1",
-                first,
-                f"Compute Kernel Optimizations has {len(cards)} "
-                f"P-item headings but priority_data.json has {len(findings)} "
-                "findings: write one card per finding, in order.",
-            )
+    for name in KIND_SECTIONS.values():
+        if name not in sections:
+            continue
+        first, last = sections[name]
+        heads = [n for n in range(first, last + 1) if P_HEADING_RE.match(lines[n - 1])]
+        for k, n in enumerate(heads):
+            end = heads[k + 1] if k + 1 < len(heads) else last + 1
+            inside = [markers[i] for i in range(n, end) if i in markers]
+            marker = next((m for m in inside if m.kind == "p_item"), Marker(""))
+            number = int(P_HEADING_RE.match(lines[n - 1]).group(1))  # type: ignore[union-attr]
+            if number in found:
+                probs.append(
+                    ReportProblem(
+                        "R1",
+                        n,
+                        f"P{number} is used by two cards: number "
+                        "every card once (P-numbers run across the report).",
+                    )
+                )
+            found.setdefault(number, (name, n, marker))
+    return found, probs
+
+
+def _priorities(lines, sections, markers, priority: dict) -> list[ReportProblem]:
+    """R1–R4 and R6 against ``priority_data.json``."""
+    items = [i for i in priority.get("items") or [] if isinstance(i, dict)]
+    cards, probs = _cards(lines, sections, markers)
+    for k, item in enumerate(items, 1):
+        probs += _item_problems(k, item, cards, sections)
+    compute = sections.get(KIND_SECTIONS["compute"])
+    tops = [n for n, m in markers.items() if compute and compute[0] <= n <= compute[1]
+            and m.kind == "top_ops"]  # fmt: skip
+    if tops and compute:
+        probs += _top_ops_problems(
+            lines, tops[0], compute[1], len(priority.get("priorities") or [])
         )
-    items = [(n, m) for n, m in markers.items() if first <= n <= last and m.kind == "p_item"]
-    for k, (n, m) in enumerate(items, 1):
-        probs += _marker_problems(k, n, m, findings)
-    tops = [n for n, m in markers.items() if first <= n <= last and m.kind == "top_ops"]
-    if tops:
-        probs += _top_ops_problems(lines, tops[0], last, len(priority.get("priorities") or []))
+    probs += _priority_table(lines, sections.get("Priorities"), items, priority)
     return probs
 
 
-def _marker_problems(k: int, n: int, m, findings: list[dict]) -> list[ReportProblem]:
-    """R2–R3: the k-th P-item marker (line n) against the k-th finding."""
-    if k > len(findings):
-        extra = f"extra kind=p_item marker #{k} (category={m.get('category')}): delete it."
-        return [ReportProblem("R2", n, extra)]
-    f, probs = findings[k - 1], []
-    if m.get("category") != f.get("category"):
+def _item_problems(k: int, item: dict, cards: dict, sections: dict) -> list[ReportProblem]:
+    """R1–R3 for the k-th item: its card, in its section, with its numbers."""
+    where = KIND_SECTIONS.get(str(item.get("kind")), "")
+    number = item.get("p_number")
+    if number != k:
+        return [ReportProblem("R1", 1, f"priority_data.json items[{k - 1}].p_number={number} "
+                              f"!= {k}: regenerate priority_data.json.")]  # fmt: skip
+    if k not in cards or cards[k][0] != where:
+        line = sections.get(where, (1, 1))[0]
+        return [ReportProblem("R1", line, f"no '### P{k}:' card under '## {where}' for "
+                              f"priority_data.json items[{k - 1}] ({item.get('title')}): write "
+                              "one card per item, numbered with its p_number.")]  # fmt: skip
+    _, n, marker = cards[k]
+    probs = []
+    if marker.get("p") != str(k) or marker.get("category") != item.get("category"):
         probs.append(
             ReportProblem(
                 "R2",
                 n,
-                f"P-item marker #{k} category={m.get('category')} "
-                f"!= findings[{k - 1}].category={f.get('category')}: "
-                "order cards like priority_data.findings.",
+                f"P{k}'s p_item marker has p={marker.get('p')} "
+                f"category={marker.get('category')}; items[{k - 1}] has "
+                f"p_number={k} category={item.get('category')}: copy them.",
             )
         )
-    for attr, key in (("low", "impact_score_low"), ("mid", "impact_score"),
-                      ("high", "impact_score_high")):  # fmt: skip
-        if not _same(m.get(attr), f.get(key)):
+    saving = item.get("saving") or {}
+    want = {"low": item.get("percent_low"), "mid": item.get("percent_mid"),
+            "high": item.get("percent_high"), "low_ms": saving.get("low_ms"),
+            "mid_ms": saving.get("mid_ms"), "high_ms": saving.get("high_ms")}  # fmt: skip
+    for attr, value in want.items():
+        if not _close(marker.get(attr), value):
             probs.append(
                 ReportProblem(
                     "R3",
                     n,
-                    f"P-item marker #{k} {attr}={m.get(attr)} != "
-                    f"findings[{k - 1}].{key}={f.get(key)}: copy the number verbatim.",
+                    f"P{k}'s p_item marker {attr}={marker.get(attr)}"
+                    f" != items[{k - 1}] {value}: copy the number.",
                 )
             )
+    return probs
+
+
+def _close(got: object, want: object) -> bool:
+    """Equal once rounded as the markers write them (ms to 4 decimals, % to 2)."""
+    a, b = _num(got), _num(want)
+    return a is not None and b is not None and abs(a - b) <= 5e-5 + 1e-9
+
+
+def _priority_table(lines, span, items: list[dict], priority: dict) -> list[ReportProblem]:
+    """R6: the Priorities table lists P1..Pn in order; the total is the saving_totals mid."""
+    if span is None:
+        return []
+    first, last = span
+    rows = [split_row(lines[n - 1]) for n in range(first, last + 1)
+            if lines[n - 1].lstrip().startswith("| P")]  # fmt: skip
+    numbers = [r[0] for r in rows if r and r[0] != "P"]
+    want = [f"P{k}" for k in range(1, len(items) + 1)]
+    probs = []
+    if numbers != want:
+        probs.append(ReportProblem("R6", first, f"the Priorities table lists {numbers or 'no'} "
+                                   f"rows; priority_data.json has {want or 'no items'}: one row "
+                                   "per item, in P order."))  # fmt: skip
+    totals = priority.get("saving_totals")
+    if items and isinstance(totals, dict):
+        body = "\n".join(lines[first - 1 : last])
+        if f"at most {ms(_num(totals.get('mid_ms')) or 0.0)} ms" not in body:
+            probs.append(ReportProblem("R6", first, "the Priorities section does not state the "
+                                       f"total saving_totals.mid_ms = {totals.get('mid_ms')}: "
+                                       "write 'Together, at most X ms ...'."))  # fmt: skip
     return probs
 
 
@@ -354,9 +426,7 @@ def validate_report_text(
     probs = [ReportProblem("V1", len(lines), f"missing section '## {h}': add it in the "
                            "report's section order (docs/analysis.md#the-report).")
              for h in SECTIONS if h not in sections]  # fmt: skip
-    system = sections.get("System-Level Optimizations")
-    tiers = {n: Tier.SYSTEM for n in range(system[0], system[1] + 1)} if system else {}
-    marker_probs, markers = _markers(lines, tiers)
+    marker_probs, markers = _markers(lines)
     probs += marker_probs
     if not any(m.kind == "top_ops" for m in markers.values()):
         probs.append(ReportProblem("M6", 1, "missing required kind=top_ops: wrap the Top "
@@ -368,9 +438,8 @@ def validate_report_text(
     fusion = sections.get("Kernel Fusion Opportunities (Experimental)")
     probs += _fusion_impacts(lines, fusion, _scope(run_dir, comparison_scope))
     priority = _load(run_dir / "priority_data.json")
-    compute = sections.get("Compute Kernel Optimizations")
-    if isinstance(priority, dict) and compute:
-        probs += _priorities(lines, compute, markers, priority)
+    if isinstance(priority, dict):
+        probs += _priorities(lines, sections, markers, priority)
     probs += _insights(lines, sections.get("Detailed Analysis"))
     return sorted(probs, key=lambda p: (p.line, p.rule))
 

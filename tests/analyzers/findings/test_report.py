@@ -10,12 +10,15 @@ from pathlib import Path
 import pytest
 
 from rooflens.analyzers import layout
+from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics
 from rooflens.analyzers.categories.models import CategoryMetrics, Efficiency, Operation
 from rooflens.analyzers.findings.contract import parse_findings
+from rooflens.analyzers.findings.impact_scale import Candidate, Saving, rank_items, totals
 from rooflens.analyzers.findings.model_info import ModelIdentification
 from rooflens.analyzers.findings.priorities import PriorityData
 from rooflens.analyzers.findings.report import ReportInputs, compose_report
 from rooflens.analyzers.findings.validate_report import validate_report, validate_report_text
+from rooflens.analyzers.perf.platforms import get_platform
 from rooflens.analyzers.pipeline.folder import RunFolder
 from rooflens.analyzers.prepare.manifest import CategoryTables, Manifest
 from tests.helpers.pipeline_runs import category_metadata, entry, manifest
@@ -139,6 +142,24 @@ def _finding(cat: str, low: float, mid: float, high: float, rank: int) -> dict:
     }  # fmt: skip
 
 
+def _candidate(cat: str, kind: str, ms: tuple[float, float, float], cap: float, pool: str):
+    low, mid, high = ms
+    saving = Saving(low_ms=low, mid_ms=mid, high_ms=high, cap_ms=cap, pool=pool, basis="b")
+    rank = None if kind == "system" else 1
+    return Candidate(category=cat, kind=kind, title=f"{cat} item", estimate_method="quantified",
+                     saving=saving, source_rank=rank)  # fmt: skip
+
+
+# A 10 ms window: 7 ms of kernels, 3 ms idle. The idle item (50 % of 3 ms at the mid) is worth
+# more than any compute one, so it is P1, in the System-Level section.
+CANDIDATES = (
+    _candidate("gemm", "compute", (0.4, 0.5, 0.6), 4.0, "kernels"),
+    _candidate("elementwise", "compute", (0.15, 0.2, 0.25), 2.0, "kernels"),
+    _candidate("kernel_fusion", "kernel_fusion", (0.1, 0.12, 0.14), 1.5, "kernels"),
+    _candidate("cpu_idle", "system", (0.75, 1.5, 2.25), 3.0, "idle"),
+)
+
+
 @dataclass(frozen=True)
 class Run:
     """A run's report inputs in memory, and the folder they are written to (the validator
@@ -172,10 +193,12 @@ def run(tmp_path: Path) -> Run:
         entry("elementwise", gpu_kernel_time_ms=2.0, display_name="Elementwise", ops_count=2),
     ]
     the_manifest = manifest(util, cats, platform="MI300X")
-    metrics = {
+    metrics: dict = {
         cat: CategoryMetrics(category=cat, status="OK", operations=_operations(var))
         for cat, var in (("gemm", True), ("elementwise", False))
     }
+    metrics["cpu_idle"] = CpuIdleMetrics(status="OK", idle_flagged=True)
+    items = rank_items(CANDIDATES, 10.0)
     priority = PriorityData.model_validate({
         "baseline_ms": 10.0,
         "findings": [_finding("gemm", 4.0, 5.0, 6.0, 1), _finding("elementwise", 1.5, 2.0, 2.5, 2)],
@@ -188,6 +211,7 @@ def run(tmp_path: Path) -> Run:
         ],
         "recommendations": [], "all_estimates": [],
         "failed_categories": [{"category": "reduce", "status": "ERROR", "message": "boom"}],
+        "items": items, "saving_totals": totals(items, the_manifest.gpu_utilization),
     })  # fmt: skip
     findings = {
         "gemm": parse_findings(_compute_file("gemm", 4.0, 5.0, 6.0, "hipBLASLt"), "compute"),
@@ -212,6 +236,7 @@ def run(tmp_path: Path) -> Run:
         priorities=priority,
         identity=identity,
         has_plot=True,
+        platform=get_platform("MI300X"),
     )
     folder = RunFolder(tmp_path)
     built = Run(tmp_path, inputs)
@@ -231,30 +256,64 @@ def test_composed_report_passes_and_has_every_part(run):
     assert validate_report(run.folder) == []
     heads = [ln for ln in text.splitlines() if ln.startswith("## ")]
     assert heads == [
-        "## Executive Summary", "## Warnings", "## Compute Kernel Optimizations",
-        "## Kernel Fusion Opportunities (Experimental)", "## System-Level Optimizations",
-        "## Detailed Analysis", "## Appendix",
+        "## Executive Summary", "## Priorities", "## Warnings",
+        "## Compute Kernel Optimizations", "## Kernel Fusion Opportunities (Experimental)",
+        "## System-Level Optimizations", "## Detailed Analysis", "## Appendix",
     ]  # fmt: skip
     assert text.startswith("# Llama - MI300X Standalone Analysis\n")
     assert "![Performance breakdown](perf_improvement.png)" in text
     assert "| Top Bottleneck Category | GEMM (57.1%) |" in text
-    assert "### 🔴 P1: Slow gemm ops (hipBLASLt)" in text
-    assert "### 🟡 P2: Slow elementwise ops (PyTorch Native)" in text
-    assert "kind=p_item category=elementwise low=1.5 mid=2.0 high=2.5" in text
-    assert "### 🟡 P1: Fuse the Norm kernels (1.5 ms, 10 instances)" in text
-    assert "### 🔴 P1: GPU waits on the host" in text
-    for anchor in ("compute-p1", "compute-p2", "fusion-p1", "system-p1"):
-        assert f'<a id="detailed-analysis-{anchor}"></a>' in text
-        assert f"(#detailed-analysis-{anchor})" in text
     assert "| reduce | compute | boom |" in text
     assert "| aten::mm | gemm | 0.4 | 1.0 |" in text
     assert "| 1 | GEMM | 4.0 | 57.1% | 3 | <!-- top-ops-row low=4.0 high=6.0 -->" in text
     assert "| Peak MAF (FP8) | 1273.0 TFLOPS |" in text
 
 
+def test_one_p_number_sequence_across_the_sections(run):
+    """The idle item (1.5 ms at the mid) outranks the GEMM one (0.5 ms): P1 is a system card;
+    the compute, fusion and system cards keep their sections but carry the global number."""
+    text = run.compose()
+    cards = [ln for ln in text.splitlines() if ln.startswith("### ") and ": " in ln]
+    assert cards == [
+        "### 🟡 P2: Slow gemm ops (hipBLASLt)",
+        "### 🟢 P3: Slow elementwise ops (PyTorch Native)",
+        "### 🟡 P4: Fuse the Norm kernels (1.5 ms, 10 instances)",  # fusion keeps its icon
+        "### 🔴 P1: GPU waits on the host",
+    ]
+    assert "kind=p_item p=1 category=cpu_idle low=7.5 mid=15.0 high=22.5 low_ms=0.75 " in text
+    assert "**Impact**: 0.75–2.25 ms (mid 1.50 ms, 15.00 % of the window)" in text
+    assert "kind=p_item p=3 category=elementwise low=1.5 mid=2.0 high=2.5 low_ms=0.15" in text
+    assert "**Impact**: 0.150–0.250 ms (mid 0.200 ms, 2.00 % of the window)" in text
+    fusion = "0.100–0.140 ms (mid 0.120 ms, 1.20 % of the window); perf-model coverage 4/4 kernels"
+    assert f"**Impact**: {fusion}" in text
+    for anchor in ("compute-p2", "compute-p3", "fusion-p4", "system-p1"):
+        assert f'<a id="detailed-analysis-{anchor}"></a>' in text
+        assert f"(#detailed-analysis-{anchor})" in text
+    assert "- Capped by the GPU idle time, 3.00 ms" in text
+
+
+def test_priorities_table_lists_every_item_and_the_total(run):
+    text = run.compose()
+    section = text.split("## Priorities\n", 1)[1].split("\n## ", 1)[0]
+    rows = [ln for ln in section.splitlines() if ln.startswith("| P")]
+    assert rows[1:] == [
+        "| P1 | system | cpu_idle item | 0.75–2.25 | 1.50 | 7.50–22.50 "
+        "| the GPU idle time, 3.00 ms |",
+        "| P2 | compute | gemm item | 0.400–0.600 | 0.500 | 4.00–6.00 "
+        "| its kernels' time, 4.00 ms |",
+        "| P3 | compute | elementwise item | 0.150–0.250 | 0.200 | 1.50–2.50 "
+        "| its kernels' time, 2.00 ms |",
+        "| P4 | kernel fusion | kernel_fusion item | 0.100–0.140 | 0.120 | 1.00–1.40 "
+        "| its kernels' time, 1.50 ms |",
+    ]
+    # mid: 1.5 ms of idle + 0.5 + 0.2 + 0.12 ms of kernels = 2.32 ms of the 10 ms window
+    total = "Together, at most 2.32 ms (23.20 % of the window) at the mid estimate (1.40–3.24 ms)"
+    assert total in section
+
+
 def test_no_findings_gives_clear_sections(run):
     empty = run.inputs.priorities.model_copy(
-        update={"findings": [], "priorities": [], "failed_categories": []}
+        update={"findings": [], "priorities": [], "failed_categories": [], "items": []}
     )
     RunFolder(run.folder).write_priorities(empty)
     compute_only = {k: v for k, v in run.inputs.findings.items() if k in ("gemm", "elementwise")}
@@ -285,16 +344,17 @@ BROKEN = {
     "V4": lambda t: t.replace("| Total Time | 10.00 ms |", "| Total Time | X ms |"),
     "V5": lambda t: t.replace("# Llama - MI300X", "# <Model> - <Platform>"),
     "V6": lambda t: t.replace(f"| {ARGS} |", "| (1,2) fp32 |", 1),
-    "V7": lambda t: t.replace("impact_score: 1.2 (perf-model coverage 4/4 kernels)", "1.2"),
-    "R1": lambda t: t.replace("### 🟡 P2: Slow elementwise", "### Slow elementwise"),
-    "R2": lambda t: t.replace("category=elementwise", "category=gemm"),
+    "V7": lambda t: t.replace("; perf-model coverage 4/4 kernels", ""),
+    "R1": lambda t: t.replace("### 🟢 P3: Slow elementwise", "### Slow elementwise"),
+    "R2": lambda t: t.replace("p=3 category=elementwise", "p=3 category=gemm"),
     "R3": lambda t: t.replace("category=gemm low=4.0 mid=5.0", "category=gemm low=4.0 mid=5.1"),
+    "R6": lambda t: re.sub(r"^\| P2 \| compute .*\n", "", t, flags=re.M),
     "R4": lambda t: re.sub(r"^\| 2 \| Elementwise .*\n", "", t, flags=re.M),
     "R5": lambda t: t.replace("<!-- reasoning-candidate tier=compute rank=2 -->\n", ""),
     "M1": lambda t: t.replace("<!-- impact-end -->\n\n→ *See [Detailed Analysis: Compute", "→ *Se"),
     "M3": lambda t: t.replace("kind=detail_estimate", "kind=estimate", 1),
-    "M4": lambda t: t.replace("kind=p_item category=gemm low=4.0 ", "kind=p_item category=gemm "),
-    "M5": lambda t: t.replace("low=null mid=null high=null", "low=null mid=1.0 high=null"),
+    "M4": lambda t: t.replace("category=gemm low=4.0 ", "category=gemm "),
+    "M5": lambda t: t.replace("category=gemm low=4.0 mid=5.0", "category=gemm low=null mid=5.0"),
     "M6": _drop_top_ops,
 }
 
@@ -332,12 +392,13 @@ def test_comparative_scope_from_manifest(run):
     text = run.compose()
     run.write_manifest(run.inputs.manifest.model_copy(update={"comparison_scope": "comparative"}))
     assert "V7" in {p.rule for p in validate_report_text(text, run.folder)}
-    fixed = text.replace(" (perf-model coverage 4/4 kernels)", "")
+    fixed = text.replace("; perf-model coverage 4/4 kernels", "")
     assert "V7" not in {p.rule for p in validate_report_text(fixed, run.folder)}
 
 
 def test_missing_finding_card_gets_a_fallback(run):
     without = {k: v for k, v in run.inputs.findings.items() if k != "elementwise"}
     text = compose_report(replace(run.inputs, findings=without))
-    assert "### 🟡 P2: Compute-bound elementwise ops" in text
+    assert "### 🟢 P3: elementwise item" in text
+    assert "**Insight**: elementwise item; it could save 0.150–0.250 ms" in text
     assert validate_report_text(text, run.folder) == []
