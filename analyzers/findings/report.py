@@ -25,6 +25,7 @@ from rooflens.analyzers.categories.documents import Metrics
 from rooflens.analyzers.findings.contract import DetailBlock, Findings, PItem
 from rooflens.analyzers.findings.model_info import ModelIdentification
 from rooflens.analyzers.findings.priorities import PriorityData
+from rooflens.analyzers.findings.report_appendix import appendix
 from rooflens.analyzers.findings.report_cards import (
     Placed,
     estimate_section,
@@ -36,7 +37,6 @@ from rooflens.analyzers.findings.report_cards import (
 from rooflens.analyzers.findings.report_prose import ReportProse
 from rooflens.analyzers.findings.report_summary import (
     ReportRun,
-    appendix,
     executive_summary,
     pct,
     priorities_table,
@@ -45,6 +45,7 @@ from rooflens.analyzers.findings.report_summary import (
 )
 from rooflens.analyzers.perf.platforms import Platform
 from rooflens.analyzers.prepare.manifest import CategoryMetadata, Manifest
+from rooflens.analyzers.trace.iterations import Iterations
 
 REPORT_NAME = layout.REPORT
 POSITION_ICONS = ("🔴", "🟡")
@@ -110,6 +111,8 @@ class ReportInputs:
     has_plot: bool
     prose: ReportProse | None = None
     platform: Platform | None = None
+    # the host side's iterations (issue 12 item 4): passed by the pipeline once it finds them
+    iterations: Iterations | None = None
 
 
 def _title(run: ReportRun) -> str:
@@ -164,7 +167,7 @@ def compose_report(inputs: ReportInputs) -> str:
     given, replaces the summary paragraph code writes."""
     run = ReportRun(
         inputs.manifest, inputs.metadata, inputs.metrics, inputs.findings, inputs.priorities,
-        inputs.identity, inputs.has_plot, inputs.platform,
+        inputs.identity, inputs.has_plot, inputs.platform, inputs.iterations,
     )  # fmt: skip
     placed = placed_cards(run.priority.items, inputs.findings, inputs.metrics)
     by_tier = {t: sorted((p for p in placed if p.tier == t), key=lambda p: p.number)

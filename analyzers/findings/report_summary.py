@@ -13,11 +13,12 @@ from rooflens.analyzers.findings.contract import Findings, Status
 from rooflens.analyzers.findings.drafts import FUSION_KEY, SYSTEM_KEYS, num
 from rooflens.analyzers.findings.model_info import ModelIdentification
 from rooflens.analyzers.findings.priorities import PriorityData
-from rooflens.analyzers.findings.report_cards import cap_text, ms, ms_range
+from rooflens.analyzers.findings.report_cards import cap_text, ms, ms_range, saving_text
 from rooflens.analyzers.findings.report_prose import ReportProse
 from rooflens.analyzers.perf.platforms import Platform
 from rooflens.analyzers.prepare.categories import GpuUtilization
 from rooflens.analyzers.prepare.manifest import CategoryEntry, CategoryMetadata, Manifest
+from rooflens.analyzers.trace.iterations import Iterations
 
 UNKNOWN = "Cannot be inferred from trace"
 KIND_WORDS = {"compute": "compute", "kernel_fusion": "kernel fusion", "system": "system"}
@@ -39,6 +40,7 @@ class ReportRun:
     identity: ModelIdentification | None
     has_plot: bool
     platform: Platform | None = None
+    iterations: Iterations | None = None
 
     @property
     def util(self) -> GpuUtilization:
@@ -54,6 +56,16 @@ class ReportRun:
     def compute_ms(self) -> float:
         """The computation time: the share of the window compute kernels ran."""
         return self.util.total_time_ms * self.util.computation_time_percent / 100
+
+    def compute_share(self, kernel_ms: float | None) -> str:
+        """`kernel_ms` as a share of compute time. The denominator is the larger of the
+        computation time and the compute categories' summed kernel time, so no share of it
+        passes 100 % when the categories hold more than the timeline's computation."""
+        total = max(self.compute_ms(), sum(c.gpu_kernel_time_ms or 0.0
+                                           for c in self.compute_categories()))  # fmt: skip
+        if kernel_ms is None or total <= 0:
+            return "—"
+        return f"{kernel_ms / total * 100:.1f}%"
 
     def findings_of(self, key: str) -> Findings | None:
         return self.findings.get(key)
@@ -71,43 +83,102 @@ class ReportRun:
 
 
 def _top_category(run: ReportRun) -> tuple[str, str]:
+    """The compute category with the most kernel time, and its share of compute time."""
     cats = [c for c in run.compute_categories() if c.gpu_kernel_time_ms is not None]
     if not cats:
         return "—", "—"
     top = max(cats, key=lambda c: c.gpu_kernel_time_ms or 0.0)
-    share = (top.gpu_kernel_time_ms or 0.0) / run.compute_ms() * 100 if run.compute_ms() else 0
-    return top.display_name or top.name, f"{share:.1f}%"
+    return top.display_name or top.name, run.compute_share(top.gpu_kernel_time_ms)
 
 
 def executive_summary(run: ReportRun, prose: ReportProse | None = None) -> str:
+    """What the window held, what it is worth fixing first; the prose, when a model wrote
+    one, replaces only the opening paragraph."""
     u = run.util
     top, share = _top_category(run)
     rows = [
-        ("Total Time", f"{u.total_time_ms:.2f} ms"),
+        ("Total Time", f"{u.total_time_ms:.2f} ms (the analysed window)"),
+        ("GPU Busy %", pct(100 - u.idle_time_percent)),
         ("Compute %", pct(u.computation_time_percent)),
         ("Idle %", pct(u.idle_time_percent)),
         ("Exposed Communication %", pct(u.exposed_comm_time_percent)),
-        ("Top Bottleneck Category", f"{top} ({share})"),
+        ("Top Bottleneck Category", f"{top} ({share} of compute time)" if share != "—" else top),
     ]
     table = "\n".join(["| Metric | Value |", "| --- | --- |", *(f"| {a} | {b} |" for a, b in rows)])
-    kinds = [i.kind for i in run.priority.items]
-    para = (
-        f"The profiled step takes {rows[0][1]} of GPU time. Compute kernels are busy "
-        f"{rows[1][1]} of it and the GPU is idle {rows[2][1]}. The largest compute category "
-        f"is {top}. This report lists {kinds.count('compute')} compute kernel finding(s), "
-        f"{kinds.count('kernel_fusion')} kernel fusion candidate(s) and "
-        f"{kinds.count('system')} system-level finding(s)."
-    )
-    if prose is not None and prose.summary:
-        para = prose.summary
+    para = prose.summary if prose is not None and prose.summary else _paragraph(run)
     if run.has_plot:
         plot = f"![Performance breakdown]({layout.PLOT})"
     else:
         plot = "_No performance breakdown plot was produced for this run._"
-    parts = ["## Executive Summary", para, table, plot]
+    parts = ["## Executive Summary", para, _facts(run), table, plot]
     if prose is not None and prose.recommendation:
         parts.append(f"**Recommendation**: {prose.recommendation}")
     return "\n\n".join(parts)
+
+
+def _paragraph(run: ReportRun) -> str:
+    items, totals = run.priority.items, run.priority.saving_totals
+    if not items:
+        return "No finding has an estimated saving: nothing in this window is ranked."
+    kinds = [i.kind for i in items]
+    text = (
+        f"This report ranks {len(items)} finding(s) on one scale, what each could save of the "
+        f"analysed window: {kinds.count('compute')} compute, "
+        f"{kinds.count('kernel_fusion')} kernel fusion and {kinds.count('system')} system."
+    )
+    if totals is not None:
+        text += (
+            f" Together they could save at most {ms(totals.mid_ms)} ms "
+            f"({totals.percent_mid:.2f} % of the window) at the mid estimate, never counting "
+            "a pool of the window twice."
+        )
+    return text
+
+
+def _facts(run: ReportRun) -> str:
+    """The window, its iterations (when known), GPU busy vs idle, and the top three fixes."""
+    u, window = run.util, run.util.total_time_ms
+
+    def part(percent: float) -> str:
+        return f"{ms(window * percent / 100)} ms ({percent:.2f} %)"
+
+    lines = [
+        f"- **Analysed window**: {ms(window)} ms, from the first to the last GPU event the "
+        "timeline counts; it may hold several iterations, or part of one.",
+    ]
+    iterations = iteration_line(run.iterations)
+    if iterations:
+        lines.append(f"- **Iterations**: {iterations}")
+    lines += [
+        f"- **GPU busy**: {part(100 - u.idle_time_percent)}: compute "
+        f"{part(u.computation_time_percent)}, exposed communication "
+        f"{part(u.exposed_comm_time_percent)}, exposed copies "
+        f"{part(u.exposed_memcpy_time_percent)}.",
+        f"- **GPU idle**: {part(u.idle_time_percent)}.",
+    ]
+    top = run.priority.items[:3]
+    if top:
+        lines.append("- **Top fixes**:")
+        lines += [f"  - P{i.p_number} {i.title}: {saving_text(i)}" for i in top]
+    return "\n".join(lines)
+
+
+def iteration_line(iterations: Iterations | None) -> str | None:
+    """The iteration count and time per iteration. The hook the host-side analysis fills
+    (`ReportInputs.iterations`); None while the pipeline does not pass it, and the line is
+    left out rather than guessed."""
+    if iterations is None or iterations.count == 0:
+        return None
+    how = {"profiler_step": "from ProfilerStep# marks", "repeating_ops": "from repeating operators"}
+    text = f"{iterations.count} ({how.get(iterations.method, iterations.method)}"
+    text += ")" if iterations.confident else ", low confidence)"
+    spread = iterations.time_per_iteration
+    if spread.count == 0:
+        return text + "; no iteration has a marked end, so no time per iteration."
+    return (
+        f"{text}; {ms(spread.median_ms)} ms per iteration (median of {spread.count}, "
+        f"{ms_range(spread.min_ms, spread.max_ms)} ms)."
+    )
 
 
 PRIORITIES_HEAD = (
@@ -196,45 +267,24 @@ def _tier_name(key: str) -> str:
 
 
 def top_operations(run: ReportRun) -> str:
+    """The reference's Top Operations rows: time, share of compute time, calls (Ops) and
+    unique shapes (the manifest's `ops_count`, the rows of the category table)."""
     rows = []
-    compute = run.compute_ms()
     for p in run.priority.priorities:
         cat = run.by_name.get(p.category)
-        ms_ = cat.gpu_kernel_time_ms if cat else getattr(p, "gpu_kernel_time_ms", None)
-        share = "—" if ms_ is None or not compute else f"{float(ms_) / compute * 100:.1f}%"
+        kernel_ms = cat.gpu_kernel_time_ms if cat else getattr(p, "gpu_kernel_time_ms", None)
+        metrics = run.metrics.get(p.category)
+        calls = metrics.operation_count if isinstance(metrics, CategoryMetrics) else None
         low = getattr(p, "impact_score_low", None)
         high = getattr(p, "impact_score_high", None)
         tail = f"<!-- top-ops-row low={'null' if low is None else low} "
         tail += f"high={'null' if high is None else high} -->"
-        cells = (p.rank, p.display_name, num(ms_), share, num(cat.ops_count if cat else None))
+        cells = (p.rank, p.display_name, num(kernel_ms), run.compute_share(kernel_ms),
+                 num(calls), num(cat.ops_count if cat else None))  # fmt: skip
         rows.append("| " + " | ".join(str(c) for c in cells) + f" | {tail}")
     head = (
-        "| Rank | Category | Time (ms) | % of Compute Time | Ops |\n| --- | --- | --- | --- | --- |"
+        "| Rank | Category | Time (ms) | % of Compute Time | Ops | Unique shapes |\n"
+        "| --- | --- | --- | --- | --- | --- |"
     )
     body = "\n".join([head, *rows])
     return f"### Top Operations\n\n<!-- impact-begin kind=top_ops -->\n{body}\n<!-- impact-end -->"
-
-
-def _table(rows: list[tuple[str, object]]) -> str:
-    return "\n".join(["| Field | Value |", "| --- | --- |", *(f"| {a} | {b} |" for a, b in rows)])
-
-
-def appendix(run: ReportRun) -> str:
-    m = run.identity or ModelIdentification()
-    keys = ("model", "architecture", "scale", "precision")
-    model_rows = [(k.capitalize(), getattr(m, k) or UNKNOWN) for k in keys]
-    peaks = run.peaks()
-    tflops = peaks.max_achievable_tflops if peaks else {}
-    bw = peaks.peak_hbm_bw_tbs if peaks else None
-    hw_rows: list[tuple[str, object]] = [
-        ("Platform", run.manifest.platform or (peaks.platform if peaks else None) or UNKNOWN),
-        ("Peak HBM BW", "—" if bw is None else f"{bw} TB/s"),
-        ("Peak MAF (BF16)", f"{num(tflops.get('matrix_bf16'))} TFLOPS"),
-    ]
-    for key, label in (("matrix_fp8", "FP8"), ("matrix_fp4", "FP4")):
-        if tflops.get(key) is not None:
-            hw_rows.append((f"Peak MAF ({label})", f"{tflops[key]} TFLOPS"))
-    return "\n\n".join(
-        ["## Appendix", "### Model Architecture", _table(model_rows),
-         "### Hardware Reference", _table(hw_rows)]
-    )  # fmt: skip
