@@ -42,7 +42,14 @@ from rooflens.analyzers.pipeline.ledger import (
     seal,
     staged_output,
 )
-from rooflens.analyzers.pipeline.steps import LOADED, PREPARED, REPORTED, Pipeline, RunResults
+from rooflens.analyzers.pipeline.steps import (
+    LOADED,
+    PREPARED,
+    REPORTED,
+    Pipeline,
+    RunResults,
+    missing_gpu_work,
+)
 from rooflens.analyzers.report.build import build_report
 from rooflens.analyzers.report.files import roofline_coverage
 from rooflens.analyzers.trace.errors import TraceError
@@ -114,6 +121,9 @@ def run_report(args: argparse.Namespace, *, until: str = LOADED) -> int:
         return fail(str(exc))
     except OSError as exc:
         return fail(str(exc))
+    missing = missing_gpu_work(model) if until != LOADED else None
+    if missing:
+        return fail(f"{trace.name} cannot be analysed: {missing}")
     if until != LOADED and platform is None:
         return fail(
             f"category data needs a platform and {source}; pass --platform NAME "

@@ -22,6 +22,21 @@ from rooflens.analyzers.prepare.categories import GpuUtilization
 
 # Share of an idle or exposed stretch a fix recovers: (low, mid, high).
 RECOVERY = (0.25, 0.5, 0.75)
+# Per idle cause; a blocking call removed or made asynchronous gives back most of its wait.
+# Idle before the first and after the last iteration is the profiling window's edge, not a
+# cost of the workload, so it is no finding.
+CAUSE_RECOVERY = {
+    "host_blocking": (0.5, 0.75, 1.0),
+    "launch_bound": RECOVERY,
+    "between_iterations": RECOVERY,
+    "other_host": RECOVERY,
+}
+CAUSE_TITLES = {
+    "host_blocking": "The GPU waited while the host blocked in synchronising calls",
+    "launch_bound": "The GPU waited on kernel launches (launch-bound stretches)",
+    "between_iterations": "The GPU sat idle between iterations",
+    "other_host": "The GPU sat idle while the host did other work",
+}
 MIN_SYSTEM_SHARE = 1.0  # % of the window below which a system stretch is not a finding
 
 
@@ -38,7 +53,7 @@ def candidates(
         elif isinstance(analysed, KernelFusionMetrics):
             found.extend(_fusion(analysed, gpu))
         elif isinstance(analysed, CpuIdleMetrics):
-            found.extend(_stretch("cpu_idle", "idle", gpu, "The GPU sat idle"))
+            found.extend(_idle(analysed, gpu))
         elif isinstance(analysed, MultiKernelMetrics):
             found.extend(_stretch("multi_kernel", "exposed_memcpy", gpu, "Exposed copies"))
             found.extend(_stretch("multi_kernel", "exposed_comm", gpu, "Exposed communication"))
@@ -98,24 +113,54 @@ def _fusion(metrics: KernelFusionMetrics, gpu: GpuUtilization) -> Iterator[Candi
         )
 
 
-def _stretch(category: str, pool: Pool, gpu: GpuUtilization, title: str) -> Iterator[Candidate]:
-    """One system finding for a pool of the window, worth a share of that pool."""
-    size = pool_sizes(gpu)[pool]
+def _idle(metrics: CpuIdleMetrics, gpu: GpuUtilization) -> Iterator[Candidate]:
+    """One finding per idle cause when the host side is known, else one for all idle time."""
+    if metrics.host_side is None:
+        yield from _stretch("cpu_idle", "idle", gpu, "The GPU sat idle")
+        return
+    sites = metrics.host_side.call_sites
+    for rank, part in enumerate(metrics.host_side.idle_causes, start=1):
+        fractions = CAUSE_RECOVERY.get(part.cause)
+        if fractions is None:
+            continue
+        title = CAUSE_TITLES[part.cause]
+        if part.cause == "host_blocking" and sites:
+            title += f" (most in {sites[0].call} under {sites[0].operator})"
+        yield from _stretch(
+            "cpu_idle", "idle", gpu, title, size=part.idle_ms, fractions=fractions, rank=rank
+        )
+
+
+def _stretch(
+    category: str,
+    pool: Pool,
+    gpu: GpuUtilization,
+    title: str,
+    *,
+    size: float | None = None,
+    fractions: tuple[float, float, float] = RECOVERY,
+    rank: int | None = None,
+) -> Iterator[Candidate]:
+    """One system finding for a stretch of the window (by default a whole pool), worth a
+    share of it."""
+    size = pool_sizes(gpu)[pool] if size is None else size
     if gpu.total_time_ms <= 0 or size / gpu.total_time_ms * 100 < MIN_SYSTEM_SHARE:
         return
-    low, mid, high = (size * f for f in RECOVERY)
+    low, mid, high = (size * f for f in fractions)
     share = size / gpu.total_time_ms * 100
+    percents = "/".join(f"{f * 100:g}" for f in fractions)
     yield Candidate(
         category=category,
         kind="system",
-        title=f"{title} for {size:.1f} ms ({share:.1f} % of the window)",
+        title=f"{title}: {size:.1f} ms ({share:.1f} % of the window)",
         estimate_method="quantified",
+        source_rank=rank,
         saving=Saving(
             low_ms=low,
             mid_ms=mid,
             high_ms=high,
             cap_ms=size,
             pool=pool,
-            basis="25/50/75 % of that time recovered by keeping the GPU fed or overlapped",
+            basis=f"{percents} % of that time recovered by keeping the GPU fed or overlapped",
         ),
     )

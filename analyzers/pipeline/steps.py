@@ -148,6 +148,9 @@ class Pipeline:
 
     def _categorise(self) -> CategoryData:
         r = self.results
+        missing = missing_gpu_work(r.model)
+        if missing:
+            raise NotAnalysable(f"{self.label} cannot be analysed: {missing}")
         if r.platform is None:
             raise StepMissing(
                 f"{self.label} has no platform, and category data needs one; load the trace "
@@ -188,6 +191,8 @@ class Pipeline:
                 fusion_candidates=data.fusion_candidates,
                 unified=r.report.sheets.get("unified_perf_summary"),
                 platform=r.platform,  # type: ignore[arg-type]  # checked by _categorise
+                idle=data.idle,
+                kernels=data.kernels,
             )
             analyses = {
                 "cpu_idle": analyze_cpu_idle,
@@ -341,6 +346,18 @@ class Pipeline:
         if stop >= STEP_ORDER.index(REPORTED):
             progress("identifying the model, drawing the plot, composing the report")
             self.compose(prose)
+
+
+NO_GPU_EVENTS = (
+    "the trace holds no GPU events (no kernels, copies or memsets), so there is no GPU time "
+    "to analyse; profile again with the GPU activity on (torch.profiler "
+    "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], which also covers ROCm)"
+)
+
+
+def missing_gpu_work(model: TraceModel) -> str | None:
+    """Why a trace cannot be analysed at all, or None: the analysis starts from GPU time."""
+    return NO_GPU_EVENTS if len(model.gpu) == 0 else None
 
 
 def plot_title(identity: ModelIdentification | None, platform: Platform | None) -> str:
