@@ -12,8 +12,8 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from rooflens.analyzers.findings.priorities import PriorityData
-from rooflens.analyzers.prepare.manifest import Manifest
+from rooflens.analyzers.findings.priorities import PriorityData, Recommendation, RollupPriority
+from rooflens.analyzers.prepare.manifest import CategoryEntry, Manifest
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -66,23 +66,22 @@ class PlotResult:
         return self.png_bytes is not None
 
 
-def _pretty(cat: dict) -> str:
-    name = str(cat.get("display_name") or cat.get("name") or "?")
+def _pretty(cat: CategoryEntry) -> str:
+    name = cat.display_name or cat.name or "?"
     return name[:1].upper() + name[1:]
 
 
-def compute_segments(manifest: dict) -> tuple[float, list[Segment]]:
+def compute_segments(manifest: Manifest) -> tuple[float, list[Segment]]:
     """Return (baseline_ms, segments) — compute categories by time desc, then the remainder."""
-    total = float((manifest.get("gpu_utilization") or {}).get("total_time_ms") or 0.0)
+    total = manifest.gpu_utilization.total_time_ms
     cats = [
         c
-        for c in manifest.get("categories") or []
-        if str(c.get("tier") or "compute").startswith("compute")
-        and float(c.get("gpu_kernel_time_ms") or 0) > 0
+        for c in manifest.categories
+        if c.tier.startswith("compute") and (c.gpu_kernel_time_ms or 0.0) > 0
     ]
-    cats.sort(key=lambda c: (-float(c["gpu_kernel_time_ms"]), str(c.get("name"))))
+    cats.sort(key=lambda c: (-(c.gpu_kernel_time_ms or 0.0), c.name))
     segments = [
-        Segment(str(c.get("name")), _pretty(c), float(c["gpu_kernel_time_ms"]), PALETTE[i % 10])
+        Segment(c.name, _pretty(c), c.gpu_kernel_time_ms or 0.0, PALETTE[i % 10])
         for i, c in enumerate(cats)
     ]
     remainder = total - sum(s.time_ms for s in segments)
@@ -91,22 +90,20 @@ def compute_segments(manifest: dict) -> tuple[float, list[Segment]]:
     return total, segments
 
 
-def read_savings(priority: dict | None, total_ms: float, labels: dict[str, str]) -> list[Saving]:
+def read_savings(
+    priority: PriorityData | None, total_ms: float, labels: dict[str, str]
+) -> list[Saving]:
     """Per-category savings in ms from ``recommendations`` (or ``priorities``), biggest first."""
-    if not priority or total_ms <= 0:
+    if priority is None or total_ms <= 0:
         return []
-    rows = priority.get("recommendations") or priority.get("priorities") or []
+    rows = priority.recommendations or priority.priorities
     acc: dict[str, list[float]] = {}
     for row in rows:
-        mid = row.get("impact_score")
-        if not isinstance(mid, (int, float)) or mid <= 0:
+        if not isinstance(row, Recommendation | RollupPriority) or row.impact_score <= 0:
             continue
-        low = row.get("impact_score_low")
-        high = row.get("impact_score_high")
-        low = float(low) if isinstance(low, (int, float)) else float(mid)
-        high = float(high) if isinstance(high, (int, float)) else float(mid)
-        vals = acc.setdefault(str(row.get("category")), [0.0, 0.0, 0.0])
-        for i, v in enumerate((low, float(mid), high)):
+        mid = row.impact_score
+        vals = acc.setdefault(row.category, [0.0, 0.0, 0.0])
+        for i, v in enumerate((row.impact_score_low, mid, row.impact_score_high)):
             vals[i] += v
     out = [
         Saving(
@@ -254,15 +251,13 @@ def _titled_png(fig: Figure, title: str) -> bytes:
 
 def render_plot(manifest: Manifest, priorities: PriorityData | None, title: str) -> PlotResult:
     """Draw the plot of a run; never raises for degenerate inputs (says why instead)."""
-    document = manifest.model_dump(mode="json")
-    total, segments = compute_segments(document)
+    total, segments = compute_segments(manifest)
     if total <= 0:
         return PlotResult(None, reason="baseline (total_time_ms) is not positive")
     if not any(s.name != "non_compute" for s in segments):
         return PlotResult(None, reason="no segments: no compute category has GPU time")
     labels = {s.name: s.label for s in segments}
-    for c in document["categories"]:
-        labels.setdefault(str(c.get("name")), _pretty(c))
-    ranked = priorities.model_dump(mode="json") if priorities else None
-    png = _draw(title, total, segments, read_savings(ranked, total, labels))
+    for c in manifest.categories:
+        labels.setdefault(c.name, _pretty(c))
+    png = _draw(title, total, segments, read_savings(priorities, total, labels))
     return PlotResult(png, [s.name for s in segments])

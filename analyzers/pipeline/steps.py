@@ -302,6 +302,7 @@ class Pipeline:
                 identity=identity,
                 has_plot=self.has_plot(),
                 prose=self.results.prose,
+                platform=self.results.platform,
             )
         )
         self.results.report_text = text

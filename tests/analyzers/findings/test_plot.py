@@ -17,7 +17,7 @@ from rooflens.analyzers.findings.plot import (
     read_savings,
     render_plot,
 )
-from rooflens.analyzers.findings.priorities import PriorityData, Recommendation
+from rooflens.analyzers.findings.priorities import PriorityData, Recommendation, RollupPriority
 from rooflens.analyzers.pipeline.folder import RunFolder
 from rooflens.analyzers.prepare.manifest import Manifest
 from tests.helpers.pipeline_runs import entry, manifest, written
@@ -36,11 +36,6 @@ def _manifest(total: float = 100.0) -> Manifest:
             entry("sdpa_fwd", gpu_kernel_time_ms=10.0, display_name="SDPA_fwd"),
         ],
     )
-
-
-def _document(m: Manifest) -> dict:
-    """The manifest as the plot reads it."""
-    return m.model_dump(mode="json")
 
 
 def _recommendation(category: str, mid: float, low: float, high: float) -> Recommendation:
@@ -66,20 +61,23 @@ RANKED = PriorityData(
     failed_categories=[],
 )
 
-PRIORITY = {
-    "recommendations": [
-        {"category": "gemm", "impact_score": 5.0, "impact_score_low": 4.0,
-         "impact_score_high": 8.0},
-        {"category": "sdpa_fwd", "impact_score": 10.0, "impact_score_low": 6.0,
-         "impact_score_high": 12.0},
-        {"category": "gemm", "impact_score": 1.0},
-        {"category": "other", "impact_score": None},
-    ]
-}  # fmt: skip
+PRIORITY = PriorityData(
+    baseline_ms=200.0,
+    priorities=[],
+    recommendations=[
+        _recommendation("gemm", 5.0, 4.0, 8.0),
+        _recommendation("sdpa_fwd", 10.0, 6.0, 12.0),
+        _recommendation("gemm", 1.0, 1.0, 1.0),
+        _recommendation("other", 0.0, 0.0, 0.0),
+    ],
+    findings=[],
+    all_estimates=[],
+    failed_categories=[],
+)
 
 
 def test_segments_sorted_desc_with_remainder() -> None:
-    total, segs = compute_segments(_document(_manifest()))
+    total, segs = compute_segments(_manifest())
     assert total == 100.0
     assert [s.name for s in segs] == ["elementwise", "gemm", "sdpa_fwd", "non_compute"]
     assert segs[-1].time_ms == pytest.approx(15.0)
@@ -89,7 +87,7 @@ def test_segments_sorted_desc_with_remainder() -> None:
 
 
 def test_no_remainder_when_compute_fills_baseline() -> None:
-    _, segs = compute_segments(_document(_manifest(total=85.0)))
+    _, segs = compute_segments(_manifest(total=85.0))
     assert "non_compute" not in [s.name for s in segs]
 
 
@@ -99,7 +97,7 @@ def test_savings_read_from_priority_data() -> None:
     assert set(by) == {"gemm", "sdpa_fwd"}
     assert by["sdpa_fwd"].mid_ms == pytest.approx(20.0)
     assert (by["sdpa_fwd"].low_ms, by["sdpa_fwd"].high_ms) == pytest.approx((12.0, 24.0))
-    # gemm rows summed: mid 5+1, low 4+1 (missing low falls back to mid), high 8+1
+    # gemm rows summed: mid 5+1, low 4+1, high 8+1; a zero saving is no bar
     assert by["gemm"].mid_ms == pytest.approx(12.0)
     assert (by["gemm"].low_ms, by["gemm"].high_ms) == pytest.approx((10.0, 18.0))
     assert by["gemm"].label == "GEMM"
@@ -107,8 +105,16 @@ def test_savings_read_from_priority_data() -> None:
 
 
 def test_savings_fall_back_to_priorities_key() -> None:
-    pri = {"priorities": [{"category": "gemm", "impact_score": 2.0, "impact_score_low": 1.0,
-                           "impact_score_high": 3.0}]}  # fmt: skip
+    row = RollupPriority(
+        rank=1,
+        category="gemm",
+        display_name="GEMM",
+        impact_score=2.0,
+        impact_score_low=1.0,
+        impact_score_high=3.0,
+        source="findings_rollup",
+    )
+    pri = RANKED.model_copy(update={"recommendations": [], "priorities": [row]})
     (s,) = read_savings(pri, 50.0, {})
     assert (s.low_ms, s.mid_ms, s.high_ms) == pytest.approx((0.5, 1.0, 1.5))
     assert read_savings(None, 50.0, {}) == []
