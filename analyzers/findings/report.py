@@ -45,7 +45,6 @@ from rooflens.analyzers.findings.report_summary import (
 )
 from rooflens.analyzers.perf.platforms import Platform
 from rooflens.analyzers.prepare.manifest import CategoryMetadata, Manifest
-from rooflens.analyzers.trace.iterations import Iterations
 
 REPORT_NAME = layout.REPORT
 POSITION_ICONS = ("🔴", "🟡")
@@ -111,8 +110,6 @@ class ReportInputs:
     has_plot: bool
     prose: ReportProse | None = None
     platform: Platform | None = None
-    # the host side's iterations (issue 12 item 4): passed by the pipeline once it finds them
-    iterations: Iterations | None = None
 
 
 def _title(run: ReportRun) -> str:
@@ -167,7 +164,7 @@ def compose_report(inputs: ReportInputs) -> str:
     given, replaces the summary paragraph code writes."""
     run = ReportRun(
         inputs.manifest, inputs.metadata, inputs.metrics, inputs.findings, inputs.priorities,
-        inputs.identity, inputs.has_plot, inputs.platform, inputs.iterations,
+        inputs.identity, inputs.has_plot, inputs.platform,
     )  # fmt: skip
     placed = placed_cards(run.priority.items, inputs.findings, inputs.metrics)
     by_tier = {t: sorted((p for p in placed if p.tier == t), key=lambda p: p.number)
