@@ -40,6 +40,7 @@ from rooflens.analyzers.perf.platforms import Platform
 from rooflens.analyzers.pipeline.folder import RunFolder
 from rooflens.analyzers.prepare.run import CategoryData, prepare
 from rooflens.analyzers.report.build import PerfReport
+from rooflens.analyzers.trace.health import assess
 from rooflens.analyzers.trace.model import TraceModel
 
 LOADED, PREPARED, AGGREGATED, REPORTED = "loaded", "prepared", "aggregated", "reported"
@@ -303,6 +304,7 @@ class Pipeline:
                 has_plot=self.has_plot(),
                 prose=self.results.prose,
                 platform=self.results.platform,
+                health=tuple(assess(self.results.model).warnings),
             )
         )
         self.results.report_text = text

@@ -13,6 +13,8 @@ finding). The between-iterations item saves 25/50/75 % of 32.86 ms.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from rooflens.analyzers.perf.platforms import get_platform
@@ -23,9 +25,8 @@ from rooflens.analyzers.trace.model import build_model
 from rooflens.analyzers.trace.synthetic_host import write_host_bound_trace
 
 
-@pytest.fixture(scope="module")
-def report(tmp_path_factory: pytest.TempPathFactory) -> str:
-    trace = write_host_bound_trace(tmp_path_factory.mktemp("host") / "host_bound.json.gz")
+def _report(folder: Path, *, marked: bool) -> str:
+    trace = write_host_bound_trace(folder / "host_bound.json.gz", profiler_steps=marked)
     platform = get_platform("H100_SXM")
     model = build_model(load_trace(trace))
     results = RunResults(model, build_report(model, platform), platform, str(trace), "run")
@@ -34,6 +35,11 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> str:
     steps.run(until=REPORTED)
     assert results.report_text is not None
     return results.report_text
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return _report(tmp_path_factory.mktemp("host"), marked=True)
 
 
 def test_the_idle_gpu_is_p1_of_the_report(report: str) -> None:
@@ -57,3 +63,13 @@ def test_the_summary_of_the_host_bound_run(report: str) -> None:
     assert busy in summary and "exposed copies 0.150 ms (0.35 %)." in summary
     assert "- **GPU idle**: 34.08 ms (79.16 %)." in summary
     assert "  - P1: The GPU sat idle between iterations: 32.9 ms" in summary
+
+
+def test_health_warnings_reach_the_report(tmp_path: Path) -> None:
+    """Without ProfilerStep# marks, trace health warns, and the iterations come from the
+    repeating operators instead."""
+    text = _report(tmp_path, marked=False)
+    seen = text.split("## What this analysis could and could not see\n", 1)[1].split("\n## ")[0]
+    assert "- ℹ️ `no_profiler_steps`: No ProfilerStep annotations" in seen
+    assert "Call prof.step() once per training or inference step." in seen
+    assert "- **Iterations**: 5 (from repeating operators" in text
