@@ -25,6 +25,7 @@ from rooflens.analyzers.categories.multi_kernel import analyze_multi_kernel
 from rooflens.analyzers.categories.system_inputs import SystemInputs, Timeline
 from rooflens.analyzers.findings.contract import Findings
 from rooflens.analyzers.findings.drafts import draft_findings
+from rooflens.analyzers.findings.model_info import UNKNOWN as UNKNOWN_MODEL
 from rooflens.analyzers.findings.model_info import (
     ModelIdentification,
     merged_identity,
@@ -363,6 +364,7 @@ def missing_gpu_work(model: TraceModel) -> str | None:
 
 
 def plot_title(identity: ModelIdentification | None, platform: Platform | None) -> str:
-    name = identity.model if identity else "Unidentified model"
+    known = identity is not None and identity.model not in ("", UNKNOWN_MODEL)
+    name = identity.model if identity is not None and known else "Unidentified model"
     where = platform.name if platform else "an unknown platform"
     return f"{name} on {where} - Performance Breakdown"
