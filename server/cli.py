@@ -30,6 +30,17 @@ EPILOG = (
 )
 
 
+class _Version(argparse.Action):
+    """--version, reading the installed version (importlib.metadata) only when asked."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        sys.stdout.write(f"rooflens {package_version()}\n")
+        parser.exit()
+
+
 def _capture_arguments(parser: argparse.ArgumentParser) -> None:
     """Where the graph-capture traces of a CUDA/HIP-graph replay are."""
     group = parser.add_mutually_exclusive_group()
@@ -76,7 +87,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
         description="Explain where GPU time goes in a PyTorch profiler trace.",
         epilog=EPILOG,
     )
-    parser.add_argument("--version", action="version", version=f"rooflens {package_version()}")
+    parser.add_argument("--version", action=_Version, help="show the version and exit")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     demo = commands.add_parser("demo", help="analyse a sample (or given) trace end to end over MCP")
     demo.add_argument(

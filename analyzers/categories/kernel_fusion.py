@@ -14,9 +14,7 @@ projection of one fused kernel says; a lone GEMM saves nothing.
 
 from __future__ import annotations
 
-import ast
 import json
-import math
 from typing import Any, Literal
 
 import pandas as pd
@@ -26,6 +24,7 @@ from rooflens.analyzers.categories.models import MetricsStatus
 from rooflens.analyzers.categories.system_inputs import SystemInputs
 from rooflens.analyzers.perf.platforms import Platform
 from rooflens.analyzers.prepare.documents import OmitNone
+from rooflens.analyzers.report.cells import finite_number, structured
 
 CATEGORY = "kernel_fusion"
 MAX_FUSION_KERNEL_COUNT = 15
@@ -90,28 +89,8 @@ class Peaks(BaseModel):
     vector_tflops: float | None
 
 
-def _cell(text: Any) -> Any:
-    """A structured CSV cell: JSON (ours) or a Python literal (TraceLens's CSVs)."""
-    if not isinstance(text, str):
-        return None if isinstance(text, float) and math.isnan(text) else text
-    for parse in (json.loads, ast.literal_eval):
-        try:
-            return parse(text)
-        except (ValueError, SyntaxError):
-            continue
-    return None
-
-
-def _num(value: Any) -> float | None:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(number) else number
-
-
 def _shape(dims: Any) -> str | None:
-    dims = _cell(dims) if isinstance(dims, str) else dims
+    dims = structured(dims) if isinstance(dims, str) else dims
     if isinstance(dims, list | tuple) and dims:
         return json.dumps(dims[0], separators=(",", ":"))
     return None
@@ -123,12 +102,12 @@ class PerfLookup:
     def __init__(self, summary: pd.DataFrame) -> None:
         self.table: dict[str, dict[str | None, dict[str, Any]]] = {}
         for row in summary.to_dict("records"):
-            details = _cell(row.get("kernel_details_summary"))
+            details = structured(row.get("kernel_details_summary"))
             if not isinstance(details, list):
                 continue
             facts = {
-                "data_moved_mb": _num(row.get("Data Moved (MB)")),
-                "gflops": _num(row.get("GFLOPS")),
+                "data_moved_mb": finite_number(row.get("Data Moved (MB)")),
+                "gflops": finite_number(row.get("GFLOPS")),
                 "compute_spec": row.get("Compute Spec"),
             }
             shape = _shape(row.get("Input Dims"))
@@ -199,8 +178,8 @@ def _elementwise_savings(group: list[tuple], peaks: Peaks) -> float:
         return 0.0
     first, first_facts = modelled[0]
     last, last_facts = modelled[-1]
-    data_in = _num(first.get("data_in_mb"))
-    data_out = _num(last.get("data_out_mb"))
+    data_in = finite_number(first.get("data_in_mb"))
+    data_out = finite_number(last.get("data_out_mb"))
     data_in = first_facts["data_moved_mb"] / 2 if data_in is None else data_in
     data_out = last_facts["data_moved_mb"] / 2 if data_out is None else data_out
     mem_us = (data_in + data_out) * 1e6 / (peaks.hbm_tbs * 1e12) * 1e6

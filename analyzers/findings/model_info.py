@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import re
 from collections import Counter
 from typing import Any, Literal
@@ -18,6 +17,7 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import BaseModel, Field, model_validator
 
+from rooflens.analyzers.report.cells import structured
 from rooflens.analyzers.report.write_csv import for_output
 
 UNKNOWN = "Cannot be inferred from trace"
@@ -93,10 +93,7 @@ class ModelIdentification(BaseModel):
 
 
 def _parse(cell: str | None) -> list:
-    try:
-        value = json.loads(cell or "[]")
-    except ValueError:
-        return []
+    value = structured(cell)
     return value if isinstance(value, list) else []
 
 

@@ -14,16 +14,13 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.colors import to_rgba
-from matplotlib.figure import Figure
-
 from rooflens.analyzers.findings.priorities import PriorityData
 from rooflens.analyzers.findings.report_cards import ms, ms_range
 from rooflens.analyzers.prepare.manifest import CategoryEntry, Manifest
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 REMAINDER_LABEL = "Non-compute (idle, exposed comm/memcpy)"
 REMAINDER_COLOR = "#BBBBBB"
@@ -148,6 +145,10 @@ def _draw(title: str, total: float, segments: list[Segment], savings: Savings) -
     """Lay out the three panels (breakdown bar, its legend, savings) and return the PNG."""
     legend_rows = (len(segments) + 1) // 2
     heights = [1.3, 0.3 * legend_rows + 0.2, 1.0 + 0.5 * max(len(savings.bars), 1)]
+    # matplotlib costs about 0.3 s to import: only a run that draws pays it
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
     fig = Figure(figsize=(12, sum(heights) + 1.6), dpi=120)
     FigureCanvasAgg(fig)
     grid = fig.add_gridspec(3, 1, height_ratios=heights, hspace=0.5)
@@ -208,6 +209,8 @@ def _draw_savings(bx: Axes, segments: list[Segment], savings: Savings) -> None:
     bars = savings.bars
     ys = list(range(len(bars)))
     err = [[b.mid_ms - b.low_ms for b in bars], [b.high_ms - b.mid_ms for b in bars]]
+    from matplotlib.colors import to_rgba  # imported when drawing, as in _draw
+
     colors = {seg.name: seg.color for seg in segments}
     fills = [
         to_rgba(KIND_COLORS.get(b.kind) or colors.get(b.category, "#4477AA"),

@@ -5,12 +5,13 @@ See docs/analysis.md#fusion-candidates.
 Standalone algorithm only: a module pass (host containers with >= 2 GPU events, by base name)
 and a sibling pass (rule-B ops owning one kernel each, grouped by parent); then the filters,
 attention narrowing, dedup by kernel set and the data in/out split when a summary is given.
+
+Lookups of data in/out and input shapes live in fusion_lookup.py.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections import Counter
 from dataclasses import asdict, dataclass
@@ -22,6 +23,8 @@ import numpy as np
 import pandas as pd
 
 from rooflens.analyzers.perf import registry
+from rooflens.analyzers.prepare.fusion_lookup import KernelLookup, KernelShapes, json_cell
+from rooflens.analyzers.prepare.fusion_lookup import data_in_out as data_in_out  # re-export
 from rooflens.analyzers.prepare.kernel_types import classify_kernel
 from rooflens.analyzers.report.launchers import subtree_pairs
 from rooflens.analyzers.report.unified import UnifiedOps, attribute_unified
@@ -104,23 +107,6 @@ def _kernel_type(kernel: dict[str, Any]) -> str:
 @lru_cache(maxsize=1 << 16)
 def _eligible(name: str) -> bool:
     return not is_excluded(name) and not is_already_fused(name)
-
-
-def _json_cell(text: Any) -> Any:
-    if isinstance(text, str):
-        try:
-            return json.loads(text)
-        except ValueError:
-            return text
-    return None if isinstance(text, float) and math.isnan(text) else text
-
-
-def _shape_key(dims: Any) -> str | None:
-    """The first input shape as compact JSON text (the lookup key), or None."""
-    dims = _json_cell(dims)
-    if isinstance(dims, list | tuple) and dims:
-        return json.dumps(dims[0], separators=(",", ":"))
-    return None
 
 
 def _signature(kernels: list[dict[str, Any]]) -> list[str]:
@@ -254,7 +240,7 @@ def _module_pass(model: TraceModel) -> list[FusionCandidate]:
             for k in nodes[bounds[pos] : bounds[pos + 1]]
         ]
         chain = [chain_label(str(names[a])) for a in ancestors(model.tree.parent, uid)]
-        dims = _json_cell(model.events["input_dims"].iat[uid])
+        dims = json_cell(model.events["input_dims"].iat[uid])
         c = _candidate(str(names[uid]), str(bases[pos]), chain, kernels, total, dims)
         c.instance_count = count
         entries.append(c)
@@ -310,7 +296,7 @@ def _sibling_pass(model: TraceModel, ops: pd.DataFrame, owned: pd.DataFrame) -> 
             for o, k in zip(op_uid[a:b], gpu[a:b], strict=True)
         ]
         uid = int(parents[pos])
-        dims = _json_cell(model.events["input_dims"].iat[uid])
+        dims = json_cell(model.events["input_dims"].iat[uid])
         raw, base = str(names[uid]), str(bases[pos])
         c = _candidate(raw, base, [], kernels, total, dims, "sibling_sequence")
         c.instance_count = count
@@ -327,70 +313,6 @@ def _sibling_kernel(names: np.ndarray, op: int, k: int, dur: np.ndarray) -> dict
         "dur_us": float(dur[k]),
         "gpu_op_uid": k,
     }
-
-
-def data_in_out(row: pd.Series) -> tuple[float | None, float | None]:
-    """Split an op's `Data Moved (MB)` into what it reads and what it writes."""
-    moved = row.get("Data Moved (MB)")
-    if moved is None or not isinstance(moved, int | float) or math.isnan(moved):
-        return None, None
-    moved = float(moved)
-    params = row.get("perf_params")
-    params = params if isinstance(params, dict) else {}
-    category = str(row.get("op category", ""))
-    try:
-        if category == "GEMM" and all(k in params for k in ("M", "N", "K")):
-            m, n, k = (float(params[x]) for x in ("M", "N", "K"))
-            inputs, output = m * k + k * n, m * n
-            return moved * inputs / (inputs + output), moved * output / (inputs + output)
-    except (TypeError, ValueError, ZeroDivisionError):
-        return moved / 2, moved / 2
-    if category == "reduce":
-        return moved, 0.0
-    if category == "elementwise" and "shape_in1" in params:
-        return moved * 2 / 3, moved / 3
-    return moved / 2, moved / 2
-
-
-class KernelLookup:
-    """kernel name -> {first input shape -> info}, with prefix and any-shape fallbacks."""
-
-    def __init__(self, table: dict[str, dict[str | None, dict[str, Any]]]) -> None:
-        self.table = table
-        self._prefixed: dict[str, dict[str | None, dict[str, Any]] | None] = {}
-
-    @classmethod
-    def from_summary(cls, summary: pd.DataFrame) -> KernelLookup:
-        table: dict[str, dict[str | None, dict[str, Any]]] = {}
-        for _, row in summary.iterrows():
-            details = row.get("kernel_details_summary")
-            details = _json_cell(details) if isinstance(details, str) else details
-            if not isinstance(details, list):
-                continue
-            info = dict(zip(("data_in_mb", "data_out_mb"), data_in_out(row), strict=True))
-            info["op_category"] = row.get("op category")
-            shape = _shape_key(row.get("Input Dims"))
-            for detail in details:
-                name = detail.get("name") if isinstance(detail, dict) else None
-                if name:
-                    table.setdefault(str(name), {}).setdefault(shape, info)
-        return cls(table)
-
-    def get(self, name: str, shape: str | None) -> dict[str, Any] | None:
-        shapes = self.table.get(name)
-        if shapes is None:
-            if name not in self._prefixed:
-                self._prefixed[name] = self._by_prefix(name)
-            shapes = self._prefixed[name]
-        if not shapes:
-            return None
-        return shapes.get(shape) or next(iter(shapes.values()))
-
-    def _by_prefix(self, name: str) -> dict[str | None, dict[str, Any]] | None:
-        for known, value in self.table.items():
-            if known.startswith(name) or name.startswith(known):
-                return value
-        return None
 
 
 def narrow_attention(
@@ -458,7 +380,7 @@ def fusion_candidates(
     siblings = _sibling_pass(model, unified.ops, unified.kernels)
     candidates = modules + siblings
     if unified_summary is not None and not unified_summary.empty:
-        shapes = KernelShapes(model, unified.ops, unified.kernels)
+        shapes = KernelShapes(model, unified)
         lookup = KernelLookup.from_summary(unified_summary)
         for c in candidates:
             narrow_attention(c, lookup, shapes)
@@ -470,29 +392,6 @@ def fusion_candidates(
                     k["data_in_mb"] = info["data_in_mb"]
                     k["data_out_mb"] = info["data_out_mb"]
     return sorted(candidates, key=lambda c: -c.total_kernel_time_us)
-
-
-class KernelShapes:
-    """GPU uid -> first input shape of the unified op that owns it, looked up on demand."""
-
-    def __init__(self, model: TraceModel, ops: pd.DataFrame, owned: pd.DataFrame) -> None:
-        dims = model.events["input_dims"].array
-        self._codes = dims.codes
-        self._keys: list[str | bool | None] = [False] * (len(dims.categories) + 1)
-        self._categories = dims.categories
-        self._source = np.full(len(model.events), MISSING, dtype=np.int64)
-        self._source[owned["gpu"].to_numpy()] = ops["source_uid"].to_numpy()[owned["op"]]
-
-    def get(self, gpu_uid: int) -> str | None:
-        source = self._source[gpu_uid]
-        if source == MISSING:
-            return None
-        code = self._codes[source]
-        key = self._keys[code]
-        if key is False:
-            text = None if code < 0 else self._categories[code]
-            key = self._keys[code] = _shape_key(text)
-        return key  # type: ignore[return-value]
 
 
 def write_fusion_candidates(run_dir: Path, candidates: list[FusionCandidate]) -> Path:

@@ -11,7 +11,7 @@ import pandas as pd
 
 from rooflens.analyzers import layout
 from rooflens.analyzers.report.build import PerfReport
-from rooflens.analyzers.report.write_csv import write_csv_folder
+from rooflens.analyzers.report.write_csv import for_output, write_csv_folder
 from rooflens.analyzers.report.write_xlsx import write_xlsx
 
 TOP_OPS = 15
@@ -81,13 +81,15 @@ def summary_facts(report: PerfReport, trace_name: str, gpu: str) -> dict[str, An
 def write_perf_report(report: PerfReport, out_dir: Path, trace_name: str, gpu: str) -> ReportFiles:
     # the workbook first: it is the step that can fail on odd text, and then nothing is written
     csv_folder = out_dir / layout.PERF_CSVS
+    rendered = {name: for_output(frame) for name, frame in report.sheets.items()}  # once
     xlsx = write_xlsx(
         out_dir / layout.WORKBOOK,
-        report.sheets,
+        rendered,
         title=f"rooflens perf report: {trace_name}",
         facts=summary_facts(report, trace_name, gpu),
         top_ops=top_operations(report),
         notes=report.notes,
+        rendered=True,
     )
-    csvs = write_csv_folder(report.sheets, csv_folder)
+    csvs = write_csv_folder(rendered, csv_folder, rendered=True)
     return ReportFiles(csv_folder=csv_folder, csvs=csvs, xlsx=xlsx)

@@ -86,15 +86,14 @@ def _with_gemm_layout(
 ) -> list[dict[str, Any] | None]:
     """perf_params, plus `transpose` for GEMMs whose kernel names spell their layout."""
     params = [dict(w.params) if w else None for w in works]
-    first_row = pd.Series(np.arange(len(sig))).groupby(sig).first()
-    gpu_uids = unified.kernels["gpu"].to_numpy()
-    k = unified.kernels.assign(ts=model.events["ts"].to_numpy()[gpu_uids])
-    k = k.sort_values(["op", "ts"], kind="stable")
+    first_row = pd.Series(np.arange(len(sig))).groupby(sig).first().to_numpy()
+    ops, gpu = _kernels_by_op(unified, model)
     kernel_names = model.names
     for s_id, name in enumerate(names):
         if params[s_id] is None or name not in GEMM_OPS:
             continue
-        kernels = k.loc[k["op"] == first_row.iat[s_id], "gpu"].to_numpy()
+        row = first_row[s_id]
+        kernels = gpu[np.searchsorted(ops, row) : np.searchsorted(ops, row, side="right")]
         layouts = (gemm_transpose(kernel_names[g]) for g in kernels)
         layout = next((t for t in layouts if t is not None), None)
         if layout is not None:
@@ -102,24 +101,35 @@ def _with_gemm_layout(
     return params
 
 
+def _kernels_by_op(unified: UnifiedOps, model: TraceModel) -> tuple[np.ndarray, np.ndarray]:
+    """(op row, GPU uid) of every owned kernel, sorted by op row then start time."""
+    op, gpu = unified.kernels["op"].to_numpy(), unified.kernels["gpu"].to_numpy()
+    order = np.lexsort((model.events["ts"].to_numpy()[gpu], op))  # stable: ties keep order
+    return op[order], gpu[order]
+
+
 def _categories(
     inst: pd.DataFrame,
     ops: pd.DataFrame,
     names: np.ndarray,
-    first_kernel: pd.Series,
+    first_kernel: np.ndarray,
     categories: CategoryTable,
     model_for: Callable[[str], PerfModel | None],
 ) -> list[str]:
     """The table's category; a sole-backward row takes its forward model's bwd_category."""
     out = []
-    for i, (name, backward, fwd) in enumerate(
-        zip(inst["name"], ops["backward"], ops["model_uid"], strict=True)
+    known: dict[tuple[Any, Any], str] = {}
+    for name, kernel, backward, fwd in zip(
+        inst["name"], first_kernel, ops["backward"], ops["model_uid"], strict=True
     ):
         perf = model_for(names[fwd]) if backward else None
         if perf is not None and perf.bwd_category:
             out.append(perf.bwd_category)
-        else:
-            out.append(categories.category(name, first_kernel.get(i)))
+            continue
+        category = known.get((name, kernel))
+        if category is None:
+            category = known[(name, kernel)] = categories.category(name, kernel)
+        out.append(category)
     return out
 
 
@@ -151,6 +161,30 @@ def build_unified(
     model_for: Callable[[str], PerfModel | None],
     platform: Roof | None,
 ) -> UnifiedTable:
+    inst, first_kernel = _instances(model, unified, categories, model_for)
+    static, sig, declined = _signature_metrics(model, unified, first_kernel, model_for, platform)
+    inst = pd.concat([inst, static.iloc[sig].reset_index(drop=True)], axis=1)
+    achieved = achieved_metrics(
+        inst["GFLOPS"].to_numpy(),
+        inst["Data Moved (MB)"].to_numpy(),
+        inst["Roofline Time (µs)"].to_numpy() if platform is not None else None,
+        inst["Kernel Time (µs)"].to_numpy(),
+    )
+    inst = pd.concat([inst, achieved], axis=1)
+    summary = _summarise(inst, unified, model, platform is not None)
+    return UnifiedTable(
+        instances=inst, summary=summary, unsupported=dict(declined), attribution=unified
+    )
+
+
+def _instances(
+    model: TraceModel,
+    unified: UnifiedOps,
+    categories: CategoryTable,
+    model_for: Callable[[str], PerfModel | None],
+) -> tuple[pd.DataFrame, np.ndarray]:
+    """One row per op instance with its kernel busy time and category; and each op's first
+    kernel name (None without one)."""
     ev = model.events
     ops = unified.ops
     src = ops["source_uid"].to_numpy()
@@ -165,8 +199,8 @@ def build_unified(
     own = model.launcher[k["gpu"].to_numpy()] == ops["uid"].to_numpy()[k["op"].to_numpy()]
     first = k.assign(ts=k_ts, nested=~own).sort_values(["op", "nested", "ts"])
     first = first.drop_duplicates("op")
-    first_kernel = pd.Series(model.names[first["gpu"]], index=first["op"])
-
+    first_kernel = np.full(len(ops), None, dtype=object)
+    first_kernel[first["op"].to_numpy()] = model.names[first["gpu"].to_numpy()]
     inst = pd.DataFrame(
         {
             "name": ops["name"].to_numpy(),
@@ -181,9 +215,21 @@ def build_unified(
             "Kernel Time (µs)": busy,
         }
     )
-    inst.insert(
-        1, "op category", _categories(inst, ops, model.names, first_kernel, categories, model_for)
-    )
+    category = _categories(inst, ops, model.names, first_kernel, categories, model_for)
+    inst.insert(1, "op category", category)
+    return inst, first_kernel
+
+
+def _signature_metrics(
+    model: TraceModel,
+    unified: UnifiedOps,
+    first_kernel: np.ndarray,
+    model_for: Callable[[str], PerfModel | None],
+    platform: Roof | None,
+) -> tuple[pd.DataFrame, np.ndarray, Counter[str]]:
+    """Perf models run once per signature: (metrics per signature, signature id per
+    instance, why models declined)."""
+    ev, ops = model.events, unified.ops
     # the model reads the forward op's args for a sole-backward row, the row's own otherwise
     model_uid = ops["model_uid"].to_numpy()
     evaluated = pd.DataFrame(
@@ -193,9 +239,11 @@ def build_unified(
             "backward": ops["backward"].to_numpy(),
         }
     )
-    evaluated.loc[ops["synthetic"].to_numpy(), "name"] = inst["name"][ops["synthetic"].to_numpy()]
+    synthetic = ops["synthetic"].to_numpy()
+    evaluated.loc[synthetic, "name"] = ops["name"].to_numpy()[synthetic]
     evaluated["input_type"] = [
-        _typed_from_kernel(t, first_kernel.get(i)) for i, t in enumerate(evaluated["input_type"])
+        _typed_from_kernel(t, k)
+        for t, k in zip(evaluated["input_type"].to_numpy(), first_kernel, strict=True)
     ]
     # annotation / kernels / recovered index args, only for the ops whose models read them
     evaluated = with_op_context(model, evaluated, model_uid, unified.kernels)
@@ -211,19 +259,7 @@ def build_unified(
     )
     static["perf_params"] = _with_gemm_layout(works, signatures["name"], sig, unified, model)
     static["has_perf_model"] = [w is not None for w in works]
-    per_instance = static.iloc[sig].reset_index(drop=True)
-    inst = pd.concat([inst, per_instance], axis=1)
-    achieved = achieved_metrics(
-        inst["GFLOPS"].to_numpy(),
-        inst["Data Moved (MB)"].to_numpy(),
-        inst["Roofline Time (µs)"].to_numpy() if platform is not None else None,
-        inst["Kernel Time (µs)"].to_numpy(),
-    )
-    inst = pd.concat([inst, achieved], axis=1)
-    summary = _summarise(inst, unified, model, platform is not None)
-    return UnifiedTable(
-        instances=inst, summary=summary, unsupported=dict(declined), attribution=unified
-    )
+    return static, sig, declined
 
 
 def _summarise(
@@ -292,16 +328,15 @@ def _stacks(
     model: TraceModel, unified: UnifiedOps, rows: np.ndarray
 ) -> list[tuple[list[Any], str]]:
     """Call stack and op name of one instance per group (the first)."""
-    ev = model.events
     names = model.names
-    is_cpu_op = (ev["cat"] == "cpu_op").to_numpy()
+    is_cpu_op = (model.events["cat"] == "cpu_op").to_numpy()
     parent = model.tree.parent
-    kernels_of = unified.kernels.groupby("op")["gpu"].apply(list)
+    ops, gpu = _kernels_by_op(unified, model)
     source = unified.ops["source_uid"].to_numpy()
-    ts = ev["ts"].to_numpy()
     out = []
     for row in rows:
         op_uid = int(source[row])
-        kernels = sorted(kernels_of.get(row, []), key=lambda u: ts[u])
-        out.append((call_stack_full(parent, names, is_cpu_op, op_uid, kernels), names[op_uid]))
+        kernels = gpu[np.searchsorted(ops, row) : np.searchsorted(ops, row, side="right")]
+        stack = call_stack_full(parent, names, is_cpu_op, op_uid, kernels.tolist())
+        out.append((stack, names[op_uid]))
     return out

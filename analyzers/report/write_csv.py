@@ -64,11 +64,15 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         raise
 
 
-def write_csv_folder(sheets: Mapping[str, pd.DataFrame], folder: Path) -> list[Path]:
-    """One `<sheet>.csv` per sheet; returns the paths written."""
+def write_csv_folder(
+    sheets: Mapping[str, pd.DataFrame], folder: Path, *, rendered: bool = False
+) -> list[Path]:
+    """One `<sheet>.csv` per sheet; returns the paths written. `rendered`: the sheets are
+    already `for_output` tables."""
     written = []
     for name, frame in sheets.items():
         path = folder / f"{name}.csv"
-        atomic_write_bytes(path, for_output(frame).to_csv(index=False).encode("utf-8"))
+        table = frame if rendered else for_output(frame)
+        atomic_write_bytes(path, table.to_csv(index=False).encode("utf-8"))
         written.append(path)
     return written

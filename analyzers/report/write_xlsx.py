@@ -138,11 +138,13 @@ class Sheet:
         )
 
 
-def add_table_sheet(sheets: list[Sheet], name: str, frame: pd.DataFrame) -> Sheet:
-    """A sheet holding one table, styled."""
+def add_table_sheet(
+    sheets: list[Sheet], name: str, frame: pd.DataFrame, *, rendered: bool = False
+) -> Sheet:
+    """A sheet holding one table, styled; `rendered`: `frame` is already `for_output`'s."""
     ws = Sheet(name[:EXCEL_SHEET_NAME])
     sheets.append(ws)
-    table = for_output(frame)
+    table = frame if rendered else for_output(frame)
     columns = list(table.columns)
     for col, column in enumerate(columns, start=1):
         ws.set(1, col, column, HEADER)
@@ -236,12 +238,14 @@ def write_xlsx(
     facts: Mapping[str, Any],
     top_ops: pd.DataFrame,
     notes: Sequence[str] = (),
+    rendered: bool = False,
 ) -> Path:
-    """Summary sheet, then every table; written atomically."""
+    """Summary sheet, then every table; written atomically. `rendered`: the sheets are
+    already `for_output` tables (structured cells as JSON text)."""
     book: list[Sheet] = []
     add_summary_sheet(book, title, facts, sheets["gpu_timeline"], top_ops, notes)
     for name, frame in sheets.items():
-        add_table_sheet(book, name, frame)
+        add_table_sheet(book, name, frame, rendered=rendered)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         names = [ws.name for ws in book]

@@ -12,7 +12,7 @@ from rooflens.analyzers.findings.drafts import tier_for
 from rooflens.analyzers.findings.validate import validate_findings_file
 from rooflens.analyzers.findings.validate_report import validate_report
 from rooflens.server.cli import main
-from tests.golden.cases import REFERENCE_FOLDERS, trace_path
+from tests.helpers.golden import REFERENCE_FOLDERS, trace_path
 
 # every shared trace with a TraceLens reference, the GPU-only MI210 one included
 FOLDERS = REFERENCE_FOLDERS

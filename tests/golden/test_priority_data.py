@@ -18,7 +18,7 @@ from rooflens.analyzers.categories.documents import metrics_from_document
 from rooflens.analyzers.findings.priorities import priority_data
 from rooflens.analyzers.pipeline.folder import RunFolder
 from rooflens.analyzers.prepare.manifest import Manifest
-from tests.golden.cases import REFERENCE_FOLDERS
+from tests.helpers.golden import REFERENCE_FOLDERS
 
 WITHOUT_FILE = {"mi210_gpu_only"}  # no analysis_output there
 FOLDERS = [f for f in REFERENCE_FOLDERS if f not in WITHOUT_FILE]

@@ -14,19 +14,12 @@ from pathlib import Path
 import pytest
 
 from rooflens.server.cli import main
-from tests.analyzers.trace.conftest import TraceBuilder
+from tests.helpers.perf_report_files import CSVS
+from tests.helpers.trace_builder import TraceBuilder
 
 BF16 = "c10::BFloat16"
 MM_ARGS = {"Input Dims": [[1024, 512], [512, 2048]], "Input type": [BF16, BF16]}
 ELEMENTWISE = "void at::native::vectorized_elementwise_kernel<4, at::native::AbsFunctor<float>>"
-CSVS = [
-    "gpu_timeline",
-    "ops_summary_by_category",
-    "ops_summary",
-    "ops_unique_args",
-    "unified_perf_summary",
-    "kernel_summary",
-]
 
 
 @pytest.fixture

@@ -20,8 +20,9 @@ from rooflens.analyzers.perf.platforms import get_platform
 from rooflens.analyzers.pipeline.folder import RunFolder
 from rooflens.analyzers.prepare.manifest import CategoryTables, Manifest
 from tests.helpers.pipeline_runs import category_metadata, entry, manifest
+from tests.helpers.sample_metrics import REPORT_ARGS
 
-ARGS = "(64,128) bf16<br>(128,256) bf16"
+ARGS = REPORT_ARGS
 HEADER = (
     "| Operation | Args | Kernel Path | Kernel Name | Time (ms) | %E2E | Count | FLOPS/Byte "
     "| Efficiency | Bound |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"

@@ -12,7 +12,7 @@ from rooflens.analyzers import layout
 from rooflens.analyzers.findings.report import compose_report
 from rooflens.analyzers.findings.validate_report import validate_report, validate_report_text
 from rooflens.analyzers.pipeline.folder import RunFolder
-from tests.analyzers.findings.conftest import ARGS
+from tests.helpers.sample_metrics import REPORT_ARGS
 
 
 def test_composed_report_passes_and_has_every_part(run):
@@ -114,7 +114,7 @@ BROKEN = {
         "| Total Time | 10.00 ms (the analysed window) |", "| Total Time | X ms |"
     ),
     "V5": lambda t: t.replace("# Llama - MI300X", "# <Model> - <Platform>"),
-    "V6": lambda t: t.replace(f"| {ARGS} |", "| (1,2) fp32 |", 1),
+    "V6": lambda t: t.replace(f"| {REPORT_ARGS} |", "| (1,2) fp32 |", 1),
     "V7": lambda t: t.replace("; perf-model coverage 4/4 kernels", ""),
     "R1": lambda t: t.replace("### 🟢 P3: Slow elementwise", "### Slow elementwise"),
     "R2": lambda t: t.replace("p=3 category=elementwise", "p=3 category=gemm"),

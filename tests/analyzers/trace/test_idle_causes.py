@@ -1,5 +1,5 @@
-"""GPU idle split into causes: planted answers from synthetic_host.py, hand-built corner
-cases, and on shared traces that the parts add up to the timeline's idle time.
+"""GPU idle split into causes: planted answers from synthetic_host.py and hand-built corner
+cases (tests/golden/test_idle_causes.py: the parts add up on shared traces too).
 
 Planted figures are worked out from the plan constants (exact timing); compared to 1 ns.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from rooflens.analyzers.trace.host_blocking import ASYNC_COPIES, SYNC_CALLS, SYNC_COPIES
-from rooflens.analyzers.trace.idle_causes import CAUSES, idle_causes
+from rooflens.analyzers.trace.idle_causes import idle_causes
 from rooflens.analyzers.trace.launch_bound import MIN_STRETCH_EVENTS
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import build_model
@@ -18,7 +18,7 @@ from rooflens.analyzers.trace.synthetic_host import (
     write_host_bound_trace,
     write_launch_bound_trace,
 )
-from tests.golden.conftest import shared_dir
+from tests.helpers.idle_checks import assert_parts_sum_to_timeline_idle
 
 NS = 1e-6  # ms
 
@@ -32,21 +32,13 @@ def _ms(result) -> dict[str, float]:
     return {p.cause: p.idle_ms for p in result.parts}
 
 
-def _assert_parts_sum_to_timeline_idle(model, result) -> None:
-    idle_ms = model.gpu_timeline().pooled.idle_time / 1e3
-    assert result.idle_ms == pytest.approx(idle_ms, rel=1e-9, abs=1e-9)
-    assert sum(p.idle_ms for p in result.parts) == pytest.approx(idle_ms, rel=1e-9, abs=1e-9)
-    assert all(p.idle_ms >= 0 for p in result.parts)
-    assert [p.cause for p in result.parts] == list(CAUSES)
-
-
 # --- planted traces --------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("marked", [True, False])
 def test_host_bound_idle_is_between_iterations(tmp_path, marked):
     model, result = _split(write_host_bound_trace, tmp_path, marked)
-    _assert_parts_sum_to_timeline_idle(model, result)
+    assert_parts_sum_to_timeline_idle(model, result)
     # window: first copy (9.018 ms into step 0) to the evaluation kernel's end (52.063 ms)
     assert result.window_ms == pytest.approx(43.045, abs=NS)
     assert result.busy_ms == pytest.approx(5 * 1.785 + 0.045, abs=NS)
@@ -77,7 +69,7 @@ def test_host_bound_idle_is_between_iterations(tmp_path, marked):
 @pytest.mark.parametrize("marked", [True, False])
 def test_blocking_item_names_the_sync_under_the_router_module(tmp_path, marked):
     model, result = _split(write_blocking_item_trace, tmp_path, marked)
-    _assert_parts_sum_to_timeline_idle(model, result)
+    assert_parts_sum_to_timeline_idle(model, result)
     # per step: the first .item() waits 2.414 ms for burst A, the GPU then idles 0.427 ms
     # until burst B (all charged: less than the wait); the second waits 0.214 ms and the
     # gap after it is 1.027 ms, of which 0.214 ms is charged and 0.813 ms is other host work
@@ -111,7 +103,7 @@ def test_blocking_item_names_the_sync_under_the_router_module(tmp_path, marked):
 @pytest.mark.parametrize("marked", [True, False])
 def test_launch_bound_gaps_are_launch_bound(tmp_path, marked):
     model, result = _split(write_launch_bound_trace, tmp_path, marked)
-    _assert_parts_sum_to_timeline_idle(model, result)
+    assert_parts_sum_to_timeline_idle(model, result)
     # 1501 kernels of 4 µs launched 20 µs apart per step: 1500 gaps of 16 µs each; the
     # next step's first kernel comes 0.996 ms after the last one
     assert _ms(result) == pytest.approx(
@@ -242,40 +234,3 @@ def test_no_gpu_work_gives_an_empty_split(tb):
     result = idle_causes(tb.model([tb.cpu_op("aten::add", 0.0, 10.0)]))
     assert (result.window_ms, result.idle_ms) == (0.0, 0.0)
     assert all(p.idle_ms == 0 for p in result.parts)
-
-
-# --- shared traces: the parts add up ---------------------------------------------------------
-
-SHARED_TRACES = (
-    "mi300/resnet_act_checkpoint.json.gz",
-    "h100/google_owlv2-large-patch14-ensemble__1016001.json.gz",
-    "b200/eager_trace.json.gz",
-    "inference/sglang_decode/sglang_Qwen3-8B_decode.json.gz",
-    "mi210/gpu_only_trace/gpu_only_trace.json.gz",
-)
-
-
-@pytest.mark.parametrize("name", SHARED_TRACES)
-def test_parts_add_up_to_the_timeline_idle_on_shared_traces(name):
-    shared = shared_dir()
-    if shared is None:
-        pytest.skip("../shared (reference traces) not found")
-    model = build_model(load_trace(shared / "traces" / name))
-    result = idle_causes(model)
-    _assert_parts_sum_to_timeline_idle(model, result)
-    charged = sum(s.idle_ms for s in result.call_sites)
-    assert charged <= result.part("host_blocking").idle_ms + 1e-9
-
-
-def test_owlv2_top_call_site_is_the_box_predictor_copy():
-    shared = shared_dir()
-    if shared is None:
-        pytest.skip("../shared (reference traces) not found")
-    path = shared / "traces/h100/google_owlv2-large-patch14-ensemble__1016001.json.gz"
-    top = idle_causes(build_model(load_trace(path))).call_sites[0]
-    assert (top.call, top.operator, top.module) == (
-        "cudaStreamSynchronize",
-        "aten::to",
-        "Owlv2ForObjectDetection",
-    )
-    assert top.frame.endswith("modeling_owlv2.py(1421): box_predictor")

@@ -21,7 +21,6 @@ from rooflens.analyzers.trace.synthetic_host import (
     write_host_bound_trace,
     write_launch_bound_trace,
 )
-from tests.golden.conftest import shared_dir
 
 NS = 1e-6  # ms
 
@@ -181,23 +180,3 @@ def test_no_period_in_a_sequence_without_repeats():
     codes = rng.integers(0, 50, size=400)
     assert find_period(codes, *_times(len(codes), set())) is None
     assert find_period(np.array([1, 2, 1]), *_times(3, set())) is None
-
-
-# --- a real trace ------------------------------------------------------------------------------
-
-
-def test_resnet_steps_found_both_ways_hold_the_same_kernels():
-    shared = shared_dir()
-    if shared is None:
-        pytest.skip("../shared (reference traces) not found")
-    model = build_model(load_trace(shared / "traces/mi300/resnet_act_checkpoint.json.gz"))
-    marked = find_iterations(model)
-    repeats = find_iterations(model, method="repeating_ops")
-    assert marked.method == "profiler_step"
-    assert repeats.method == "repeating_ops"
-    assert marked.count == repeats.count == 3
-    assert [it.gpu_events for it in repeats.iterations] == [
-        it.gpu_events for it in marked.iterations
-    ]
-    for a, b in zip(marked.iterations, repeats.iterations, strict=True):
-        assert a.gpu_start_ms == pytest.approx(b.gpu_start_ms, abs=0.1)
