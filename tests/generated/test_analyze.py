@@ -67,24 +67,34 @@ def test_every_findings_file_validates(run: Path) -> None:
         assert validate_findings_file(path, tier_for(key)) == [], path.name
 
 
-def _compute_markers(text: str) -> list[dict[str, str]]:
-    section = text.split("## Compute Kernel Optimizations", 1)[1].split("\n## ", 1)[0]
-    found = [Marker.parse(ln) for ln in section.splitlines() if BEGIN_RE.match(ln)]
-    return [{"kind": m.kind, **dict(m.attrs)} for m in found if m and m.kind == "p_item"]
+def _card_markers(text: str) -> dict[int, dict[str, str]]:
+    """The p_item markers of the three card sections, by their P-number."""
+    cards = text.split("## Compute Kernel Optimizations", 1)[1].split("## Detailed Analysis")[0]
+    found = [Marker.parse(ln) for ln in cards.splitlines() if BEGIN_RE.match(ln)]
+    return {int(m.get("p") or 0): dict(m.attrs) for m in found if m and m.kind == "p_item"}
+
+
+TIERS = {"compute": "compute", "kernel_fusion": "fusion", "system": "system"}
 
 
 def test_the_report_validates_and_copies_the_priority_numbers(run: Path) -> None:
+    """Item k of priority_data.json is card Pk, in its kind's section, with its numbers."""
     assert validate_report(run) == []
     text = (run / "analysis.md").read_text(encoding="utf-8")
-    findings = json.loads((run / "priority_data.json").read_text())["findings"]
-    markers = _compute_markers(text)
-    assert findings and len(markers) == len(findings)
-    for n, (marker, finding) in enumerate(zip(markers, findings, strict=True), 1):
-        assert marker["category"] == finding["category"]
-        assert float(marker["low"]) == finding["impact_score_low"]
-        assert float(marker["mid"]) == finding["impact_score"]
-        assert float(marker["high"]) == finding["impact_score_high"]
-        assert f'<a id="detailed-analysis-compute-p{n}"></a>' in text
+    items = json.loads((run / "priority_data.json").read_text())["items"]
+    markers = _card_markers(text)
+    assert items and {i["kind"] for i in items} >= {"compute", "system"}
+    for n, item in enumerate(items, 1):
+        marker = markers.pop(n)
+        assert item["p_number"] == n and marker["category"] == item["category"]
+        assert (float(marker["low"]), float(marker["mid"]), float(marker["high"])) == (
+            item["percent_low"],
+            item["percent_mid"],
+            item["percent_high"],
+        )
+        assert float(marker["mid_ms"]) == pytest.approx(item["saving"]["mid_ms"], abs=1e-4)
+        assert f'<a id="detailed-analysis-{TIERS[item["kind"]]}-p{n}"></a>' in text
+    assert all(k > len(items) and m["mid"] == "null" for k, m in markers.items())
     assert "{{" not in text and "<Model>" not in text and "<Platform>" not in text
     assert text.count("<!-- impact-begin kind=top_ops -->") == 1
 
