@@ -158,7 +158,7 @@ def measure(mode: str, path: Path, repeat: int) -> dict[str, Any]:
     return out
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--child", nargs=2, metavar=("MODE", "PATH"), help=argparse.SUPPRESS)
     ap.add_argument("--trace", type=Path, help="trace (default: largest under shared/traces)")
@@ -167,7 +167,77 @@ def main() -> None:
     ap.add_argument("--json-out", type=Path, help="also save the results as JSON")
     ap.add_argument("--capture-folder", type=Path, help="graph-capture traces of the replay")
     ap.add_argument("--no-captures", action="store_true", help="do not merge capture traces")
-    args = ap.parse_args()
+    return ap.parse_args()
+
+
+def write_plain(source: Path, dest: Path) -> None:
+    """Copy a trace as plain JSON, so gunzip is timed neither in json.load nor in the report."""
+    raw = source.read_bytes()
+    dest.write_bytes(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
+
+
+def measure_all(
+    source: Path, folder: Path | None, args: argparse.Namespace
+) -> tuple[dict[str, Any], dict[str, Any], float, str]:
+    """json.load and report of the trace, json.load of each capture file, and the profile text."""
+    workdir = Path(tempfile.mkdtemp(prefix="bench_report_"))
+    profile_text = ""
+    plain = workdir / (source.name.removesuffix(".gz").removesuffix(".json") + ".json")
+    try:
+        write_plain(source, plain)
+        js = measure("json", plain, args.repeat)
+        rep = measure("report", plain, args.repeat)
+        js_captures = 0.0  # json.load of every capture file, the other input of the report
+        for capture in sorted(Path(folder).glob("*.json*")) if folder is not None else ():
+            if capture.name == "execution_details.json":
+                continue
+            copy = workdir / ("capture_" + capture.name.removesuffix(".gz"))
+            write_plain(capture, copy)
+            js_captures += measure("json", copy, args.repeat)["seconds"]
+        if args.profile:
+            cmd = [sys.executable, str(Path(__file__).resolve()), "--child", "profile", str(plain)]
+            cmd += ["--profile", str(args.profile)]
+            profile_text = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return js, rep, js_captures, profile_text
+
+
+def print_table(js: dict[str, Any], rep: dict[str, Any]) -> None:
+    """Wall time, runs and RSS of both, then the phases of the median report run."""
+    print(f"{'':<10} {'wall s':>8} {'runs s':>20} {'peak RSS MB':>12} {'peak-base MB':>13}")
+    for name, m in (("json.load", js), ("report", rep)):
+        runs = " ".join(f"{s:.2f}" for s in m["runs_s"])
+        delta = m["peak_mb"] - m["baseline_mb"]
+        print(f"{name:<10} {m['seconds']:>8.2f} {runs:>20} {m['peak_mb']:>12.0f} {delta:>13.0f}")
+    total = rep["phases_run_s"]
+    imports = f"imports before it, not counted: {rep['imports']:.2f} s"
+    print(f"\nreport breakdown of the median run ({total:.2f} s; {imports}):")
+    for phase, seconds in rep["phases"].items():
+        print(f"  {phase:<8} {seconds:>6.2f}  {seconds / total:>6.1%}")
+    other = total - sum(rep["phases"].values())
+    print(f"  {'other':<8} {other:>6.2f}  {other / total:>6.1%}  (platform lookup, summary facts)")
+
+
+def print_verdict(
+    ratio: float, js: dict[str, Any], rep: dict[str, Any], js_captures: float
+) -> None:
+    """PASS/FAIL against the target; with captures, against json.load of every input."""
+    verdict = "PASS" if ratio <= TARGET else "FAIL"
+    if js_captures:
+        both = rep["seconds"] / (js["seconds"] + js_captures)
+        print(f"\njson.load of the capture files: {js_captures:.2f} s")
+        verdict = "PASS" if both <= TARGET else "FAIL"
+        print(
+            f"{verdict}  report / json.load of the same inputs (trace + captures) = {both:.2f} "
+            f"(target <= {TARGET:g}); against the replay file alone {ratio:.2f}"
+        )
+    else:
+        print(f"\n{verdict}  report / json.load = {ratio:.2f} (target <= {TARGET:g})")
+
+
+def main() -> None:
+    args = parse_args()
     if args.child:
         child(*args.child, top=args.profile)
         return
@@ -183,55 +253,12 @@ def main() -> None:
         sizes = sum(decompressed_size(p) for p in Path(folder).glob("*.json*"))
         print(f"captures: {folder} ({sizes / MB:.1f} MB uncompressed), merged in the report")
     print(f"engine: {version}; {args.repeat} runs each, median; {os.cpu_count()} CPUs\n")
-    workdir = Path(tempfile.mkdtemp(prefix="bench_report_"))
-    profile_text = ""
-    plain = workdir / (source.name.removesuffix(".gz").removesuffix(".json") + ".json")
-    try:
-        raw = source.read_bytes()
-        plain.write_bytes(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
-        del raw
-        js = measure("json", plain, args.repeat)
-        rep = measure("report", plain, args.repeat)
-        js_captures = 0.0  # json.load of every capture file, the other input of the report
-        for capture in sorted(Path(folder).glob("*.json*")) if folder is not None else ():
-            if capture.name == "execution_details.json":
-                continue
-            copy = workdir / ("capture_" + capture.name.removesuffix(".gz"))
-            raw = capture.read_bytes()
-            copy.write_bytes(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
-            js_captures += measure("json", copy, args.repeat)["seconds"]
-        if args.profile:
-            cmd = [sys.executable, str(Path(__file__).resolve()), "--child", "profile", str(plain)]
-            cmd += ["--profile", str(args.profile)]
-            profile_text = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+    js, rep, js_captures, profile_text = measure_all(source, folder, args)
 
     size = decompressed_size(source) / MB
     ratio = rep["seconds"] / js["seconds"]
-    print(f"{'':<10} {'wall s':>8} {'runs s':>20} {'peak RSS MB':>12} {'peak-base MB':>13}")
-    for name, m in (("json.load", js), ("report", rep)):
-        runs = " ".join(f"{s:.2f}" for s in m["runs_s"])
-        delta = m["peak_mb"] - m["baseline_mb"]
-        print(f"{name:<10} {m['seconds']:>8.2f} {runs:>20} {m['peak_mb']:>12.0f} {delta:>13.0f}")
-    total = rep["phases_run_s"]
-    imports = f"imports before it, not counted: {rep['imports']:.2f} s"
-    print(f"\nreport breakdown of the median run ({total:.2f} s; {imports}):")
-    for phase, seconds in rep["phases"].items():
-        print(f"  {phase:<8} {seconds:>6.2f}  {seconds / total:>6.1%}")
-    other = total - sum(rep["phases"].values())
-    print(f"  {'other':<8} {other:>6.2f}  {other / total:>6.1%}  (platform lookup, summary facts)")
-    verdict = "PASS" if ratio <= TARGET else "FAIL"
-    if js_captures:
-        both = rep["seconds"] / (js["seconds"] + js_captures)
-        print(f"\njson.load of the capture files: {js_captures:.2f} s")
-        verdict = "PASS" if both <= TARGET else "FAIL"
-        print(
-            f"{verdict}  report / json.load of the same inputs (trace + captures) = {both:.2f} "
-            f"(target <= {TARGET:g}); against the replay file alone {ratio:.2f}"
-        )
-    else:
-        print(f"\n{verdict}  report / json.load = {ratio:.2f} (target <= {TARGET:g})")
+    print_table(js, rep)
+    print_verdict(ratio, js, rep, js_captures)
     rss = (rep["peak_mb"] - rep["baseline_mb"]) / size
     print(f"JSON {size:.1f} MB; report peak-baseline RSS = {rss:.2f} x JSON")
     if args.json_out:

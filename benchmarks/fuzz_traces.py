@@ -1,6 +1,6 @@
 """Fuzz the engine with damaged copies of a real trace and count the outcomes.
 
-Each case is one seed of the mutation fuzzer in tests/badinput/fuzz.py (the same one the test
+Each case is one seed of the mutation fuzzer in devkit/badinput/fuzz.py (the same one the test
 suite runs on the synthetic sample): the trace is damaged, written as .json or .json.gz and
 run through inspect, open_trace + build_report + write_perf_report and model identification.
 Outcomes: refused (a TraceError), loaded (finite results, shares within [0, 100]) or crash.
@@ -22,13 +22,13 @@ from collections import Counter
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))  # for tests.badinput.fuzz
+sys.path.insert(0, str(REPO))  # for devkit.badinput (not installed with the package)
 
+from devkit.badinput.fuzz import Outcome, fuzz_case  # noqa: E402
+from devkit.badinput.mutations import Base  # noqa: E402
 from rooflens.analyzers.perf.platforms import Platform, get_platform  # noqa: E402
 from rooflens.analyzers.trace.health import assess  # noqa: E402
 from rooflens.analyzers.trace.open_trace import open_trace  # noqa: E402
-from tests.badinput.fuzz import Outcome, fuzz_case  # noqa: E402
-from tests.badinput.mutations import Base  # noqa: E402
 
 DEFAULT_TRACE = REPO.parent / "shared/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz"
 

@@ -46,8 +46,8 @@ from rooflens.analyzers.trace.health import assess
 from rooflens.analyzers.trace.open_trace import open_trace
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))  # for tests.golden.cases: reference folder -> trace file
-from tests.golden.cases import REFERENCE_FOLDERS, trace_path  # noqa: E402
+sys.path.insert(0, str(REPO))  # for devkit.shared: reference folder -> trace file
+from devkit.shared import REFERENCE_FOLDERS, trace_path  # noqa: E402
 
 SIDECARS = {"execution_details.json"}  # capture metadata next to some traces, not traces
 # The platform file each reference folder was produced with (reference/tracelens/README.md).
@@ -104,7 +104,7 @@ def uncovered(report: PerfReport) -> list[tuple[str, float]]:
 
 def measure(shared: Path, path: Path, folder: str | None) -> dict[str, Any]:
     t0 = time.perf_counter()
-    model = open_trace(path)  # a graph replay gets its capture_traces/ operators (§9)
+    model = open_trace(path)  # a graph replay gets its capture_traces/ operators
     health = assess(model)
     merge = health.capture_merge
     if folder is not None:

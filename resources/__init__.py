@@ -40,12 +40,13 @@ def register(mcp: MCPServer, access: RunAccess) -> None:
     """Add every rooflens resource and the completion handler to `mcp`; runs are found
     through `access`, which the server provides."""
     _run_resources(mcp, access)
+    _report_resources(mcp, access)
     _reference_resources(mcp)
     _completions(mcp, access)
 
 
 def _run_resources(mcp: MCPServer, access: RunAccess) -> None:
-    """The runs, and the artifacts of each."""
+    """The runs, and each run's manifest and per-category files."""
 
     @mcp.resource("rooflens://runs{?step}", mime_type=JSON)
     def runs(ctx: Context, step: str = "") -> str:
@@ -74,6 +75,10 @@ def _run_resources(mcp: MCPServer, access: RunAccess) -> None:
     def findings(run_id: str, category: str, ctx: Context) -> str:
         """A category's findings markdown (system or compute folder)."""
         return rf.category_file(rf.run_for(access, ctx, run_id), category, "findings").read_text()
+
+
+def _report_resources(mcp: MCPServer, access: RunAccess) -> None:
+    """The run-wide outputs: priorities, report, plot and the perf report's tables."""
 
     @mcp.resource(RUN + "/priorities", mime_type=JSON)
     def priorities(run_id: str, ctx: Context) -> str:

@@ -49,16 +49,17 @@ def report_template() -> str:
         "# analysis.md template",
         "",
         "`compose_report` writes the report deterministically; sections come in this order",
-        "(an optional `## Warnings` section may follow the Executive Summary):",
+        "(an optional `## Warnings` section may follow the Priorities):",
         "",
         "# <title>",
     ]
     lines += [f"## {name}" for name in SECTIONS]
     lines += [
         "",
-        "Compute cards follow `priority_data.json` order and copy the category findings cards;",
-        "system cards list cpu_idle first, then multi_kernel. Each card links to its block in",
-        "Detailed Analysis. The plot is linked as `perf_improvement.png` next to the report.",
+        "Every `priority_data.json` item is one card, numbered P1..Pn once for the whole report",
+        "and kept in the section of its kind (compute, kernel fusion, system); system cards no",
+        "item ranks come after. Each card links to its block in Detailed Analysis. The plot is",
+        "linked as `perf_improvement.png` next to the report.",
         "Check the result with the `validate_report` tool.",
     ]
     return "\n".join(lines) + "\n"

@@ -93,6 +93,16 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     demo.add_argument(
         "trace", nargs="?", default=None, help="a .json/.json.gz trace (default: a sample)"
     )
+    _add_inspect(commands)
+    _add_report_and_analyze(commands)
+    _add_validate(commands)
+    add_serve_parser(commands)
+    commands.add_parser("platforms", help="list the GPU platform catalogue")
+    return parser
+
+
+def _add_inspect(commands: argparse._SubParsersAction) -> None:
+    """`inspect`: health and GPU timeline of one trace, no output folder."""
     inspect = commands.add_parser(
         "inspect",
         help="trace health and GPU timeline of one trace",
@@ -107,6 +117,10 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
         help="count GPU events that have no host launch in the timeline too",
     )
     _capture_arguments(inspect)
+
+
+def _add_report_and_analyze(commands: argparse._SubParsersAction) -> None:
+    """`report` (perf report only) and `analyze` (the whole pipeline) into a run folder."""
     report = commands.add_parser(
         "report",
         help="write the perf report (CSV folder and XLSX) of one trace",
@@ -130,6 +144,10 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
         default="reported",
         help="the last step of the pipeline to run (default: all of them, to the report)",
     )
+
+
+def _add_validate(commands: argparse._SubParsersAction) -> None:
+    """`validate`: every validator over a finished run folder."""
     validate = commands.add_parser(
         "validate",
         help="run every validator over a run folder (exit 0 only when all pass)",
@@ -139,9 +157,6 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     )
     validate.add_argument("run", help="a run folder written by `rooflens analyze`")
     _json_argument(validate)
-    add_serve_parser(commands)
-    commands.add_parser("platforms", help="list the GPU platform catalogue")
-    return parser
 
 
 def _dispatch(args: argparse.Namespace) -> int:

@@ -44,7 +44,14 @@ from rooflens.analyzers.pipeline.ledger import (
     seal,
     staged_output,
 )
-from rooflens.analyzers.pipeline.steps import LOADED, PREPARED, REPORTED, Pipeline, RunResults
+from rooflens.analyzers.pipeline.steps import (
+    LOADED,
+    PREPARED,
+    REPORTED,
+    Pipeline,
+    RunResults,
+    missing_gpu_work,
+)
 from rooflens.analyzers.report.build import build_report
 from rooflens.analyzers.report.files import roofline_coverage
 from rooflens.analyzers.trace.errors import TraceError
@@ -118,6 +125,9 @@ def run_report(args: argparse.Namespace, *, until: str = LOADED) -> int:
         return fail(str(exc))
     except OSError as exc:
         return fail(str(exc))
+    missing = missing_gpu_work(model) if until != LOADED else None
+    if missing:
+        return fail(f"{trace.name} cannot be analysed: {missing}")
     if until != LOADED and platform is None:
         return fail(
             f"category data needs a platform and {source}; pass --platform NAME "
@@ -307,12 +317,14 @@ def print_outcome(o: Outcome, out: TextIO) -> None:
 
 def list_platforms(out: TextIO) -> int:
     rows = platform_table()
-    out.write(f"{'name':<11}{'vendor':<8}{'memory GB':>10}{'HBM GB/s':>10}")
+    width = max([len("name"), *(len(r.name) for r in rows)]) + 2
+    out.write(f"{'name':<{width}}{'vendor':<8}{'memory GB':>10}{'HBM GB/s':>10}")
     out.write(f"{'bf16 TFLOPS':>13}{'fp8 TFLOPS':>12}  figures\n")
     for r in rows:
         bf16 = "-" if r.matrix_bf16_tflops is None else f"{r.matrix_bf16_tflops:g}"
         fp8 = "-" if r.matrix_fp8_tflops is None else f"{r.matrix_fp8_tflops:g}"
         kind = "measured" if r.measured else "peak"
-        out.write(f"{r.name:<11}{r.vendor or '':<8}{r.memory_gb or 0:>10g}{r.mem_bw_gbps:>10g}")
+        out.write(f"{r.name:<{width}}{r.vendor or '':<8}")
+        out.write(f"{r.memory_gb or 0:>10g}{r.mem_bw_gbps:>10g}")
         out.write(f"{bf16:>13}{fp8:>12}  {kind}\n")
     return EXIT_OK

@@ -25,6 +25,7 @@ _HTTP_ONLY = ("allowed_host", "allowed_origin", "cors_origin", "shared_workspace
 
 
 def add_serve_parser(commands: argparse._SubParsersAction) -> None:
+    """The `serve` sub-command and its options."""
     serve = commands.add_parser(
         "serve",
         help="run the MCP server (stdio by default)",
@@ -32,60 +33,70 @@ def add_serve_parser(commands: argparse._SubParsersAction) -> None:
         "inside the allowed directories (--allow-dir, repeatable, and ROOFLENS_ALLOWED_DIRS; "
         "the current folder when none is given).",
     )
-    serve.add_argument("--allow-dir", action="append", default=[], help="an allowed directory")
-    serve.add_argument(
+    _file_arguments(serve)
+    _http_arguments(serve)
+    serve.epilog = (
+        f"With --http, set {TOKEN_ENV} to require 'Authorization: Bearer <token>'; it is "
+        "required when anything but this machine is admitted (a non-loopback --host, "
+        "--allowed-host, --allowed-origin or --cors-origin)."
+    )
+
+
+def _file_arguments(parser: argparse.ArgumentParser) -> None:
+    """What the server may read and write: allowed folders, workspace, result size."""
+    parser.add_argument("--allow-dir", action="append", default=[], help="an allowed directory")
+    parser.add_argument(
         "--allow-broad",
         action="store_true",
         help="allow the current folder even when it is / or your home folder",
     )
-    serve.add_argument(
+    parser.add_argument(
         "--workspace",
         help="folder for run folders and the run index, inside an allowed directory "
         f"(default: {WORKSPACE_NAME}/ in the first allowed directory)",
     )
-    serve.add_argument(
+    parser.add_argument(
         "--shared-workspace",
         action="store_true",
         help="with --http, every session sees every run (default: only its own)",
     )
-    serve.add_argument(
+    parser.add_argument(
         "--max-result-kb",
         type=int,
         default=DEFAULT_MAX_RESULT_BYTES // 1024,
         help="size limit of one tool result in KiB (default 16)",
     )
-    serve.add_argument(
+
+
+def _http_arguments(parser: argparse.ArgumentParser) -> None:
+    """The HTTP transport: bind address and the extra Host, Origin and CORS it admits."""
+    parser.add_argument(
         "--http", action="store_true", help=f"streamable HTTP at {MCP_PATH} instead of stdio"
     )
-    serve.add_argument("--host", default=LOCALHOST, help="HTTP bind address (default 127.0.0.1)")
-    serve.add_argument(
+    parser.add_argument("--host", default=LOCALHOST, help="HTTP bind address (default 127.0.0.1)")
+    parser.add_argument(
         "--port", type=int, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT})"
     )
-    serve.add_argument(
+    parser.add_argument(
         "--allowed-host",
         action="append",
         default=[],
         metavar="HOST[:PORT]",
         help="also accept this Host header (a DNS name, a reverse proxy); repeatable",
     )
-    serve.add_argument(
+    parser.add_argument(
         "--allowed-origin",
         action="append",
         default=[],
         metavar="ORIGIN",
         help="also accept this Origin header, e.g. https://proxy.example; repeatable",
     )
-    serve.add_argument(
+    parser.add_argument(
         "--cors-origin",
         action="append",
         default=[],
         metavar="ORIGIN",
         help="let browser pages from this origin call the server (CORS); repeatable",
-    )
-    serve.epilog = (
-        f"With --http, set {TOKEN_ENV} to require 'Authorization: Bearer <token>'; it is "
-        "required when anything but this machine is admitted (a non-loopback --host, "
-        "--allowed-host, --allowed-origin or --cors-origin)."
     )
 
 

@@ -18,7 +18,7 @@ Why this shape (read against SDK 2.3):
   "Server returned an error response". Our 401 therefore carries a JSON-RPC error whose message
   says to set the Authorization header; `mcp.Client(url)` raises `MCPError` with that text.
   Headers follow RFC 6750: `WWW-Authenticate: Bearer realm="rooflens"` when no credentials came
-  (no error code, per §3.1), plus `error="invalid_token"` when a wrong one did. No
+  (no error code, per its section 3.1), plus `error="invalid_token"` when a wrong one did. No
   `resource_metadata` and no `scope`: nothing invites OAuth.
 * A client configured for OAuth (the SDK's `OAuthClientProvider`, and most desktop clients)
   still probes `/.well-known/oauth-protected-resource[/mcp]`, then

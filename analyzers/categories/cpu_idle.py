@@ -1,9 +1,11 @@
-"""`cpu_idle_metrics.json`: how much of the run the GPU sat idle (agent_workflow.md §3.12.1).
+"""`cpu_idle_metrics.json`: how much of the run the GPU sat idle, and why
+(docs/analysis.md#cpu-idle, docs/analysis.md#host-side).
 
 `gpu_utilization` rounds times to 3 decimals and percents to 2; `idle_flagged` compares the
-unrounded idle percent with IDLE_THRESHOLD_PERCENT (strictly greater). `kernel_analysis` is
-written empty, as TraceLens's is on every real perf report (its ops_summary lacks the columns
-it needs); nothing is estimated, so `impact_estimates` is always empty.
+unrounded idle percent with IDLE_THRESHOLD_PERCENT (strictly greater). `kernel_analysis`
+counts the kernels the timeline counts (TraceLens writes it empty on real perf reports), and
+`host_side` gives the iterations, the idle time split by cause and the call sites the host
+waited in, when the run's trace model was at hand.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from pydantic import BaseModel, Field
 
 from rooflens.analyzers.categories.system_inputs import SystemInputs
 from rooflens.analyzers.prepare.documents import OmitNone
+from rooflens.analyzers.trace.idle_causes import CallSite, IdleBreakdown
+from rooflens.analyzers.trace.kernel_counts import KernelCounts
 
 IDLE_THRESHOLD_PERCENT = 15.0
 
@@ -34,6 +38,31 @@ class KernelAnalysis(BaseModel):
     kernel_count_by_category: dict[str, int] = Field(default_factory=dict)
 
 
+class IterationSummary(BaseModel):
+    method: str
+    confident: bool
+    count: int
+    mean_ms: float
+    median_ms: float
+    cv: float
+    min_ms: float
+    max_ms: float
+
+
+class IdleCauseShare(BaseModel):
+    cause: str
+    label: str
+    idle_ms: float
+    percent_of_idle: float
+    percent_of_window: float
+
+
+class HostSide(BaseModel):
+    iterations: IterationSummary | None
+    idle_causes: list[IdleCauseShare]
+    call_sites: list[CallSite]
+
+
 class CpuIdleMetrics(OmitNone):
     """OK: status, idle_flagged, gpu_utilization, kernel_analysis, impact_estimates.
     ERROR: status, error."""
@@ -44,6 +73,7 @@ class CpuIdleMetrics(OmitNone):
     gpu_utilization: GpuUtilizationSummary | None = None
     kernel_analysis: KernelAnalysis | None = None
     impact_estimates: list[dict[str, Any]] | None = None
+    host_side: HostSide | None = None
 
 
 def idle_flagged(idle_percent: float) -> bool:
@@ -71,6 +101,49 @@ def analyze_cpu_idle(inputs: SystemInputs) -> CpuIdleMetrics:
         status="OK",
         idle_flagged=idle_flagged(idle_pct),
         gpu_utilization=util,
-        kernel_analysis=KernelAnalysis(),
+        kernel_analysis=_kernel_analysis(inputs.kernels),
         impact_estimates=[],
+        host_side=host_side(inputs.idle),
     )
+
+
+def _kernel_analysis(counts: KernelCounts | None) -> KernelAnalysis:
+    if counts is None:
+        return KernelAnalysis()
+    return KernelAnalysis(
+        short_kernel_count=counts.short,
+        total_kernel_count=counts.total,
+        avg_kernel_time_us=round(counts.mean_us, 3),
+        kernel_count_by_category=dict(counts.by_bucket),
+    )
+
+
+def host_side(idle: IdleBreakdown | None) -> HostSide | None:
+    """The host-side summary of an idle breakdown (None without one)."""
+    if idle is None:
+        return None
+    found = idle.iterations
+    spread = found.time_per_iteration
+    iterations = None
+    if found.iterations and spread.count:
+        iterations = IterationSummary(
+            method=found.method,
+            confident=found.confident,
+            count=len(found.iterations),
+            mean_ms=round(spread.mean_ms, 3),
+            median_ms=round(spread.median_ms, 3),
+            cv=round(spread.cv, 3),
+            min_ms=round(spread.min_ms, 3),
+            max_ms=round(spread.max_ms, 3),
+        )
+    causes = [
+        IdleCauseShare(
+            cause=part.cause,
+            label=part.label,
+            idle_ms=round(part.idle_ms, 3),
+            percent_of_idle=round(part.percent_of_idle, 2),
+            percent_of_window=round(part.percent_of_window, 2),
+        )
+        for part in idle.parts
+    ]
+    return HostSide(iterations=iterations, idle_causes=causes, call_sites=idle.call_sites)

@@ -1,4 +1,6 @@
-"""Impact estimates per operation and their P-item groups (agent_workflow.md §3.8–§3.9).
+"""Impact estimates per operation and their P-item groups.
+
+See docs/analysis.md#impact-estimates and docs/analysis.md#p-item-findings.
 
 All scores are % of the end-to-end GPU time. Standalone scope only.
 """
@@ -65,7 +67,7 @@ def estimate(op: Operation, category: str, baseline: float | None) -> ImpactEsti
 def impact_estimates(
     operations: Iterable[Operation], category: str, baseline: float | None
 ) -> tuple[ImpactEstimate, ...]:
-    """§3.8: one estimate per op that earns one, highest mid score first."""
+    """One estimate per op that earns one, highest mid score first."""
     found = [e for op in operations if (e := estimate(op, category, baseline)) is not None]
     return tuple(sorted(found, key=lambda e: -e.impact_score))
 
@@ -79,7 +81,7 @@ def eff_bucket(efficiency_pct: float | None) -> str:
 
 
 def category_findings(estimates: Iterable[ImpactEstimate]) -> tuple[Finding, ...]:
-    """§3.9: group, sum, drop groups under 0.5 % E2E (mid), rank by mid score."""
+    """Group, sum, drop groups under 0.5 % E2E (mid), rank by mid score."""
     groups: dict[tuple[Any, ...], list[ImpactEstimate]] = {}
     for e in estimates:
         if e.estimate_method == "quantified":

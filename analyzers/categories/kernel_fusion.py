@@ -1,4 +1,6 @@
-"""`kernel_fusion_metrics.json`: what fusing each candidate could save (agent_workflow §3.12.3).
+"""`kernel_fusion_metrics.json`: what fusing each candidate could save.
+
+See docs/analysis.md#kernel-fusion.
 
 Standalone estimate only. Inputs: `category_data/fusion_candidates.json`, the manifest (its
 `gpu_utilization.total_time_ms` is the baseline), `perf_report_csvs/unified_perf_summary.csv`
@@ -12,9 +14,7 @@ projection of one fused kernel says; a lone GEMM saves nothing.
 
 from __future__ import annotations
 
-import ast
 import json
-import math
 from typing import Any, Literal
 
 import pandas as pd
@@ -24,6 +24,7 @@ from rooflens.analyzers.categories.models import MetricsStatus
 from rooflens.analyzers.categories.system_inputs import SystemInputs
 from rooflens.analyzers.perf.platforms import Platform
 from rooflens.analyzers.prepare.documents import OmitNone
+from rooflens.analyzers.report.cells import finite_number, structured
 
 CATEGORY = "kernel_fusion"
 MAX_FUSION_KERNEL_COUNT = 15
@@ -88,28 +89,8 @@ class Peaks(BaseModel):
     vector_tflops: float | None
 
 
-def _cell(text: Any) -> Any:
-    """A structured CSV cell: JSON (ours) or a Python literal (TraceLens's CSVs)."""
-    if not isinstance(text, str):
-        return None if isinstance(text, float) and math.isnan(text) else text
-    for parse in (json.loads, ast.literal_eval):
-        try:
-            return parse(text)
-        except (ValueError, SyntaxError):
-            continue
-    return None
-
-
-def _num(value: Any) -> float | None:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(number) else number
-
-
 def _shape(dims: Any) -> str | None:
-    dims = _cell(dims) if isinstance(dims, str) else dims
+    dims = structured(dims) if isinstance(dims, str) else dims
     if isinstance(dims, list | tuple) and dims:
         return json.dumps(dims[0], separators=(",", ":"))
     return None
@@ -121,12 +102,12 @@ class PerfLookup:
     def __init__(self, summary: pd.DataFrame) -> None:
         self.table: dict[str, dict[str | None, dict[str, Any]]] = {}
         for row in summary.to_dict("records"):
-            details = _cell(row.get("kernel_details_summary"))
+            details = structured(row.get("kernel_details_summary"))
             if not isinstance(details, list):
                 continue
             facts = {
-                "data_moved_mb": _num(row.get("Data Moved (MB)")),
-                "gflops": _num(row.get("GFLOPS")),
+                "data_moved_mb": finite_number(row.get("Data Moved (MB)")),
+                "gflops": finite_number(row.get("GFLOPS")),
                 "compute_spec": row.get("Compute Spec"),
             }
             shape = _shape(row.get("Input Dims"))
@@ -197,8 +178,8 @@ def _elementwise_savings(group: list[tuple], peaks: Peaks) -> float:
         return 0.0
     first, first_facts = modelled[0]
     last, last_facts = modelled[-1]
-    data_in = _num(first.get("data_in_mb"))
-    data_out = _num(last.get("data_out_mb"))
+    data_in = finite_number(first.get("data_in_mb"))
+    data_out = finite_number(last.get("data_out_mb"))
     data_in = first_facts["data_moved_mb"] / 2 if data_in is None else data_in
     data_out = last_facts["data_moved_mb"] / 2 if data_out is None else data_out
     mem_us = (data_in + data_out) * 1e6 / (peaks.hbm_tbs * 1e12) * 1e6
@@ -209,6 +190,31 @@ def _elementwise_savings(group: list[tuple], peaks: Peaks) -> float:
     current = sum(float(k.get("dur_us") or 0.0) for k, _, _ in group)
     unmodelled = sum(float(k.get("dur_us") or 0.0) for k, f, _ in group if f is None)
     return max(0.0, current - fused_us - unmodelled)
+
+
+def _fusion_savings(
+    kernels: list[dict[str, Any]], facts: list, is_matrix: list[bool], peaks: Peaks
+) -> tuple[float, bool]:
+    """Savings per instance (µs) and whether any come from a matrix kernel's epilogue.
+
+    Each matrix kernel starts a group that absorbs the non-matrix kernels after it (a GEMM
+    epilogue: their whole time is saved); non-matrix kernels before the first matrix kernel
+    form an elementwise prefix, projected onto the roofline as one fused kernel.
+    """
+    groups: list[list[tuple]] = []
+    for item in zip(kernels, facts, is_matrix, strict=True):
+        if item[2] or not groups:
+            groups.append([item])
+        else:
+            groups[-1].append(item)
+    savings, compute = 0.0, False
+    for group in groups:
+        if group[0][2] and len(group) > 1:  # gemm_epilogue
+            compute = True
+            savings += sum(float(k.get("dur_us") or 0.0) for k, _, _ in group[1:])
+        elif not group[0][2]:  # elementwise prefix
+            savings += _elementwise_savings(group, peaks)
+    return savings, compute
 
 
 def estimate(
@@ -233,19 +239,7 @@ def estimate(
         return None
     if modelled / len(kernels) < (0.5 if len(kernels) < 5 else 0.75):
         return None
-    groups: list[list[tuple]] = []
-    for item in zip(kernels, facts, is_matrix, strict=True):
-        if item[2] or not groups:
-            groups.append([item])
-        else:
-            groups[-1].append(item)
-    savings, compute = 0.0, False
-    for group in groups:
-        if group[0][2] and len(group) > 1:  # gemm_epilogue
-            compute = True
-            savings += sum(float(k.get("dur_us") or 0.0) for k, _, _ in group[1:])
-        elif not group[0][2]:  # elementwise prefix
-            savings += _elementwise_savings(group, peaks)
+    savings, compute = _fusion_savings(kernels, facts, is_matrix, peaks)
     current = sum(float(k.get("dur_us") or 0.0) for k in kernels)
     instances = int(c.get("instance_count") or 1)
     if current <= 0 or savings * instances / 1000 < MIN_SAVINGS_MS:

@@ -1,4 +1,4 @@
-"""The `<key>_metrics.json` document of one compute category (agent_workflow.md §3.3–§3.10)."""
+"""One compute category's `<key>_metrics.json` (docs/analysis.md#compute-categories)."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ class Operation(BaseModel):
 
 
 class ImpactEstimate(BaseModel):
-    """Estimated E2E saving of one operation, in % of E2E GPU time (§3.8)."""
+    """Estimated saving of one op, in % of E2E GPU time (docs/analysis.md#impact-estimates)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -75,7 +75,7 @@ class ImpactEstimate(BaseModel):
 
 
 class Finding(BaseModel):
-    """One P-item group of estimates (§3.9); scores are sums over the members."""
+    """One P-item group (docs/analysis.md#p-item-findings); scores are sums over the members."""
 
     model_config = ConfigDict(frozen=True)
 

@@ -1,7 +1,9 @@
-"""`multi_kernel_metrics.json`: copies, collectives and their overlap (agent_workflow.md §3.12.2).
+"""`multi_kernel_metrics.json`: copies, collectives and their overlap.
 
-Reads `category_data/multi_kernel_data.json` and the GPU timeline (its total; fallback
-`overlap_analysis.total_time_us / 1000`). Rules, all on unrounded values:
+See docs/analysis.md#multi-kernel.
+
+Reads `category_data/multi_kernel_data.json` and the GPU timeline for its total (the perf
+report's gpu_timeline, else the manifest's gpu_utilization). Rules, all on unrounded values:
 
 * memcpy: per direction D2H and H2D only, an issue when its time > MEMCPY_PERCENT_LIMIT % of
   the total **or** its count > MEMCPY_COUNT_LIMIT;
@@ -158,8 +160,8 @@ def _percent(part: float, total: float) -> float:
     return part / total * 100.0 if total > 0 else 0.0
 
 
-def assess_memcpy(memcpy: dict[str, Any], total_ms: float | None) -> MemcpyAssessment:
-    if not total_ms or total_ms <= 0:
+def assess_memcpy(memcpy: dict[str, Any], total_ms: float) -> MemcpyAssessment:
+    if total_ms <= 0:
         return MemcpyAssessment(flagged=False, details=NO_TOTAL)
     by_direction = memcpy.get("by_direction") or {}
     issues = []
@@ -247,11 +249,11 @@ def cross_check(metric: str, mk_us: Any, tl_ms: float | None) -> CrossCheck:
     )
 
 
-def cross_validate(overlap: dict[str, Any], timeline: Timeline | None) -> CrossValidation:
+def cross_validate(overlap: dict[str, Any], timeline: Timeline) -> CrossValidation:
     checks = []
     warnings = []
     for metric, key, row in CROSS_CHECKS:
-        tl_ms = timeline.time_ms.get(row) if timeline is not None else None
+        tl_ms = timeline.time_ms.get(row)
         check = cross_check(metric, overlap.get(key), tl_ms)
         checks.append(check)
         if check.status == "WARN":
@@ -269,7 +271,7 @@ def _dict(value: Any) -> dict[str, Any]:
 
 def analyze_multi_kernel(inputs: SystemInputs) -> MultiKernelMetrics:
     """The multi-kernel document of a run; an ERROR document when it has no copy or
-    collective data or no GPU total time."""
+    collective data."""
     if inputs.multi_kernel is None:
         return error_document("the run has no multi-kernel data; prepare its category data first")
     data = inputs.multi_kernel.model_dump(mode="json")
@@ -278,15 +280,8 @@ def analyze_multi_kernel(inputs: SystemInputs) -> MultiKernelMetrics:
     memcpy = _dict(data.get("memcpy_summary"))
     nccl = _dict(data.get("nccl_summary"))
     overlap = _dict(data.get("overlap_analysis"))
-    timeline: Timeline | None = inputs.any_timeline()
-    if timeline is not None:
-        total_ms: float | None = timeline.total_ms
-    elif isinstance(overlap.get("total_time_us"), int | float):
-        total_ms = overlap["total_time_us"] / 1000.0
-    else:
-        return error_document(
-            "no GPU total time: neither a GPU timeline nor overlap_analysis.total_time_us"
-        )
+    timeline = inputs.any_timeline()
+    total_ms = timeline.total_ms
     memcpy_assessment = assess_memcpy(memcpy, total_ms)
     nccl_assessment = assess_nccl_blocking(nccl, overlap)
     overlap_assessment = assess_overlap(overlap)

@@ -1,4 +1,4 @@
-"""The shared pipeline every compute category runs (agent_workflow.md §3.2–§3.9).
+"""The shared pipeline every compute category runs (docs/analysis.md#compute-categories).
 
 Pure functions over the rows of `category_data/<key>_ops.csv` (TraceLens headers; structured
 cells are JSON text) and the category's metadata dict. Times are in ms, scores in % of the
@@ -7,7 +7,6 @@ end-to-end GPU time (`gpu_utilization.total_time_ms`).
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -17,7 +16,7 @@ import pandas as pd
 from rooflens.analyzers.categories.impact import category_findings, impact_estimates
 from rooflens.analyzers.categories.models import CategoryMetrics, Efficiency, Operation
 from rooflens.analyzers.prepare.manifest import CategoryMetadata
-from rooflens.analyzers.report.write_csv import cell_text
+from rooflens.analyzers.report.cells import finite_number, structured
 
 ANOMALY_PCT = 110.0
 VARIANCE_MIN_COUNT, VARIANCE_MIN_PCT, VARIANCE_MAX_COV = 10, 5.0, 1.0
@@ -74,37 +73,13 @@ MODULE_PREFIX = "nn.Module: "
 Classifier = Callable[[Mapping[str, Any]], dict[str, Any] | None]
 
 
-def number(value: Any) -> float | None:
-    """A finite float, or None for blanks, NaN and text."""
-    if value is None or isinstance(value, bool | str):
-        return None
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        return None
-    return out if math.isfinite(out) else None
-
-
-def parsed(value: Any) -> Any:
-    """A structured cell as plain JSON values (lists, dicts, numbers, text): the report's
-    Python objects or the JSON text of a CSV read back alike; None when blank or not JSON."""
-    if isinstance(value, list | dict | tuple):
-        value = cell_text(value)  # tuples and numpy scalars become what the CSV holds
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        return json.loads(value)
-    except ValueError:
-        return None
-
-
 def round_or_none(value: float | None, digits: int) -> float | None:
     return None if value is None else round(value, digits)
 
 
 def baseline_ms(metadata: CategoryMetadata) -> float | None:
     """E2E GPU time in ms: `gpu_utilization.total_time_ms`."""
-    return number(metadata.gpu_utilization.total_time_ms)
+    return finite_number(metadata.gpu_utilization.total_time_ms)
 
 
 def records(ops: pd.DataFrame) -> list[dict[str, Any]]:
@@ -156,7 +131,7 @@ def kernel_names(details: Any) -> list[str]:
 
 
 def classify_library(op_name: str, kernels: Iterable[str]) -> str | None:
-    """§3.4: op-name rules (case-insensitive) first, then kernel-name substrings."""
+    """Op-name rules (case-insensitive) first, then kernel-name substrings."""
     lowered = op_name.lower()
     for needle, library in NAME_LIBRARIES:
         if needle in lowered:
@@ -220,7 +195,7 @@ def call_chain(stack: Any) -> list[str]:
 
 
 def fusion_candidate(kernels: Iterable[str], fusion_map: Mapping[str, str]) -> str | None:
-    """§3.7: the first kernel with an exact key, else a prefix match either way."""
+    """The first kernel with an exact key, else a prefix match either way."""
     for kernel in kernels:
         if kernel in fusion_map:
             return fusion_map[kernel]
@@ -240,8 +215,8 @@ def efficiency(row: Mapping[str, Any], metadata: CategoryMetadata) -> Efficiency
     roofs = metadata.max_achievable_tflops
     spec = row.get("Compute Spec") if isinstance(row.get("Compute Spec"), str) else None
     peak = roofs.get(spec) if spec and spec in roofs else roofs.get("matrix_bf16")
-    pct = number(row.get("Pct Roofline_mean"))
-    pct_max = number(row.get("Pct Roofline_max"))
+    pct = finite_number(row.get("Pct Roofline_mean"))
+    pct_max = finite_number(row.get("Pct Roofline_max"))
     warning = None
     if pct is not None and pct > ANOMALY_PCT:
         warning = (
@@ -257,11 +232,11 @@ def efficiency(row: Mapping[str, Any], metadata: CategoryMetadata) -> Efficiency
     anomaly = warning is not None
     bound = {"COMPUTE_BOUND": "compute", "MEMORY_BOUND": "memory"}.get(row.get("Roofline Bound"))
     return Efficiency(
-        tflops_achieved=round_or_none(number(row.get("TFLOPS/s_mean")), 2),
-        tb_s_achieved=round_or_none(number(row.get("TB/s_mean")), 2),
+        tflops_achieved=round_or_none(finite_number(row.get("TFLOPS/s_mean")), 2),
+        tb_s_achieved=round_or_none(finite_number(row.get("TB/s_mean")), 2),
         efficiency_percent=round_or_none(pct, 2),
         bound_type=bound,
-        flops_per_byte=round_or_none(number(row.get("FLOPS/Byte")) or None, 2),
+        flops_per_byte=round_or_none(finite_number(row.get("FLOPS/Byte")) or None, 2),
         compute_spec=spec,
         resolved_peak_maf=peak,
         resolved_peak_hbm_bw=metadata.peak_hbm_bw_tbs,
@@ -278,7 +253,7 @@ def build_operations(
     classify: Classifier | None = None,
     fusion_map: Mapping[str, str] | None = None,
 ) -> tuple[Operation, ...]:
-    """§3.3: one entry per row, longest kernel time first."""
+    """One entry per row (docs/analysis.md#operations), longest kernel time first."""
     baseline = baseline_ms(metadata)
     kernel_us = pd.to_numeric(ops.get("Kernel Time (µs)_sum"), errors="coerce").fillna(0.0)
     category_us = float(kernel_us.sum())
@@ -310,11 +285,12 @@ def _operation(
     fusion_map: Mapping[str, str],
     with_chain: bool,
 ) -> Operation:
+    """One `operations[]` entry: time shares, efficiency, then the optional keys that apply."""
     name = str(row.get("name"))
-    time_us = number(row.get("Kernel Time (µs)_sum")) or 0.0
+    time_us = finite_number(row.get("Kernel Time (µs)_sum")) or 0.0
     time_ms = time_us / 1000
-    count = number(row.get("count"))
-    count = count if count is not None else number(row.get("operation_count"))
+    count = finite_number(row.get("count"))
+    count = count if count is not None else finite_number(row.get("operation_count"))
     pct_total = time_ms / baseline * 100 if baseline else None
     eff = efficiency(row, metadata)
     fields: dict[str, Any] = {
@@ -327,40 +303,62 @@ def _operation(
     }
     if eff.warning:
         fields["efficiency_warning"] = eff.warning
+    fields |= _row_fields(row, extra_fields)
+    fields |= _variance(row, fields["count"], pct_total)
+    if classify is not None and (classification := classify(row)) is not None:
+        fields["classification"] = classification
+    fields |= _source_fields(row, name, fusion_map, with_chain)
+    return Operation.model_validate(fields)
+
+
+def _row_fields(row: dict[str, Any], extra_fields: tuple[str, ...]) -> dict[str, Any]:
+    """The category's extra columns as they stand in the row (JSON cells parsed), and `args`."""
+    fields: dict[str, Any] = {}
     for field in extra_fields:
         value = row.get(field)
-        value = parsed(value) if field in JSON_FIELDS else value
+        value = structured(value) if field in JSON_FIELDS else value
         if value is not None:
             fields[field] = value.item() if hasattr(value, "item") else value
-    args = format_args(parsed(row.get("Input Dims")), parsed(row.get("Input type")))
+    args = format_args(structured(row.get("Input Dims")), structured(row.get("Input type")))
     if args is not None:
         fields["args"] = args
-    mean, std = number(row.get("Kernel Time (µs)_mean")), number(row.get("Kernel Time (µs)_std"))
+    return fields
+
+
+def _variance(row: dict[str, Any], count: int, pct_total: float | None) -> dict[str, Any]:
+    """`cov` and `high_variance`, only for ops run often enough and heavy enough to matter."""
+    mean = finite_number(row.get("Kernel Time (µs)_mean"))
+    std = finite_number(row.get("Kernel Time (µs)_std"))
     if (
-        fields["count"] > VARIANCE_MIN_COUNT
+        count > VARIANCE_MIN_COUNT
         and pct_total is not None
         and pct_total >= VARIANCE_MIN_PCT
         and mean
         and mean > 0
     ):
         cov = (std or 0.0) / mean
-        fields |= {"cov": round(cov, 3), "high_variance": cov > VARIANCE_MAX_COV}
-    if classify is not None and (classification := classify(row)) is not None:
-        fields["classification"] = classification
-    kernels = kernel_names(parsed(row.get("kernel_details_summary")))
+        return {"cov": round(cov, 3), "high_variance": cov > VARIANCE_MAX_COV}
+    return {}
+
+
+def _source_fields(
+    row: dict[str, Any], name: str, fusion_map: Mapping[str, str], with_chain: bool
+) -> dict[str, Any]:
+    """Where the op's time comes from: library, fusion flag, launcher, kernel and modules."""
+    kernels = kernel_names(structured(row.get("kernel_details_summary")))
     library = classify_library(name, kernels)
-    fields["library"] = library
+    fields: dict[str, Any] = {"library": library}
     candidate = fusion_candidate(kernels, fusion_map)
     if candidate is not None:
         fields |= {"fusion_flagged": True, "fusion_candidate_name": candidate}
-    stack = parsed(row.get("call_stack_full"))
+    stack = structured(row.get("call_stack_full"))
     modules = module_chain(stack)
     full, trunc = kernel_name(stack)
     fields["launcher_path"] = launcher_path(row.get("entry_point"), modules, library)
     fields |= {"kernel_name": full, "kernel_name_trunc": trunc, "module_chain": modules}
     if with_chain:
         fields["call_chain"] = call_chain(stack)
-    return Operation.model_validate(fields)
+    return fields
 
 
 def peaks(metadata: CategoryMetadata) -> dict[str, Any]:
@@ -379,7 +377,7 @@ def score(
     fusion_map: Mapping[str, str] | None = None,
     specific: Mapping[str, Any] | None = None,
 ) -> CategoryMetrics:
-    """§3.2 steps 4–8: time metrics, operations, estimates and findings of one category."""
+    """Time metrics, operations, estimates and findings of one category."""
     baseline = baseline_ms(metadata)
     operations = build_operations(
         ops, metadata, extra_fields=extra_fields, classify=classify, fusion_map=fusion_map

@@ -10,6 +10,7 @@ import pandas as pd
 
 from rooflens.analyzers.categories import scoring
 from rooflens.analyzers.prepare.manifest import CategoryMetadata
+from rooflens.analyzers.report.cells import finite_number, structured
 
 FIELDS = ("Input Dims", "Input type", "has_perf_model", "perf_params", "kernel_details_summary")
 FLASH = ("flash", "fmha", "flash_attention", "flashattn")
@@ -40,7 +41,7 @@ def sub_kernel_type(name: str) -> str:
 def kernel_breakdown(details: Any) -> dict[str, Any]:
     """Each sub-kernel typed, with its share of the summed mean durations."""
     items = [d for d in details or [] if isinstance(d, dict) and d.get("name")]
-    means = [scoring.number(d.get("mean_duration_us")) or 0.0 for d in items]
+    means = [finite_number(d.get("mean_duration_us")) or 0.0 for d in items]
     total = sum(means)
     kernels = [
         {
@@ -95,7 +96,7 @@ def workload_profile(params: Any) -> dict[str, Any]:
 
 def classify(row: Mapping[str, Any]) -> dict[str, Any]:
     name = str(row.get("name", ""))
-    details = scoring.parsed(row.get("kernel_details_summary"))
+    details = structured(row.get("kernel_details_summary"))
     flash, paged = is_flash(name), is_paged(name, scoring.kernel_names(details))
     out: dict[str, Any] = {
         "is_flash_attention": flash,
@@ -105,7 +106,7 @@ def classify(row: Mapping[str, Any]) -> dict[str, Any]:
     }
     if paged:
         out["kernel_breakdown"] = kernel_breakdown(details)
-    out["workload_profile"] = workload_profile(scoring.parsed(row.get("perf_params")))
+    out["workload_profile"] = workload_profile(structured(row.get("perf_params")))
     return out
 
 

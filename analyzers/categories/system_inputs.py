@@ -12,6 +12,8 @@ from rooflens.analyzers.perf.platforms import Platform
 from rooflens.analyzers.prepare.fusion import FusionCandidate
 from rooflens.analyzers.prepare.manifest import Manifest
 from rooflens.analyzers.prepare.multi_kernel import MultiKernelData
+from rooflens.analyzers.trace.idle_causes import IdleBreakdown
+from rooflens.analyzers.trace.kernel_counts import KernelCounts
 
 # manifest gpu_utilization percent key -> gpu_timeline row type
 _MANIFEST_ROWS = {
@@ -69,6 +71,8 @@ class SystemInputs:
     fusion_candidates: list[FusionCandidate]
     unified: pd.DataFrame | None  # the perf report's unified_perf_summary
     platform: Platform
+    idle: IdleBreakdown | None = None  # the idle time split by cause, when the model was at hand
+    kernels: KernelCounts | None = None
 
     def any_timeline(self) -> Timeline:
         """The report's timeline, else the manifest's."""

@@ -1,4 +1,4 @@
-"""Typed model of a sub-agent findings markdown file (spec §4.1–§4.6).
+"""Typed model of a sub-agent findings markdown file (docs/analysis.md#findings-contract).
 
 A findings file is: free-form preamble (title, ``**Status**`` line, overview prose), then
 ``## Recommendations`` holding P-item cards, then ``## Detailed Analysis`` holding

@@ -11,7 +11,7 @@ flagged issue) give the NO_FINDINGS form; an ERROR document gives ``**Status**: 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from rooflens.analyzers.categories.documents import Metrics, metrics_document
 from rooflens.analyzers.findings.contract import (
@@ -143,10 +143,60 @@ def peak_phrase(bound: str, ops: list[Mapping]) -> str:
     return f"the {spec} roofline ({num(eff.get('resolved_peak_maf'))} TFLOPS)"
 
 
+class _Wording(NamedTuple):
+    """The prose of one compute card: its title and the text of its fields and sections."""
+
+    title: str
+    insight: str
+    reason: str
+    action: str
+    trailer: str = ""
+
+
+def _unmodelled_wording(finding: Mapping, names: list[str], time_ms: float) -> _Wording:
+    """An op no performance model covers: its impact is a share of time, not a roofline gap."""
+    pct = num(finding.get("percent_of_total"))
+    return _Wording(
+        title=f"Unmodelled {', '.join(names)}",
+        insight=f"{', '.join(names)} ({num(time_ms)} ms) takes {pct}% of GPU time.",
+        reason=(
+            f"No performance model covers this op, so its roofline gap is unknown. "
+            f"It takes {pct}% of the end-to-end GPU time. {COUNTERS}"
+        ),
+        action=ACTIONS["unmodeled"],
+        trailer=(
+            f"> **Estimated:** no performance model covers this op. The impact is a fixed "
+            f"share of its GPU time ({pct}%), not a roofline gap."
+        ),
+    )
+
+
+def _roofline_wording(
+    finding: Mapping, members: list, ops: list, category: str, time_ms: float
+) -> _Wording:
+    """Modelled ops: how far below which roofline they run, and the span of their efficiency."""
+    bound = str(finding.get("bound_type") or "unknown")
+    n = int(finding.get("member_count") or len(members))
+    count, verb = plural(n, "operation"), "runs" if n == 1 else "run"
+    bucket = str(finding.get("eff_bucket") or "unknown")
+    where = "at an unknown fraction of" if bucket in ("unknown", "all") else f"at {bucket} % of"
+    peak = peak_phrase(bound, [o for o in ops if o])
+    effs = [m.get("efficiency_pct") for m in members if m.get("efficiency_pct") is not None]
+    span = f"{min(effs)}-{max(effs)} %" if effs else "an unknown fraction"
+    span = f"{effs[0]} %" if effs and min(effs) == max(effs) else span
+    return _Wording(
+        title=f"{bound.capitalize()}-bound {category} ops {where} roofline",
+        insight=f"{count} ({num(time_ms)} ms) {verb} {where} {peak}.",
+        reason=f"These ops reach {span} of {peak}. {COUNTERS}",
+        action=ACTIONS.get(bound, ACTIONS["unmodeled"]),
+    )
+
+
 def compute_card(metrics: Mapping, finding: Mapping) -> tuple[PItem, DetailBlock]:
+    """The card and the Detailed Analysis block of one compute ``category_findings[]`` entry."""
     members = list(finding.get("members") or [])
     ops = match_ops(list(metrics.get("operations") or []), members)
-    rank, bound = int(finding.get("rank") or 0), str(finding.get("bound_type") or "unknown")
+    rank = int(finding.get("rank") or 0)
     library = finding.get("library")
     suffix = library if library and library != "Unknown" else None
     category = str(metrics.get("category") or "")
@@ -155,36 +205,14 @@ def compute_card(metrics: Mapping, finding: Mapping) -> tuple[PItem, DetailBlock
     n = int(finding.get("member_count") or len(members))
     count, verb = plural(n, "operation"), "runs" if n == 1 else "run"
     comparative = metrics.get("comparison_scope") == "comparative"
-    heuristic = finding.get("estimate_method") == "heuristic"
-    trailer = ""
-    if heuristic:
-        pct = num(finding.get("percent_of_total"))
-        title = f"Unmodelled {', '.join(names)}"
-        insight = f"{', '.join(names)} ({num(time_ms)} ms) takes {pct}% of GPU time."
-        reason = (
-            f"No performance model covers this op, so its roofline gap is unknown. "
-            f"It takes {pct}% of the end-to-end GPU time. {COUNTERS}"
-        )
-        trailer = (
-            f"> **Estimated:** no performance model covers this op. The impact is a fixed "
-            f"share of its GPU time ({pct}%), not a roofline gap."
-        )
-        action = ACTIONS["unmodeled"]
+    if finding.get("estimate_method") == "heuristic":
+        words = _unmodelled_wording(finding, names, time_ms)
     else:
-        bucket = str(finding.get("eff_bucket") or "unknown")
-        where = "at an unknown fraction of" if bucket in ("unknown", "all") else f"at {bucket} % of"
-        title = f"{bound.capitalize()}-bound {category} ops {where} roofline"
-        peak = peak_phrase(bound, [o for o in ops if o])
-        insight = f"{count} ({num(time_ms)} ms) {verb} {where} {peak}."
-        effs = [m.get("efficiency_pct") for m in members if m.get("efficiency_pct") is not None]
-        span = f"{min(effs)}-{max(effs)} %" if effs else "an unknown fraction"
-        span = f"{effs[0]} %" if effs and min(effs) == max(effs) else span
-        reason = f"These ops reach {span} of {peak}. {COUNTERS}"
-        action = ACTIONS.get(bound, ACTIONS["unmodeled"])
+        words = _roofline_wording(finding, members, ops, category, time_ms)
     card = PItem(
-        rank, title, suffix, fields=(("Insight", insight), ("Action", action)),
+        rank, words.title, suffix, fields=(("Insight", words.insight), ("Action", words.action)),
         impact=p_marker(finding), impact_text=f"impact_score: {num(finding.get('impact_score'))}",
-        trailer=trailer,
+        trailer=words.trailer,
     )  # fmt: skip
     layer = next((" > ".join(o["module_chain"]) for o in ops if o and o.get("module_chain")), "")
     ident = (
@@ -201,11 +229,11 @@ def compute_card(metrics: Mapping, finding: Mapping) -> tuple[PItem, DetailBlock
     sections = (
         Section("Identification", ident),
         Section("Data", body=table.render()),
-        Section("Reasoning for Slowdown", reason),
-        Section("Resolution", action),
+        Section("Reasoning for Slowdown", words.reason),
+        Section("Resolution", words.action),
         estimate_section(finding),
     )
-    return card, DetailBlock("compute", rank, title, sections=sections)
+    return card, DetailBlock("compute", rank, words.title, sections=sections)
 
 
 def draft_compute(key: str, metrics: Mapping) -> Findings:

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import re
 from collections import Counter
-from typing import Literal
+from typing import Any, Literal
 
 import pandas as pd
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
+from rooflens.analyzers.report.cells import structured
 from rooflens.analyzers.report.write_csv import for_output
 
 UNKNOWN = "Cannot be inferred from trace"
@@ -82,12 +82,18 @@ class ModelIdentification(BaseModel):
     vocab_size: int | None = None
     source: str = INFERRED_SOURCE
 
+    @model_validator(mode="before")
+    @classmethod
+    def _null_means_not_given(cls, data: Any) -> Any:
+        """A submitted `"model": null` says "I don't know": the field keeps the inference
+        instead of the whole submission being refused."""
+        if isinstance(data, dict):
+            return {key: value for key, value in data.items() if value is not None}
+        return data
+
 
 def _parse(cell: str | None) -> list:
-    try:
-        value = json.loads(cell or "[]")
-    except ValueError:
-        return []
+    value = structured(cell)
     return value if isinstance(value, list) else []
 
 

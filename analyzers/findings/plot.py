@@ -1,6 +1,8 @@
 """Headless performance plot: GPU time per category and the estimated savings.
 
-Drawn from the run's manifest and, once ranked, its priorities; the run folder keeps the PNG
+Drawn from the run's manifest and, once ranked, its priorities: one savings bar per
+`priority_data.items` entry (compute, kernel fusion and system alike), labelled with its
+report-wide P-number (docs/analysis.md#the-plot). The run folder keeps the PNG
 (and a base64 copy for clients that cannot fetch binaries). Uses ``matplotlib.figure.Figure``
 with the Agg canvas directly so no global pyplot state is touched.
 """
@@ -10,9 +12,15 @@ from __future__ import annotations
 import io
 import textwrap
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from rooflens.analyzers.findings.priorities import PriorityData
-from rooflens.analyzers.prepare.manifest import Manifest
+from rooflens.analyzers.findings.report_cards import ms, ms_range
+from rooflens.analyzers.prepare.manifest import CategoryEntry, Manifest
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 REMAINDER_LABEL = "Non-compute (idle, exposed comm/memcpy)"
 REMAINDER_COLOR = "#BBBBBB"
@@ -41,13 +49,18 @@ class Segment:
 
 
 @dataclass(frozen=True)
-class Saving:
+class Bar:
+    """One ranked item's saving, as the savings panel draws it."""
+
+    p_number: int
+    kind: str
     category: str
     label: str
     low_ms: float
     mid_ms: float
     high_ms: float
     mid_pct: float
+    heuristic: bool = False
 
 
 @dataclass(frozen=True)
@@ -61,23 +74,22 @@ class PlotResult:
         return self.png_bytes is not None
 
 
-def _pretty(cat: dict) -> str:
-    name = str(cat.get("display_name") or cat.get("name") or "?")
+def _pretty(cat: CategoryEntry) -> str:
+    name = cat.display_name or cat.name or "?"
     return name[:1].upper() + name[1:]
 
 
-def compute_segments(manifest: dict) -> tuple[float, list[Segment]]:
+def compute_segments(manifest: Manifest) -> tuple[float, list[Segment]]:
     """Return (baseline_ms, segments) — compute categories by time desc, then the remainder."""
-    total = float((manifest.get("gpu_utilization") or {}).get("total_time_ms") or 0.0)
+    total = manifest.gpu_utilization.total_time_ms
     cats = [
         c
-        for c in manifest.get("categories") or []
-        if str(c.get("tier") or "compute").startswith("compute")
-        and float(c.get("gpu_kernel_time_ms") or 0) > 0
+        for c in manifest.categories
+        if c.tier.startswith("compute") and (c.gpu_kernel_time_ms or 0.0) > 0
     ]
-    cats.sort(key=lambda c: (-float(c["gpu_kernel_time_ms"]), str(c.get("name"))))
+    cats.sort(key=lambda c: (-(c.gpu_kernel_time_ms or 0.0), c.name))
     segments = [
-        Segment(str(c.get("name")), _pretty(c), float(c["gpu_kernel_time_ms"]), PALETTE[i % 10])
+        Segment(c.name, _pretty(c), c.gpu_kernel_time_ms or 0.0, PALETTE[i % 10])
         for i, c in enumerate(cats)
     ]
     remainder = total - sum(s.time_ms for s in segments)
@@ -86,43 +98,53 @@ def compute_segments(manifest: dict) -> tuple[float, list[Segment]]:
     return total, segments
 
 
-def read_savings(priority: dict | None, total_ms: float, labels: dict[str, str]) -> list[Saving]:
-    """Per-category savings in ms from ``recommendations`` (or ``priorities``), biggest first."""
-    if not priority or total_ms <= 0:
+MAX_BARS = 12  # the savings panel draws the first items; the title says how many in all
+LABEL_WIDTH = 48  # characters of an item's title on its bar
+KIND_COLORS = {"system": "#555555", "kernel_fusion": "#999933"}  # compute: its segment's
+
+
+def read_savings(priority: PriorityData | None) -> list[Bar]:
+    """One bar per ranked item with a saving, in P order."""
+    if priority is None:
         return []
-    rows = priority.get("recommendations") or priority.get("priorities") or []
-    acc: dict[str, list[float]] = {}
-    for row in rows:
-        mid = row.get("impact_score")
-        if not isinstance(mid, (int, float)) or mid <= 0:
+    bars = []
+    for item in priority.items:
+        if item.saving.mid_ms <= 0:
             continue
-        low = row.get("impact_score_low")
-        high = row.get("impact_score_high")
-        low = float(low) if isinstance(low, (int, float)) else float(mid)
-        high = float(high) if isinstance(high, (int, float)) else float(mid)
-        vals = acc.setdefault(str(row.get("category")), [0.0, 0.0, 0.0])
-        for i, v in enumerate((low, float(mid), high)):
-            vals[i] += v
-    out = [
-        Saving(
-            cat,
-            labels.get(cat, cat[:1].upper() + cat[1:]),
-            min(lo, mid) / 100 * total_ms,
-            mid / 100 * total_ms,
-            max(hi, mid) / 100 * total_ms,
-            mid,
-        )
-        for cat, (lo, mid, hi) in acc.items()
-    ]
-    out.sort(key=lambda s: (-s.mid_ms, s.category))
-    return out
+        title = textwrap.shorten(item.title, LABEL_WIDTH, placeholder="…")
+        bars.append(
+            Bar(
+                item.p_number, item.kind, item.category, f"P{item.p_number} {title}",
+                item.saving.low_ms, item.saving.mid_ms, item.saving.high_ms, item.percent_mid,
+                item.estimate_method == "heuristic",
+            )
+        )  # fmt: skip
+    return bars
 
 
-def _draw(title: str, total: float, segments: list[Segment], savings: list[Saving]) -> bytes:
-    n_sav = len(savings)
-    has_sav = n_sav > 0
+def _together(priority: PriorityData | None, bars: list[Bar], total: float) -> tuple[float, float]:
+    """(ms, % of the window) all ranked items could save, each pool counted once."""
+    totals = priority.saving_totals if priority else None
+    if totals is not None:
+        return totals.mid_ms, totals.percent_mid
+    mid = sum(b.mid_ms for b in bars if not b.heuristic)
+    return mid, mid / total * 100 if total > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class Savings:
+    """The savings panel: the bars it draws, how many items there are, their total."""
+
+    bars: list[Bar]
+    items: int
+    together_ms: float
+    together_pct: float
+
+
+def _draw(title: str, total: float, segments: list[Segment], savings: Savings) -> bytes:
+    """Lay out the three panels (breakdown bar, its legend, savings) and return the PNG."""
     legend_rows = (len(segments) + 1) // 2
-    heights = [1.3, 0.3 * legend_rows + 0.2, 1.0 + 0.5 * max(n_sav, 1)]
+    heights = [1.3, 0.3 * legend_rows + 0.2, 1.0 + 0.5 * max(len(savings.bars), 1)]
     # matplotlib costs about 0.3 s to import: only a run that draws pays it
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -131,6 +153,25 @@ def _draw(title: str, total: float, segments: list[Segment], savings: list[Savin
     FigureCanvasAgg(fig)
     grid = fig.add_gridspec(3, 1, height_ratios=heights, hspace=0.5)
     ax = fig.add_subplot(grid[0])
+    _draw_breakdown(ax, total, segments)
+    lax = fig.add_subplot(grid[1])
+    lax.axis("off")
+    handles, texts = ax.get_legend_handles_labels()
+    lax.legend(handles, texts, loc="center", ncol=2, fontsize=10, frameon=False)
+    for side in ("top", "right", "left"):
+        ax.spines[side].set_visible(False)
+    bx = fig.add_subplot(grid[2])
+    if savings.bars:
+        _draw_savings(bx, segments, savings)
+    else:
+        _draw_no_savings(bx)
+    for side in ("top", "right"):
+        bx.spines[side].set_visible(False)
+    return _titled_png(fig, title)
+
+
+def _draw_breakdown(ax: Axes, total: float, segments: list[Segment]) -> None:
+    """One stacked bar of GPU time per category; shares of 6 % or more are printed on it."""
     left = 0.0
     for seg in segments:
         pct = 100 * seg.time_ms / total
@@ -160,61 +201,66 @@ def _draw(title: str, total: float, segments: list[Segment], savings: list[Savin
     ax.set_yticks([])
     ax.set_xlabel("GPU time (ms)", fontsize=10)
     ax.set_title(f"GPU time by category — end-to-end {total:,.1f} ms", fontsize=11, loc="left")
-    lax = fig.add_subplot(grid[1])
-    lax.axis("off")
-    handles, texts = ax.get_legend_handles_labels()
-    lax.legend(handles, texts, loc="center", ncol=2, fontsize=10, frameon=False)
-    for side in ("top", "right", "left"):
-        ax.spines[side].set_visible(False)
 
-    bx = fig.add_subplot(grid[2])
-    if has_sav:
-        ys = list(range(n_sav))
-        mids = [s.mid_ms for s in savings]
-        err = [[s.mid_ms - s.low_ms for s in savings], [s.high_ms - s.mid_ms for s in savings]]
-        colors = {seg.name: seg.color for seg in segments}
-        bx.barh(
-            ys,
-            mids,
-            color=[colors.get(s.category, "#4477AA") for s in savings],
-            height=0.55,
-            xerr=err,
-            error_kw={"ecolor": "#333333", "capsize": 4, "lw": 1.2},
-        )
-        xmax = max(s.high_ms for s in savings) or 1.0
-        for y, s in enumerate(savings):
-            rng = f" (range {s.low_ms:,.1f}–{s.high_ms:,.1f})" if s.high_ms > s.low_ms else ""
-            bx.text(
-                s.high_ms + xmax * 0.015,
-                y,
-                f"{s.mid_ms:,.1f} ms · {s.mid_pct:.1f} %{rng}",
-                va="center",
-                fontsize=9,
-            )
-        bx.set_yticks(ys, [s.label for s in savings], fontsize=10)
-        bx.invert_yaxis()
-        bx.set_xlim(0, xmax * 1.6)
-        total_mid = sum(mids)
-        bx.set_title(
-            f"Estimated savings — ≈ {total_mid:,.1f} ms ({100 * total_mid / total:.1f} %) "
-            "in total at the mid estimate; whiskers show low–high",
-            fontsize=11,
-            loc="left",
-        )
-        bx.set_xlabel("Estimated GPU time saved (ms)", fontsize=10)
-    else:
-        bx.axis("off")
-        bx.text(
-            0.5,
-            0.5,
-            "No quantified savings estimates (priority_data.json missing or empty)",
-            ha="center",
-            va="center",
-            fontsize=10,
-            color="#555555",
-        )
-    for side in ("top", "right"):
-        bx.spines[side].set_visible(False)
+
+def _draw_savings(bx: Axes, segments: list[Segment], savings: Savings) -> None:
+    """Mid-estimate bars with low–high whiskers, P1 first: a compute item in its category's
+    colour, kernel fusion and system items in their own; heuristic items paler."""
+    bars = savings.bars
+    ys = list(range(len(bars)))
+    err = [[b.mid_ms - b.low_ms for b in bars], [b.high_ms - b.mid_ms for b in bars]]
+    from matplotlib.colors import to_rgba  # imported when drawing, as in _draw
+
+    colors = {seg.name: seg.color for seg in segments}
+    fills = [
+        to_rgba(KIND_COLORS.get(b.kind) or colors.get(b.category, "#4477AA"),
+                0.45 if b.heuristic else 1.0)
+        for b in bars
+    ]  # fmt: skip
+    bx.barh(
+        ys,
+        [b.mid_ms for b in bars],
+        color=fills,
+        height=0.55,
+        xerr=err,
+        error_kw={"ecolor": "#333333", "capsize": 4, "lw": 1.2},
+    )
+    xmax = max(b.high_ms for b in bars) or 1.0
+    for y, b in enumerate(bars):
+        rng = f" (range {ms_range(b.low_ms, b.high_ms)})" if b.high_ms > b.low_ms else ""
+        guess = " · heuristic" if b.heuristic else ""
+        text = f"{ms(b.mid_ms, b.high_ms)} ms · {b.mid_pct:.1f} %{rng}{guess}"
+        bx.text(b.high_ms + xmax * 0.015, y, text, va="center", fontsize=9)
+    bx.set_yticks(ys, [b.label for b in bars], fontsize=10)
+    bx.invert_yaxis()
+    bx.set_xlim(0, xmax * 1.6)
+    shown = f" (P1–P{len(bars)} of {savings.items})" if savings.items > len(bars) else ""
+    bx.set_title(
+        f"Estimated savings per finding{shown} — together at most ≈ "
+        f"{ms(savings.together_ms)} ms ({savings.together_pct:.1f} %) at the mid estimate; "
+        "whiskers show low–high",
+        fontsize=11,
+        loc="left",
+    )
+    bx.set_xlabel("Estimated GPU time saved (ms)", fontsize=10)
+
+
+def _draw_no_savings(bx: Axes) -> None:
+    """Say in the savings panel why it is empty, so a blank panel is not read as zero."""
+    bx.axis("off")
+    bx.text(
+        0.5,
+        0.5,
+        "No quantified savings estimates (priority_data.json missing or empty)",
+        ha="center",
+        va="center",
+        fontsize=10,
+        color="#555555",
+    )
+
+
+def _titled_png(fig: Figure, title: str) -> bytes:
+    """Wrap the title, leave room for it above the panels, and render the figure to PNG."""
     lines = textwrap.wrap(title, TITLE_WIDTH) or [""]
     fig.suptitle("\n".join(lines), fontsize=14, fontweight="bold")
     fig.subplots_adjust(
@@ -231,15 +277,13 @@ def _draw(title: str, total: float, segments: list[Segment], savings: list[Savin
 
 def render_plot(manifest: Manifest, priorities: PriorityData | None, title: str) -> PlotResult:
     """Draw the plot of a run; never raises for degenerate inputs (says why instead)."""
-    document = manifest.model_dump(mode="json")
-    total, segments = compute_segments(document)
+    total, segments = compute_segments(manifest)
     if total <= 0:
         return PlotResult(None, reason="baseline (total_time_ms) is not positive")
     if not any(s.name != "non_compute" for s in segments):
         return PlotResult(None, reason="no segments: no compute category has GPU time")
-    labels = {s.name: s.label for s in segments}
-    for c in document["categories"]:
-        labels.setdefault(str(c.get("name")), _pretty(c))
-    ranked = priorities.model_dump(mode="json") if priorities else None
-    png = _draw(title, total, segments, read_savings(ranked, total, labels))
+    bars = read_savings(priorities)
+    together_ms, together_pct = _together(priorities, bars, total)
+    savings = Savings(bars[:MAX_BARS], len(bars), together_ms, together_pct)
+    png = _draw(title, total, segments, savings)
     return PlotResult(png, [s.name for s in segments])

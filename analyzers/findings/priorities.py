@@ -26,6 +26,13 @@ from pydantic import BaseModel, model_serializer, model_validator
 
 from rooflens.analyzers.categories.documents import Metrics, metrics_document
 from rooflens.analyzers.categories.models import CategoryMetrics, Finding
+from rooflens.analyzers.findings.candidates import candidates
+from rooflens.analyzers.findings.impact_scale import (
+    PriorityItem,
+    SavingTotals,
+    rank_items,
+    totals,
+)
 from rooflens.analyzers.prepare.manifest import Manifest
 
 FALLBACK_SHARE = 0.05
@@ -117,6 +124,9 @@ class PriorityData(BaseModel):
     findings: list[RankedFinding]
     all_estimates: list[dict[str, Any]]
     failed_categories: list[FailedCategory]
+    # every finding (compute, fusion, system) on one scale, numbered once for the report
+    items: list[PriorityItem] = []
+    saving_totals: SavingTotals | None = None
 
 
 @dataclass
@@ -184,6 +194,7 @@ def priority_data(
 
     priorities, recommendations = _rollup_rows(findings, display, max_recommendations)
     priorities += _fallback_rows(manifest, findings, display, start=len(priorities) + 1)
+    items = rank_items(candidates(metrics, gpu, display), baseline_ms)
     return PriorityData(
         baseline_ms=baseline_ms,
         priorities=priorities,
@@ -191,6 +202,8 @@ def priority_data(
         findings=findings,
         all_estimates=all_estimates,
         failed_categories=failed,
+        items=items,
+        saving_totals=totals(items, gpu),
     )
 
 

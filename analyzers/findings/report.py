@@ -1,52 +1,61 @@
 """Compose ``analysis.md`` (deterministic, no LLM; docs/analysis.md#the-report).
 
 ``compose_report(inputs)`` takes the manifest, the priorities, the findings, the model
-identification, the platform peaks of the category metadata and whether a plot was drawn,
-and returns the report text in this order: title, Executive Summary, optional Warnings,
-Compute Kernel Optimizations, Kernel Fusion Opportunities (Experimental), System-Level
-Optimizations, Detailed Analysis, Appendix.
+identification, the platform and whether a plot was drawn, and returns the report text in
+this order: title, Executive Summary, Priorities, What this analysis could and could not
+see, optional Warnings, Compute Kernel Optimizations, Kernel Fusion Opportunities
+(Experimental), System-Level Optimizations, Detailed Analysis, Appendix.
 
 Choices:
 
-* Compute cards follow ``priority_data.findings`` order; each one copies the sub-agent card and
-  Detailed Analysis block matched by ``(category, category_rank)``. When the findings file has no
-  such card (missing file, ERROR status) a short card is built from the finding's numbers, so
-  the report always has one card per finding. Marker numbers come from ``priority_data.json``.
+* Every finding is ranked once, on one scale: ``priority_data.items`` gives each its
+  P-number, and cards keep their section but carry that number (report_cards.py).
 * The plot is linked, not inlined: ``![Performance breakdown](perf_improvement.png)`` next to
   ``analysis.md``. Without a PNG the Executive Summary says so in a sentence (no placeholder).
 * Only the standalone layout is composed (comparative runs get the same sections).
-* System cards: cpu_idle first, then multi_kernel, renumbered, icons by position.
-
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from rooflens.analyzers import layout
-from rooflens.analyzers.categories.documents import Metrics, metrics_document
-from rooflens.analyzers.findings.contract import (
-    DetailBlock,
-    Findings,
-    Marker,
-    PItem,
-    Section,
-    Status,
-)
-from rooflens.analyzers.findings.drafts import FUSION_KEY, SYSTEM_KEYS, estimate_section, num
+from rooflens.analyzers.categories.documents import Metrics
+from rooflens.analyzers.findings.contract import DetailBlock, Findings, PItem
 from rooflens.analyzers.findings.model_info import ModelIdentification
 from rooflens.analyzers.findings.priorities import PriorityData
+from rooflens.analyzers.findings.report_appendix import appendix
+from rooflens.analyzers.findings.report_cards import (
+    Placed,
+    estimate_section,
+    impact_text,
+    item_marker,
+    null_marker,
+    placed_cards,
+)
+from rooflens.analyzers.findings.report_coverage import HEADING as COVERAGE_HEADING
+from rooflens.analyzers.findings.report_coverage import what_we_saw
 from rooflens.analyzers.findings.report_prose import ReportProse
+from rooflens.analyzers.findings.report_summary import (
+    ReportRun,
+    executive_summary,
+    pct,
+    priorities_table,
+    top_operations,
+    warnings,
+)
+from rooflens.analyzers.perf.platforms import Platform
 from rooflens.analyzers.prepare.manifest import CategoryMetadata, Manifest
+from rooflens.analyzers.trace.health import HealthWarning
 
 REPORT_NAME = layout.REPORT
-UNKNOWN = "Cannot be inferred from trace"
 POSITION_ICONS = ("🔴", "🟡")
 LOW_ICON = "🟢"
 SECTIONS = (
     "Executive Summary",
+    "Priorities",
+    COVERAGE_HEADING,
     "Compute Kernel Optimizations",
     "Kernel Fusion Opportunities (Experimental)",
     "System-Level Optimizations",
@@ -79,12 +88,8 @@ SYSTEM_NOTE = (
 )
 
 
-def _pct(value: Any) -> str:
-    return "—" if value is None else f"{float(value):.2f}%"
-
-
 def position_icon(n: int) -> str:
-    """Compute/system icon of the n-th (1-based) card: P1 red, P2 yellow, P3+ green."""
+    """Icon of the card numbered n (1-based, report-wide): P1 red, P2 yellow, P3+ green."""
     return POSITION_ICONS[n - 1] if 0 < n <= len(POSITION_ICONS) else LOW_ICON
 
 
@@ -108,305 +113,83 @@ class ReportInputs:
     identity: ModelIdentification | None
     has_plot: bool
     prose: ReportProse | None = None
+    platform: Platform | None = None
+    health: tuple[HealthWarning, ...] | None = None  # the trace's health warnings
 
 
-class _Run:
-    """The report's view of its inputs: their JSON documents, which the sections read."""
-
-    def __init__(self, inputs: ReportInputs) -> None:
-        self.inputs = inputs
-        self.manifest: dict = inputs.manifest.model_dump(mode="json")
-        self.priority: dict = inputs.priorities.model_dump(mode="json")
-        self.model: dict = inputs.identity.model_dump() if inputs.identity else {}
-        self.util: dict = self.manifest["gpu_utilization"]
-        self.categories: list[dict] = list(self.manifest["categories"])
-        self.by_name = {c.get("name"): c for c in self.categories}
-
-    def compute_ms(self) -> float:
-        total = float(self.util.get("total_time_ms") or 0)
-        return total * float(self.util.get("computation_time_percent") or 0) / 100
-
-    def findings_of(self, key: str) -> Findings | None:
-        return self.inputs.findings.get(key)
-
-    def metrics_documents(self) -> list[tuple[str, dict]]:
-        """(key, document) of every analysed category, in their files' name order."""
-        keys = sorted(self.inputs.metrics, key=lambda k: f"{k}_metrics.json")
-        return [(k, metrics_document(self.inputs.metrics[k])) for k in keys]
-
-    def compute_categories(self) -> list[dict]:
-        return [c for c in self.categories if c.get("tier") != "system"]
-
-    def peaks(self) -> dict:
-        for key in sorted(self.inputs.metadata, key=lambda k: f"{k}_metadata.json"):
-            meta = self.inputs.metadata[key].model_dump(mode="json")
-            if meta.get("max_achievable_tflops"):
-                return meta
-        return {}
+def _title(run: ReportRun) -> str:
+    model = run.identity.model if run.identity else ""
+    known = model and not model.startswith("Cannot be inferred")
+    name = model if known else "Unidentified model"
+    return f"# {name} - {run.manifest.platform or 'Unknown platform'} Standalone Analysis"
 
 
-def _title(run: _Run) -> str:
-    model = run.model.get("model") or UNKNOWN
-    model = "Unidentified model" if model == UNKNOWN else model
-    return f"# {model} - {run.manifest.get('platform') or 'Unknown platform'} Standalone Analysis"
+def _icon(placed: Placed) -> str:
+    if placed.tier == "fusion":
+        return placed.card.icon or LOW_ICON
+    return position_icon(placed.number)
 
 
-def _top_category(run: _Run) -> tuple[str, str]:
-    cats = [c for c in run.compute_categories() if c.get("gpu_kernel_time_ms") is not None]
-    if not cats:
-        return "—", "—"
-    top = max(cats, key=lambda c: float(c.get("gpu_kernel_time_ms") or 0))
-    share = float(top["gpu_kernel_time_ms"]) / run.compute_ms() * 100 if run.compute_ms() else 0
-    return str(top.get("display_name") or top.get("name")), f"{share:.1f}%"
-
-
-def executive_summary(
-    run: _Run, counts: tuple[int, int, int], prose: ReportProse | None = None
-) -> str:
-    total = run.util.get("total_time_ms")
-    top, share = _top_category(run)
-    rows = [
-        ("Total Time", "—" if total is None else f"{float(total):.2f} ms"),
-        ("Compute %", _pct(run.util.get("computation_time_percent"))),
-        ("Idle %", _pct(run.util.get("idle_time_percent"))),
-        ("Exposed Communication %", _pct(run.util.get("exposed_comm_time_percent"))),
-        ("Top Bottleneck Category", f"{top} ({share})"),
-    ]
-    table = "\n".join(["| Metric | Value |", "| --- | --- |", *(f"| {a} | {b} |" for a, b in rows)])
-    ncomp, nfus, nsys = counts
-    para = (
-        f"The profiled step takes {rows[0][1]} of GPU time. Compute kernels are busy "
-        f"{rows[1][1]} of it and the GPU is idle {rows[2][1]}. The largest compute category "
-        f"is {top}. This report lists {ncomp} compute kernel finding(s), {nfus} kernel fusion "
-        f"candidate(s) and {nsys} system-level finding(s)."
+def _card_text(placed: Placed) -> str:
+    card, n, tier = placed.card, placed.number, placed.tier
+    suffix = card.suffix if tier != "system" and card.suffix not in (None, "Unknown") else None
+    marker = item_marker(placed.item) if placed.item else null_marker(n, placed.key)
+    text = impact_text(placed)
+    renumbered = PItem(
+        n, card.title, suffix, _icon(placed), card.fields, marker, text, card.trailer
     )
-    if prose is not None and prose.summary:
-        para = prose.summary
-    if run.inputs.has_plot:
-        plot = f"![Performance breakdown]({layout.PLOT})"
-    else:
-        plot = "_No performance breakdown plot was produced for this run._"
-    parts = ["## Executive Summary", para, table, plot]
-    if prose is not None and prose.recommendation:
-        parts.append(f"**Recommendation**: {prose.recommendation}")
-    return "\n\n".join(parts)
-
-
-def warnings(run: _Run) -> str | None:
-    failed: list[tuple[str, str, str]] = []
-    for item in run.priority.get("failed_categories") or []:
-        if item.get("status") == "ERROR":
-            cat = str(item.get("category"))
-            failed.append((cat, _tier_name(cat), str(item.get("message") or "analysis failed")))
-    seen = {f[0] for f in failed}
-    keys = [c.get("name") for c in run.categories if c.get("name")]
-    for key in [*keys, FUSION_KEY]:
-        found = run.findings_of(key)
-        if key not in seen and found is not None and found.status == Status.ERROR:
-            msg = next((ln for ln in found.preamble.splitlines() if ln.startswith("Error")), "")
-            failed.append((key, _tier_name(key), msg.replace("|", "\\|") or "analysis failed"))
-            seen.add(key)
-    variance: list[tuple[str, str, str, str]] = []
-    for key, metrics in run.metrics_documents():
-        for op in metrics.get("operations") or []:
-            if isinstance(op, Mapping) and op.get("high_variance") is True:
-                cat = str(metrics.get("category") or key)
-                row = (str(op.get("name")), cat, num(op.get("cov")), num(op.get("time_ms")))
-                variance.append(row)
-    if not failed and not variance:
-        return None
-    out = ["## Warnings"]
-    if failed:
-        out.append("Some analyses failed, so their findings are missing from this report.")
-        rows = [f"| {a} | {t} | {e} |" for a, t, e in failed]
-        out.append("\n".join(["| Analysis | Tier | Error Summary |", "| --- | --- | --- |", *rows]))
-    if variance:
-        out.append("These ops vary a lot between calls, so their averaged numbers are less sure.")
-        rows = [f"| {o} | {c} | {v} | {t} |" for o, c, v, t in variance]
-        head = "| Operation | Category | CoV | Reported Time (ms) |\n| --- | --- | --- | --- |"
-        out.append("\n".join([head, *rows]))
-    return "\n\n".join(out)
-
-
-def _tier_name(key: str) -> str:
-    return "fusion" if key == FUSION_KEY else "system" if key in SYSTEM_KEYS else "compute"
-
-
-def top_operations(run: _Run) -> str:
-    rows = []
-    compute = run.compute_ms()
-    for p in run.priority.get("priorities") or []:
-        cat = run.by_name.get(p.get("category")) or {}
-        ms = cat.get("gpu_kernel_time_ms", p.get("gpu_kernel_time_ms"))
-        share = "—" if ms is None or not compute else f"{float(ms) / compute * 100:.1f}%"
-        low, high = p.get("impact_score_low"), p.get("impact_score_high")
-        tail = f"<!-- top-ops-row low={'null' if low is None else low} "
-        tail += f"high={'null' if high is None else high} -->"
-        cells = (p.get("rank"), p.get("display_name"), num(ms), share, num(cat.get("ops_count")))
-        rows.append("| " + " | ".join(str(c) for c in cells) + f" | {tail}")
-    head = (
-        "| Rank | Category | Time (ms) | % of Compute Time | Ops |\n| --- | --- | --- | --- | --- |"
-    )
-    body = "\n".join([head, *rows])
-    return f"### Top Operations\n\n<!-- impact-begin kind=top_ops -->\n{body}\n<!-- impact-end -->"
-
-
-def _fallback_pair(f: Mapping) -> tuple[PItem, DetailBlock]:
-    cat, bound = str(f.get("category")), str(f.get("bound_type") or "unknown")
-    title = f"{bound.capitalize()}-bound {cat} ops ({f.get('eff_bucket') or 'unknown'} % bucket)"
-    names = ", ".join(sorted({str(m.get("operation")) for m in f.get("members") or []}))
-    insight = f"{names or cat} leave(s) an estimated impact_score of {num(f.get('impact_score'))}."
-    action = "Re-run the category analysis to get the full card for this finding."
-    card = PItem(0, title, None, fields=(("Insight", insight), ("Action", action)))
-    ident = (
-        f"The {cat} findings file has no card for this finding, so only the ranked numbers are "
-        f"shown (source: `priority_data.json` → `findings[category={cat}]`)."
-    )
-    sections = (Section("Identification", ident), estimate_section(f))
-    return card, DetailBlock("compute", 0, title, sections=sections)
-
-
-def _compute_pair(run: _Run, f: Mapping) -> tuple[PItem, DetailBlock]:
-    found = run.findings_of(str(f.get("category")))
-    rank = int(f.get("category_rank") or 0)
-    card = next((c for c in (found.cards if found else ()) if c.number == rank), None)
-    block = next((b for b in (found.details if found else ()) if b.rank == rank), None)
-    if card is None or block is None:
-        return _fallback_pair(f)
-    return card, block
-
-
-def _p_marker(f: Mapping, category: str | None) -> Marker:
-    attrs = [("category", category)] if category else []
-    keys = (("low", "impact_score_low"), ("mid", "impact_score"), ("high", "impact_score_high"))
-    attrs += [(k, "null" if f.get(src) is None else str(f.get(src))) for k, src in keys]
-    return Marker("p_item", tuple(attrs))
-
-
-def _card_text(card: PItem, n: int, icon: str | None, tier: str, marker: Marker) -> str:
-    lib = card.suffix if tier != "system" and card.suffix not in (None, "Unknown") else None
-    text = card.impact_text
-    if text is None:
-        text = "Not quantifiable from trace data" if tier == "system" else "impact_score: —"
-    renumbered = PItem(n, card.title, lib, icon, card.fields, marker, text, card.trailer)
     return f"{renumbered.render()}\n\n{link(tier, n)}\n\n---"
 
 
-def _detail_text(block: DetailBlock, n: int, tier: str, heading: str) -> str:
-    renumbered = DetailBlock(tier, n, heading, block.lead, block.sections)
-    return f'<a id="{anchor(tier, n)}"></a>\n\n{renumbered.render()}'
+def _detail_text(placed: Placed) -> str:
+    block, card, n = placed.block, placed.card, placed.number
+    title = block.title or card.title
+    if placed.tier == "fusion" and card.suffix:
+        title = f"{card.title} ({card.suffix})"
+    sections = [s for s in block.sections if s.label != "Impact estimate"]
+    sections.append(estimate_section(placed))
+    heading = f"{_icon(placed)} P{n}: {title}"
+    renumbered = DetailBlock(placed.tier, n, heading, block.lead, tuple(sections))
+    return f'<a id="{anchor(placed.tier, n)}"></a>\n\n{renumbered.render()}'
 
 
-def _system_cards(run: _Run) -> list[tuple[PItem, DetailBlock]]:
-    pairs = []
-    for key in SYSTEM_KEYS:
-        found = run.findings_of(key)
-        if found is None or found.status == Status.ERROR:
-            continue
-        pairs += _pairs(found)
-    return pairs
-
-
-def _pairs(found: Findings) -> list[tuple[PItem, DetailBlock]]:
-    """Cards with their Detailed Analysis block (card number == block rank)."""
-    blocks = {b.rank: b for b in found.details}
-    return [(c, blocks[c.number]) for c in found.cards if c.number in blocks]
-
-
-def _system_clear(run: _Run) -> str:
+def _system_clear(run: ReportRun) -> str:
     u = run.util
     return (
         f"✅ No system-level bottlenecks detected. GPU activity breakdown shows "
-        f"{_pct(u.get('computation_time_percent'))} computation, "
-        f"{_pct(u.get('idle_time_percent'))} idle, "
-        f"{_pct(u.get('exposed_comm_time_percent'))} exposed communication and "
-        f"{_pct(u.get('exposed_memcpy_time_percent'))} exposed memory copies."
+        f"{pct(u.computation_time_percent)} computation, "
+        f"{pct(u.idle_time_percent)} idle, "
+        f"{pct(u.exposed_comm_time_percent)} exposed communication and "
+        f"{pct(u.exposed_memcpy_time_percent)} exposed memory copies."
     )
 
 
 def compose_report(inputs: ReportInputs) -> str:
     """The complete ``analysis.md`` text (see the module docstring); the model's prose, when
     given, replaces the summary paragraph code writes."""
-    run = _Run(inputs)
-    prose = inputs.prose
-    findings = list(run.priority.get("findings") or [])
-    compute = [(f, *_compute_pair(run, f)) for f in findings]
-    fusion_file = run.findings_of(FUSION_KEY)
-    fusion_ok = fusion_file is not None and fusion_file.status != Status.ERROR
-    fusion = _pairs(fusion_file) if fusion_ok else []
-    system = _system_cards(run)
+    run = ReportRun(
+        inputs.manifest, inputs.metadata, inputs.metrics, inputs.findings, inputs.priorities,
+        inputs.identity, inputs.has_plot, inputs.platform,
+    )  # fmt: skip
+    placed = placed_cards(run.priority.items, inputs.findings, inputs.metrics)
+    by_tier = {t: sorted((p for p in placed if p.tier == t), key=lambda p: p.number)
+               for t in INSIGHTS}  # fmt: skip
+    cards = {t: [_card_text(p) for p in ps] for t, ps in by_tier.items()}
 
-    comp_cards, comp_details = [], []
-    for n, (f, card, block) in enumerate(compute, 1):
-        icon = position_icon(n)
-        comp_cards.append(_card_text(card, n, icon, "compute", _p_marker(f, str(f["category"]))))
-        heading = f"{icon} P{n}: {block.title or card.title}"
-        comp_details.append(_detail_text(block, n, "compute", heading))
-    fus_cards, fus_details = [], []
-    for n, (card, block) in enumerate(fusion, 1):
-        marker = card.impact or Marker("p_item", (("low", "—"), ("mid", "—"), ("high", "—")))
-        fus_cards.append(_card_text(card, n, card.icon, "fusion", marker))
-        heading = f"{card.icon or LOW_ICON} P{n}: {card.title}" + (
-            f" ({card.suffix})" if card.suffix else ""
-        )
-        fus_details.append(_detail_text(block, n, "fusion", heading))
-    sys_cards, sys_details = [], []
-    null = Marker("p_item", (("low", "null"), ("mid", "null"), ("high", "null")))
-    for n, (card, block) in enumerate(system, 1):
-        icon = position_icon(n)
-        sys_cards.append(_card_text(card, n, icon, "system", null))
-        sys_details.append(_detail_text(block, n, "system", f"{icon} P{n}: {card.title}"))
-
-    counts = (len(compute), len(fusion), len(system))
-    parts = [_title(run), executive_summary(run, counts, prose)]
+    parts = [_title(run), executive_summary(run, inputs.prose), priorities_table(run)]
+    parts.append(what_we_saw(inputs.metrics, inputs.health))
     warn = warnings(run)
     if warn:
         parts.append(warn)
-    parts += ["## Compute Kernel Optimizations", top_operations(run), *(comp_cards or [NO_COMPUTE])]
+    parts += ["## Compute Kernel Optimizations", top_operations(run)]
+    parts += cards["compute"] or [NO_COMPUTE]
     parts += ["## Kernel Fusion Opportunities (Experimental)", FUSION_NOTE]
-    parts += fus_cards or [NO_FUSION]
-    parts += ["## System-Level Optimizations", SYSTEM_NOTE, *(sys_cards or [_system_clear(run)])]
+    parts += cards["fusion"] or [NO_FUSION]
+    parts += ["## System-Level Optimizations", SYSTEM_NOTE]
+    parts += cards["system"] or [_system_clear(run)]
     parts.append("## Detailed Analysis")
-    for tier, blocks in (
-        ("compute", comp_details),
-        ("fusion", fus_details),
-        ("system", sys_details),
-    ):
-        parts.append(f"### {INSIGHTS[tier]}")
-        parts += blocks or ["No items in this tier."]
+    for tier, name in INSIGHTS.items():
+        parts.append(f"### {name}")
+        parts += [_detail_text(p) for p in by_tier[tier]] or ["No items in this tier."]
     parts.append(appendix(run))
     return "\n\n".join(parts) + "\n"
-
-
-def appendix(run: _Run) -> str:
-    m = run.model
-    model_rows = [(k.capitalize(), m.get(k) or UNKNOWN) for k in ("model", "architecture")]
-    model_rows += [(k.capitalize(), m.get(k) or UNKNOWN) for k in ("scale", "precision")]
-    peaks = run.peaks()
-    tflops = peaks.get("max_achievable_tflops") or {}
-    bw = peaks.get("peak_hbm_bw_tbs")
-    if bw is None and peaks.get("mem_bw_gbps") is not None:
-        bw = float(peaks["mem_bw_gbps"]) / 1000
-    hw_rows = [
-        ("Platform", run.manifest.get("platform") or peaks.get("platform") or UNKNOWN),
-        ("Peak HBM BW", "—" if bw is None else f"{bw} TB/s"),
-        ("Peak MAF (BF16)", f"{num(tflops.get('matrix_bf16'))} TFLOPS"),
-    ]
-    for key, label in (("matrix_fp8", "FP8"), ("matrix_fp4", "FP4")):
-        if tflops.get(key) is not None:
-            hw_rows.append((f"Peak MAF ({label})", f"{tflops[key]} TFLOPS"))
-
-    def table(rows: list[tuple[str, Any]]) -> str:
-        return "\n".join(
-            ["| Field | Value |", "| --- | --- |", *(f"| {a} | {b} |" for a, b in rows)]
-        )
-
-    return "\n\n".join(
-        [
-            "## Appendix",
-            "### Model Architecture",
-            table(model_rows),
-            "### Hardware Reference",
-            table(hw_rows),
-        ]
-    )

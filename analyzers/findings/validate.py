@@ -1,4 +1,4 @@
-"""Level-1 validator for findings markdown files (spec §4.8 with the §8.2 fixes).
+"""Level-1 validator for findings markdown files (docs/analysis.md#findings-validation).
 
 Every problem carries a rule id, a 1-based line number and a message that says what is
 wrong and how to fix it.  Rules (one line each):
@@ -25,9 +25,10 @@ M6  findings present: >=1 ``kind=p_item``; nothing to report: no p_item marker.
 M7  every card holds exactly one ``kind=p_item`` marker.
 M8  every candidate block has a detail_estimate marker or the "not quantifiable" sentence.
 
-"Nothing to report" (§8.2 fix, every tier) is a ``Status`` of NO_FINDINGS or ERROR (plain
-``Status: X`` or bold ``**Status**: X``), or compute with ``category_findings == []`` in the
-metrics JSON; the two sections must then be present and empty.
+"Nothing to report" (in every tier, unlike TraceLens: docs/deviations.md#findings-contract) is
+a ``Status`` of NO_FINDINGS or ERROR (plain ``Status: X`` or bold ``**Status**: X``), or compute
+with ``category_findings == []`` in the metrics JSON; the two sections must then be present and
+empty.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Level-3 validator for ``analysis.md`` (spec §4.10 with the §8.2 fixes).
+"""Level-3 validator for ``analysis.md`` (docs/analysis.md#validation).
 
 Every problem carries a rule id, a 1-based line number and a message that says how to fix it.
 
@@ -7,37 +7,40 @@ V1  the six ``## <H>`` section heading lines are present (exact lines, not subst
 V2  the Executive Summary holds a pipe table.
 V3  that table has the five metric rows.
 V4  no template values (``X ms``, ``Y%``, ``Z%``, ``W%``) left in the Executive Summary table.
-V5  no template placeholder left anywhere (§8.2 item 17 fixed): ``<Model>``, ``<Platform>``,
+V5  no template placeholder left anywhere (TraceLens misses some): ``<Model>``, ``<Platform>``,
     ``<Platform1>``/``<Platform2>``, ``<Brief Title>``, ``<Library>``, ``<architecture>``,
     ``<scale>``, ``<precision>`` matched case-insensitively, and ``{{PERF_PLOT}}`` or any other
     ``{{NAME}}`` template slot.
 V6  every Args / Args (T1) cell is one of the ``operations[].args`` of the metrics files.
-V7  Kernel Fusion ``**Impact**`` lines follow the scope format; the scope is read from the
-    manifest (§8.2 item 16), then the ``comparison_scope`` argument, else standalone.
-R1  Compute Kernel Optimizations has one ``### P<N>:`` card per ``priority_data.findings``.
-R2  the k-th ``kind=p_item`` marker there has ``category`` = ``findings[k-1].category``.
-R3  its low/mid/high equal the finding's impact_score_low/impact_score/impact_score_high.
+V7  Kernel Fusion ``**Impact**`` lines give the saving (with the perf-model coverage in
+    standalone runs, without in comparative ones); the scope is read from the
+    manifest, then the ``comparison_scope`` argument, else standalone.
+R1  every ``priority_data.items`` entry k has one ``### P<k>:`` card in the section of its kind
+    (compute, kernel fusion, system); no P-number is used twice.
+R2  that card's ``kind=p_item`` marker has ``p`` = k and the item's ``category``.
+R3  its low/mid/high equal the item's percent_low/mid/high, its low_ms/mid_ms/high_ms the
+    item's saving.
 R4  the ``kind=top_ops`` block has one data row per ``priority_data.priorities`` entry.
+R6  the Priorities table lists P1..Pn in order, and the section states the saving_totals mid.
 R5  each Insights subsection has as many ``#### P<N>:`` headings as reasoning-candidates of its
     tier.
 M1–M5  marker pairing, ``kind=``, known kinds, required attrs, all-null or all-numeric values.
 M6  a ``kind=top_ops`` marker is present (mandatory).
 
-R1–R4 are skipped when ``priority_data.json`` is missing or unreadable.
+R1–R4 and R6 are skipped when ``priority_data.json`` is missing or unreadable.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from rooflens.analyzers.findings.contract import (
     BEGIN_RE,
     CANDIDATE_RE,
     END_RE,
-    P_HEADING_RE,
+    NOT_QUANTIFIABLE,
     Marker,
     Tier,
     is_separator,
@@ -45,6 +48,7 @@ from rooflens.analyzers.findings.contract import (
     split_row,
 )
 from rooflens.analyzers.findings.report import INSIGHTS, REPORT_NAME, SECTIONS
+from rooflens.analyzers.findings.report_checks import ReportProblem, priorities_problems
 from rooflens.analyzers.findings.validate import _check_marker
 
 METRIC_ROWS = ("Total Time", "Compute %", "Idle %", "Exposed Communication %",
@@ -54,20 +58,11 @@ PLACEHOLDERS = {"brief title", "library", "model", "platform", "platform1", "pla
                 "architecture", "scale", "precision"}  # fmt: skip
 ANGLE_RE = re.compile(r"<([A-Za-z][A-Za-z0-9_ ]*)>")
 SLOT_RE = re.compile(r"\{\{\s*[A-Za-z_][A-Za-z0-9_]*\s*\}\}")
-STANDALONE_IMPACT = re.compile(r"impact_score:\s*[\d.]+\s*\(perf-model coverage \d+/\d+ kernels\)")
-COMPARATIVE_IMPACT = re.compile(r"impact_score:\s*[\d.]+\s*$")
+SAVING = r"[\d.]+–[\d.]+ ms \(mid [\d.]+ ms, [\d.]+ % of the window\)"
+STANDALONE_IMPACT = re.compile(rf"^\*\*Impact\*\*: {SAVING}; perf-model coverage \d+/\d+ kernels$")
+COMPARATIVE_IMPACT = re.compile(rf"^\*\*Impact\*\*: {SAVING}$")
+UNRANKED_IMPACT = f"**Impact**: {NOT_QUANTIFIABLE}"
 DETAIL_P_RE = re.compile(r"^####\s+.*?P(\d+)\s*:")
-TOL = 0.005
-
-
-@dataclass(frozen=True)
-class ReportProblem:
-    rule: str
-    line: int
-    message: str
-
-    def __str__(self) -> str:
-        return f"{REPORT_NAME} line {self.line}: [{self.rule}] {self.message}"
 
 
 def _load(path: Path) -> object:
@@ -88,8 +83,9 @@ def _spans(lines: list[str], prefix: str, lo: int, hi: int) -> dict[str, tuple[i
     return out
 
 
-def _markers(lines: list[str], tiers: dict[int, Tier]) -> tuple[list[ReportProblem], dict]:
-    """M1–M5 over the report; ``tiers`` gives the tier used for p_item null rules per line."""
+def _markers(lines: list[str]) -> tuple[list[ReportProblem], dict]:
+    """M1–M5 over the report. A p_item marker is all numbers (a ranked item) or all null (a
+    card no item ranks), in every section."""
     probs: list[ReportProblem] = []
     found: dict[int, Marker] = {}
     open_at = 0
@@ -103,7 +99,9 @@ def _markers(lines: list[str], tiers: dict[int, Tier]) -> tuple[list[ReportProbl
             if open_at:
                 probs.append(_unclosed(open_at))
             open_at, found[n] = n, Marker.parse(line)
-            problem = _check_marker(n, found[n], tiers.get(n, Tier.COMPUTE))
+            values = [found[n].get(a) for a in ("low", "mid", "high")]
+            tier = Tier.SYSTEM if values == ["null"] * 3 else Tier.COMPUTE
+            problem = _check_marker(n, found[n], tier)
             if problem:
                 probs.append(ReportProblem(problem.rule, n, problem.message))
     if open_at:
@@ -202,107 +200,20 @@ def _fusion_impacts(lines: list[str], span, scope: str) -> list[ReportProblem]:
     probs = []
     for n in range(span[0], span[1] + 1):
         ln = lines[n - 1].strip()
-        if not ln.startswith("**Impact**"):
+        if not ln.startswith("**Impact**") or ln == UNRANKED_IMPACT:
             continue
+        saving = "'**Impact**: L–H ms (mid M ms, P % of the window)"
         if scope == "comparative":
-            ok = "(perf-model coverage" not in ln and COMPARATIVE_IMPACT.search(ln)
-            want = "'**Impact**: impact_score: X.X' (no coverage in comparative runs)"
+            ok = COMPARATIVE_IMPACT.search(ln)
+            want = f"{saving}' (no coverage in comparative runs)"
         else:
             ok = STANDALONE_IMPACT.search(ln)
-            want = "'**Impact**: impact_score: X.X (perf-model coverage M/N kernels)'"
+            want = f"{saving}; perf-model coverage K/N kernels'"
         if not ok:
             probs.append(
                 ReportProblem("V7", n, f"Kernel Fusion Impact format error: write {want}.")
             )
     return probs
-
-
-def _num(value: object) -> float | None:
-    try:
-        return float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return None
-
-
-def _same(a: object, b: object) -> bool:
-    fa, fb = _num(a), _num(b)
-    if fa is None or fb is None:
-        return str(a) == str(b if b is not None else "null")
-    return abs(fa - fb) <= TOL
-
-
-def _priorities(lines, span, markers, priority: dict) -> list[ReportProblem]:
-    """R1–R4 against ``priority_data.json``."""
-    first, last = span
-    findings = list(priority.get("findings") or [])
-    cards = [n for n in range(first, last + 1) if P_HEADING_RE.match(lines[n - 1])]
-    probs = []
-    if len(cards) != len(findings):
-        probs.append(
-            ReportProblem(
-                "R1",
-                first,
-                f"Compute Kernel Optimizations has {len(cards)} "
-                f"P-item headings but priority_data.json has {len(findings)} "
-                "findings: write one card per finding, in order.",
-            )
-        )
-    items = [(n, m) for n, m in markers.items() if first <= n <= last and m.kind == "p_item"]
-    for k, (n, m) in enumerate(items, 1):
-        probs += _marker_problems(k, n, m, findings)
-    tops = [n for n, m in markers.items() if first <= n <= last and m.kind == "top_ops"]
-    if tops:
-        probs += _top_ops_problems(lines, tops[0], last, len(priority.get("priorities") or []))
-    return probs
-
-
-def _marker_problems(k: int, n: int, m, findings: list[dict]) -> list[ReportProblem]:
-    """R2–R3: the k-th P-item marker (line n) against the k-th finding."""
-    if k > len(findings):
-        extra = f"extra kind=p_item marker #{k} (category={m.get('category')}): delete it."
-        return [ReportProblem("R2", n, extra)]
-    f, probs = findings[k - 1], []
-    if m.get("category") != f.get("category"):
-        probs.append(
-            ReportProblem(
-                "R2",
-                n,
-                f"P-item marker #{k} category={m.get('category')} "
-                f"!= findings[{k - 1}].category={f.get('category')}: "
-                "order cards like priority_data.findings.",
-            )
-        )
-    for attr, key in (("low", "impact_score_low"), ("mid", "impact_score"),
-                      ("high", "impact_score_high")):  # fmt: skip
-        if not _same(m.get(attr), f.get(key)):
-            probs.append(
-                ReportProblem(
-                    "R3",
-                    n,
-                    f"P-item marker #{k} {attr}={m.get(attr)} != "
-                    f"findings[{k - 1}].{key}={f.get(key)}: copy the number verbatim.",
-                )
-            )
-    return probs
-
-
-def _top_ops_problems(lines, start: int, last: int, want: int) -> list[ReportProblem]:
-    """R4: one Top Operations row per priority."""
-    end = next((n for n in range(start + 1, last + 1) if END_RE.match(lines[n - 1])), last)
-    rows = [split_row(lines[n - 1]) for n in range(start + 1, end)
-            if lines[n - 1].lstrip().startswith("|")]  # fmt: skip
-    data = max(0, len([r for r in rows if not is_separator(r)]) - 1)
-    if data == want:
-        return []
-    return [
-        ReportProblem(
-            "R4",
-            start,
-            f"Top Operations table has {data} data rows "
-            f"but priority_data.json::priorities has {want} entries: "
-            "write one row per priority, in order.",
-        )
-    ]
 
 
 def _insights(lines: list[str], span) -> list[ReportProblem]:
@@ -351,11 +262,10 @@ def validate_report_text(
                               "the compose_report step.")]  # fmt: skip
     lines = text.splitlines()
     sections = _spans(lines, "## ", 1, len(lines))
-    probs = [ReportProblem("V1", len(lines), f"missing section '## {h}': add it in the §5.4 order.")
+    probs = [ReportProblem("V1", len(lines), f"missing section '## {h}': add it in the "
+                           "report's section order (docs/analysis.md#the-report).")
              for h in SECTIONS if h not in sections]  # fmt: skip
-    system = sections.get("System-Level Optimizations")
-    tiers = {n: Tier.SYSTEM for n in range(system[0], system[1] + 1)} if system else {}
-    marker_probs, markers = _markers(lines, tiers)
+    marker_probs, markers = _markers(lines)
     probs += marker_probs
     if not any(m.kind == "top_ops" for m in markers.values()):
         probs.append(ReportProblem("M6", 1, "missing required kind=top_ops: wrap the Top "
@@ -367,9 +277,8 @@ def validate_report_text(
     fusion = sections.get("Kernel Fusion Opportunities (Experimental)")
     probs += _fusion_impacts(lines, fusion, _scope(run_dir, comparison_scope))
     priority = _load(run_dir / "priority_data.json")
-    compute = sections.get("Compute Kernel Optimizations")
-    if isinstance(priority, dict) and compute:
-        probs += _priorities(lines, compute, markers, priority)
+    if isinstance(priority, dict):
+        probs += priorities_problems(lines, sections, markers, priority)
     probs += _insights(lines, sections.get("Detailed Analysis"))
     return sorted(probs, key=lambda p: (p.line, p.rule))
 

@@ -1,4 +1,4 @@
-"""Level-2 sanity checks of an analysis run folder (agent_workflow.md §4.9, never blocks).
+"""Level-2 sanity checks of an analysis run folder (never blocks; docs/analysis.md#validation).
 
 ``validate_run(run_dir)`` returns four checks, each ``{status: PASS|WARN, messages}``:
 
@@ -9,8 +9,12 @@
   (``category_findings/`` or ``system_findings/``, per ``layout.findings``). Fix of the
   reference ⚠: ``cpu_idle`` is expected like any other category, since we always draft one.
 * ``priority_check`` — ``priority_data.json`` invariants INV1 (findings sorted by impact_score
-  desc), INV2 (``global_rank == i+1``), INV3 (``priorities[i].rank == i+1``) and INV7′
-  (``findings_rollup`` rows: impact_score ≈ Σ quantified findings of the category, tol 0.02).
+  desc), INV2 (``global_rank == i+1``), INV3 (``priorities[i].rank == i+1``), INV7′
+  (``findings_rollup`` rows: impact_score ≈ Σ quantified findings of the category, tol 0.02),
+  and on the one impact scale: INV8 (``items[i].p_number == i+1``), INV9 (quantified items
+  before heuristic ones, each by mid saving descending), INV10 (0 ≤ low ≤ mid ≤ high ≤ cap,
+  ``percent_mid`` = mid ms / window) and INV11 (``saving_totals`` take no more from a pool
+  than it holds, nor more than the window).
 * ``efficiency_check`` — the check the reference only promises: every standalone
   ``operations[]`` entry of ``category_data/*_metrics.json`` whose
   ``efficiency.efficiency_percent`` is above 110 is listed.
@@ -178,7 +182,75 @@ def _priority_check(run_dir: Path) -> Check:
                 f" != sum(findings[].impact_score)={expected:.2f} (tol {SCORE_TOLERANCE}): "
                 "the rollup and its findings disagree; regenerate priority_data.json."
             )
+    items = [i for i in data.get("items") or [] if isinstance(i, dict)]
+    messages += _item_messages(items, _number(data.get("baseline_ms")) or 0.0)
+    totals = data.get("saving_totals")
+    if isinstance(totals, dict):
+        messages += _totals_messages(totals, _number(data.get("baseline_ms")) or 0.0)
     return _check(messages)
+
+
+def _rank_key(item: dict[str, Any]) -> tuple[bool, float]:
+    """What the items are ordered by: quantified first, then mid saving descending."""
+    saving = item.get("saving") or {}
+    return (item.get("estimate_method") != "quantified", -(_number(saving.get("mid_ms")) or 0.0))
+
+
+def _item_messages(items: list[dict[str, Any]], window: float) -> list[str]:
+    """INV8 (p_number = i+1), INV9 (rank order), INV10 (each saving within its cap and its
+    % of the window consistent with its ms)."""
+    messages = []
+    for i, item in enumerate(items):
+        if item.get("p_number") != i + 1:
+            messages.append(
+                f"INV8: items[{i}].p_number={item.get('p_number')} != {i + 1}: P-numbers must "
+                "follow list order; regenerate priority_data.json."
+            )
+        if i and _rank_key(items[i - 1]) > _rank_key(item):
+            messages.append(
+                f"INV9: items[{i}] ranks above items[{i - 1}] (quantified before heuristic, "
+                "then mid saving descending); regenerate priority_data.json."
+            )
+        messages += _saving_messages(i, item, window)
+    return messages
+
+
+def _saving_messages(i: int, item: dict[str, Any], window: float) -> list[str]:
+    """INV10 for items[i]: 0 <= low <= mid <= high <= cap, and percent_mid = mid / window."""
+    saving = item.get("saving") or {}
+    values = [_number(saving.get(k)) for k in ("low_ms", "mid_ms", "high_ms", "cap_ms")]
+    if any(v is None for v in values):
+        return [f"INV10: items[{i}].saving lacks low_ms, mid_ms, high_ms or cap_ms; "
+                "regenerate priority_data.json."]  # fmt: skip
+    low, mid, high, cap = (float(v or 0.0) for v in values)
+    if not 0 <= low <= mid <= high <= cap + EPS:
+        return [f"INV10: items[{i}] saving low={low} mid={mid} high={high} cap={cap} ms: "
+                "needs 0 <= low <= mid <= high <= cap; regenerate priority_data.json."]  # fmt: skip
+    percent = _number(item.get("percent_mid"))
+    if window > 0 and (percent is None or abs(percent - mid / window * 100) > SCORE_TOLERANCE):
+        return [f"INV10: items[{i}].percent_mid={item.get('percent_mid')} is not {mid} ms of "
+                f"the {window} ms window; regenerate priority_data.json."]  # fmt: skip
+    return []
+
+
+def _totals_messages(totals: dict[str, Any], window: float) -> list[str]:
+    """INV11: no pool gives out more than it holds, and the total fits in the window."""
+    messages = []
+    pools = totals.get("pool_ms") or {}
+    for pool, taken in (totals.get("by_pool_mid_ms") or {}).items():
+        held = _number(pools.get(pool))
+        if held is not None and (_number(taken) or 0.0) > held + SCORE_TOLERANCE:
+            messages.append(
+                f"INV11: saving_totals take {taken} ms from the {pool} pool, which holds "
+                f"{held} ms; regenerate priority_data.json."
+            )
+    mid = _number(totals.get("mid_ms")) or 0.0
+    if mid > window + SCORE_TOLERANCE:
+        messages.append(
+            f"INV11: saving_totals.mid_ms={mid} exceeds the {window} ms window; regenerate "
+            "priority_data.json."
+        )
+    return messages
 
 
 def _efficiency_check(run_dir: Path) -> Check:
@@ -211,7 +283,7 @@ def _efficiency_check(run_dir: Path) -> Check:
 
 
 def validate_run(run_dir: Path) -> RunValidation:
-    """Run the four §4.9 checks on the analysis output folder ``run_dir``."""
+    """Run the four consistency checks on the analysis output folder ``run_dir``."""
     run_dir = Path(run_dir)
     manifest, problem = _read_json(run_dir / MANIFEST)
     if problem or not isinstance(manifest, dict):

@@ -36,7 +36,7 @@ class OpArgs:
     concrete: tuple[str, ...] = ()
     # Facts the op's own args do not record, looked up in the trace only for the ops whose
     # model asks for them (so every other signature stays as it was):
-    annotation: str = ""  # enclosing iteration annotation (perf_report.md §2.10), or ""
+    annotation: str = ""  # enclosing iteration annotation (docs/report-tables.md#op-context), or ""
     kernels: tuple[str, ...] = ()  # names of the kernels the instance launched, in order
 
     def shape(self, i: int) -> Shape:

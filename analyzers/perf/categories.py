@@ -1,7 +1,7 @@
 """Op categories from one declarative table (categories.toml), extensible from a user file.
 
-Resolution (perf_report.md §5.1): exact op name, then name patterns, then the first kernel's
-name, else "other". The table is data: adding an op or a category never touches code.
+Resolution (docs/perf-models.md#categories): exact op name, then name patterns, then the
+first kernel's name, else "other". The table is data: adding an op or a category never touches code.
 """
 
 from __future__ import annotations

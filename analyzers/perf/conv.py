@@ -1,4 +1,6 @@
-"""Convolution (perf_report.md §6.5): FLOPs and bytes of conv1d/2d/3d, forward and backward.
+"""Convolution: FLOPs and bytes of conv1d/2d/3d, forward and backward.
+
+See docs/perf-models.md#convolution.
 
 Forward FLOPs = 2·prod(w[1:])·prod(out) (prod(x) when transposed) + prod(out) if bias;
 backward FLOPs = grad-input + grad-weight (each equal to the forward conv) + prod(out) if bias.

@@ -1,6 +1,6 @@
 """Bytes per element and precision labels of the dtype strings PyTorch writes in traces.
 
-Follows perf_report.md §6.3, with its gaps fixed (docs/deviations.md, "dtypes"): float8_e5m2
+See docs/perf-models.md#dtypes; TraceLens's gaps fixed (docs/deviations.md#dtypes): float8_e5m2
 and e5m2fnuz are fp8, int8/uint8 are int8, bool is one byte, short is two.
 """
 

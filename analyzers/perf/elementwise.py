@@ -1,6 +1,6 @@
 """Elementwise and data-movement ops: FLOPs and bytes from the recorded input shapes.
 
-Two groups live here (perf_report.md §5.3, §6.7):
+Two groups live here (docs/perf-models.md#elementwise):
 
 * TraceLens's models, kept number for number: UnaryElementwise (`copy_`, `silu`, `pow`,
   `replication_pad*`, `upsample_nearest*`, ...) and BinaryElementwise (`add`, `mul`, `div`,
@@ -9,104 +9,42 @@ Two groups live here (perf_report.md §5.3, §6.7):
   pointwise ops (`gelu`, `sub`, `exp`, `where`, `eq`, `masked_fill_`, ...), `fill_`/`zero_`,
   `cat`/`stack` and the gather family (`index_select`, `gather`, `scatter`, `embedding`).
   FLOPs = output elements × a per-element cost; the costs are the per-op weights of the Triton
-  model in §6.7 (exp/log/sin/cos/tanh/erf 4, sqrt/reciprocal 2, gelu 8, everything else 1) so
-  an eager op and its Inductor-fused twin count the same. Pure data movement (`fill_`, `cat`,
-  `index_select`, ...) counts one FLOP per element written, the convention TraceLens's `copy_`
-  already uses, so those ops still get a (memory-bound) roofline. Bytes = every tensor input
+  model (exp/log/sin/cos/tanh/erf 4, sqrt/reciprocal 2, gelu 8, everything else 1; see
+  docs/perf-models.md#triton) so an eager op and its Inductor-fused twin count the same. Pure
+  data movement (`fill_`, `cat`, `index_select`, ...) counts one FLOP per element written, the
+  convention TraceLens's `copy_` already uses, so those ops still get a (memory-bound)
+  roofline. Bytes = every tensor input
   read + the output written, from the real shapes and dtypes; a Python scalar (`Scalar`) is
   not read, a 0-dim tensor is one element.
 
-Also holds the small parsers of `Concrete Inputs` text ('[-1]', 'True', '[2., 2.]') shared by
-the reduce, norm and fused models. No `eval`: the strings are split and converted by hand.
+The `Concrete Inputs` parsers and the byte and shape helpers these models share with the
+reduce, norm and fused models live in operands.py.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from math import floor
-from typing import Any, TypeVar
+from typing import Any
 
 from rooflens.analyzers.perf.base import OpArgs, PerfModel, Shape, Unsupported, Work, numel
-from rooflens.analyzers.perf.dtypes import bytes_per_element, precision
+from rooflens.analyzers.perf.dtypes import precision
+from rooflens.analyzers.perf.operands import (
+    broadcast,
+    normalize_dim,
+    parse_floats,
+    parse_ints,
+    size_of,
+    total_bytes,
+)
 
-T = TypeVar("T")
+# Re-exported for the models that still import the parsers from here (norm, reduce, ...);
+# new code imports them from operands.py.
+from rooflens.analyzers.perf.operands import parse_flag as parse_flag
+from rooflens.analyzers.perf.operands import parse_flags as parse_flags
 
 # ---------------------------------------------------------------------------------------------
-# Concrete-input parsers and shared helpers
-
-
-def parse_flag(text: str) -> bool | None:
-    """'True'/'False' (also '1'/'0') as a bool; None when absent ('' or 'None')."""
-    value = text.strip().lower()
-    if value in ("true", "1"):
-        return True
-    if value in ("false", "0"):
-        return False
-    return None
-
-
-def _parsed(text: str, convert: Callable[[str], T], what: str) -> tuple[T, ...] | None:
-    """A concrete input ('[-1, -2]', '1', '[]', '[2., 2.]') item by item; None when absent."""
-    value = text.strip()
-    if value in ("", "None"):
-        return None
-    try:
-        return tuple(convert(part) for part in re.split(r"[\s,\[\]()]+", value) if part)
-    except ValueError as error:
-        raise Unsupported(f"expected {what}, got '{text}'") from error
-
-
-def _strict_flag(text: str) -> bool:
-    flag = parse_flag(text)
-    if flag is None:
-        raise ValueError(text)
-    return flag
-
-
-def parse_ints(text: str) -> tuple[int, ...] | None:
-    return _parsed(text, int, "integers")
-
-
-def parse_floats(text: str) -> tuple[float, ...] | None:
-    return _parsed(text, float, "numbers")
-
-
-def parse_flags(text: str) -> tuple[bool, ...] | None:
-    return _parsed(text, _strict_flag, "booleans")
-
-
-def size_of(dtype: str | None) -> float | None:
-    """Bytes per element of a dtype string, None when unknown or absent."""
-    return bytes_per_element(dtype) if dtype else None
-
-
-def total_bytes(*terms: tuple[float, float | None]) -> float | None:
-    """Σ elements × bytes-per-element; None as soon as one element size is unknown."""
-    if any(size is None for _, size in terms):
-        return None
-    return float(sum(count * size for count, size in terms if size is not None))
-
-
-def broadcast(*shapes: Shape) -> Shape:
-    """NumPy/PyTorch broadcast of shapes; Unsupported when they do not broadcast."""
-    rank = max((len(s) for s in shapes), default=0)
-    out = []
-    for axis in range(rank):
-        sizes = {s[axis - rank + len(s)] for s in shapes if axis - rank + len(s) >= 0}
-        sizes.discard(1)
-        if len(sizes) > 1:
-            raise Unsupported(f"shapes {shapes} do not broadcast")
-        out.append(sizes.pop() if sizes else 1)
-    return tuple(out)
-
-
-def normalize_dim(dim: int, rank: int) -> int:
-    """A possibly negative dim index as 0..rank-1; Unsupported when out of range."""
-    if not -max(rank, 1) <= dim < max(rank, 1):
-        raise Unsupported(f"dim {dim} out of range for rank {rank}")
-    return dim % max(rank, 1)
+# The Work of a vector-unit op
 
 
 def _vector(flops: float, nbytes: float | None, dtype: str | None, **params: Any) -> Work:
@@ -424,7 +362,7 @@ _UNARY = ("copy", "copy_", "clamp_min", "clamp_min_", "clamp_max", "clamp_max_",
 _UNARY += ("rsqrt", "silu", "neg", "pow")
 _BINARY = ("add", "add_", "mul", "mul_", "div", "div_", "sigmoid_backward", "threshold_backward")
 
-_UNARY_NEW = {  # name -> FLOPs per element (§6.7 Triton weights)
+_UNARY_NEW = {  # name -> FLOPs per element (Triton weights)
     **dict.fromkeys(("relu", "relu_", "abs", "abs_", "neg_", "sigmoid_", "clamp_", "hardtanh"), 1),
     **dict.fromkeys(("hardtanh_", "leaky_relu", "leaky_relu_"), 1),
     **dict.fromkeys(("exp", "exp_", "log", "sin", "cos", "tanh", "tanh_", "erf", "elu", "elu_"), 4),

@@ -8,7 +8,8 @@ the `*_and_mul` ops); argument positions follow the recorded traces:
   R written (q/k dtype) + T cache rows of rot_dim (cos and sin halves) + T int64 positions.
 * `fused_add_rms_norm(input, residual, weight, eps)`, in place: residual ← input + residual,
   input ← rms_norm(residual)·weight. FLOPs = N (add) + E·(2C + 2) + 2N (RMS with weight,
-  §6.7); bytes = 2N read + 2N written + C weight. `rms_norm(out, input, weight, eps)`:
+  docs/perf-models.md#norm); bytes = 2N read + 2N written + C weight.
+  `rms_norm(out, input, weight, eps)`:
   FLOPs = E·(2C + 2) + 2N; bytes = N read + N written + C weight. aiter's
   `rmsnorm(out, input, weight, eps)` has the same layout and formula; its
   `add_rmsnorm(out, input, residual_in, residual_out, weight, eps)` writes the sum to
@@ -16,7 +17,7 @@ the `*_and_mul` ops); argument positions follow the recorded traces:
   `rmsnorm2d_fwd_with_add_ck` has that layout and formula; aiter's `rms_norm(input, weight,
   eps, ...)` returns its output (input's shape and dtype): the `rms_norm` formula.
 * `silu_and_mul(out, input)` (and the gelu variants): input (T, 2d), out (T, d). FLOPs per
-  output element = activation + 1 multiply (silu 4 + 1, gelu 8 + 1; §6.7 Triton weights);
+  output element = activation + 1 multiply (silu 4 + 1, gelu 8 + 1; the Triton weights);
   bytes = 2·T·d read + T·d written. Params keep TraceLens's UnaryElementwise keys.
 * `*_scaled_fp8_quant(out, input, scale[, scale_ub])`: bytes = input read + fp8 output
   written + scales. Static: 2 FLOPs per element (scale, saturate). Dynamic per tensor: an

@@ -1,4 +1,4 @@
-"""GEMM family (perf_report.md §6.4): matrix multiplies, FLOPs and bytes from operand shapes.
+"""GEMM family (docs/perf-models.md#gemm): matrix multiplies, FLOPs and bytes from operand shapes.
 
 FLOPs = B·(2·M·N·K + M·N if bias); bytes = B·(M·K·bpe_A + K·N·bpe_B + M·N·bpe_out) plus the
 bias (or C) tensor's own bytes. Bytes are None when an element size is unknown.

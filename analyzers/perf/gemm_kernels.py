@@ -1,4 +1,4 @@
-"""What a GEMM kernel's name says about its operands' layout (perf_report.md §6.4).
+"""What a GEMM kernel's name says about its operands' layout (docs/perf-models.md#gemm).
 
 hipBLASLt/Tensile names spell the index order of A and B (`Cijk_Alik_Bljk_...`: A is
 transposed, B is not); cuBLAS `nvjet` names end in layout letters (`..._TNT`: A transposed, B

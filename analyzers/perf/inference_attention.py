@@ -3,7 +3,7 @@
 These ops see a whole iteration's batch flattened into T query rows, so their shapes alone do
 not say how the rows split into requests, nor how much cached context each request reads.
 The per-request statistics come from the iteration annotation that encloses the op
-(perf_report.md §2.10, `OpArgs.annotation`):
+(docs/report-tables.md#op-context, `OpArgs.annotation`):
 `execute_<T>_context_<n>(sq<a>sk<b>sqsq<c>sqsk<d>)_generation_<m>(sq..sk..sqsq..sqsk..)`, where
 per phase sq = Σ query lengths, sk = Σ key lengths (cached + new), sqsq = Σ sq², sqsk = Σ sq·sk.
 Without such an annotation the instance has no model (`Unsupported`), never a guess.
@@ -18,10 +18,10 @@ Attention work, for request i with sq_i new tokens and sk_i keys (causal, the ne
 the last sq_i of the sk_i): query j (0-based) sees sk_i − sq_i + j + 1 keys, so the
 query-key pairs are P = Σ_i (sq_i·sk_i − sq_i·(sq_i − 1)/2) = sqsk − (sqsq − sq)/2, summed
 over the phases the op ran. FLOPs = 2·H_q·P·d_qk (QKᵀ) + 2·H_q·P·d_v (PV); softmax is not
-counted (as in §6.6). Non-causal: P = sqsk. TraceLens's InferenceAttention counts context
+counted (as for SDPA). Non-causal: P = sqsk. TraceLens's InferenceAttention counts context
 pairs as sqsk − sqsq/2 (no diagonal) and generation pairs as sqsk (no causal mask among
 several speculative tokens); the exact count differs by H_q·(d_qk + d_v)·sq_context FLOPs
-(docs/deviations.md, "Inference attention").
+(docs/deviations.md#inference-attention-reads-its-iteration-annotation-and-counts-causal-pairs-exactly).
 Bytes (the compulsory traffic): Q read and O written for the query rows the annotation
 describes (Σsq), K and V read once per key (Σsk rows of H_kv heads), at the element sizes of
 q, the output and the key tensor the op receives.

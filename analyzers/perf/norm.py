@@ -1,4 +1,4 @@
-"""Batch, layer, group, instance and RMS normalisation: FLOPs and bytes (perf_report.md §6.7).
+"""Batch, layer, group, instance and RMS normalisation: FLOPs and bytes (docs/perf-models.md#norm).
 
 N = elements of the input, C = "channels" (batch/instance/group: shape[1]; layer and RMS
 norm: prod(normalized_shape); group-norm backward: shape[1] / groups), E = N / C.
@@ -12,9 +12,10 @@ norm: prod(normalized_shape); group-norm backward: shape[1] / groups), E = N / C
   + (C·bpe_in if affine). RMS backward FLOPs = (N if affine) + N + (6N if mask[0])
   + (N + (N if E > 1)) if mask[1] and affine; bytes = N·bpe_out + 2N·bpe_in + (2C·bpe_in if affine).
 
-Fixes to TraceLens (§10 item 23): the training flag is parsed from its string ('False' is
-False; TraceLens's `bool('False')` is True), and affine/bias come from whether the optional
-weight/bias input has a non-empty shape (TraceLens tests `is not None` on `[]`, always true).
+Fixes to TraceLens (docs/deviations.md#reduce-normalisation): the training flag is parsed
+from its string ('False' is False; TraceLens's `bool('False')` is True), and affine/bias come
+from whether the optional weight/bias input has a non-empty shape (TraceLens tests
+`is not None` on `[]`, always true).
 Layer and group norm always compute statistics (training); miopen/cudnn batch-norm backward
 carry no flag and count as inference, as in TraceLens. Backward ops without a bias input
 count a bias gradient whenever the weight is there; RMS norm has no bias.

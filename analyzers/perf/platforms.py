@@ -1,13 +1,15 @@
 """GPU platform specs for the roofline: peak and measured FLOPS per compute spec, and bandwidth.
 
 One JSON file per platform ships in `platforms/` next to this module. The schema extends
-TraceLens's arch JSON (perf_report.md §6.9), so a TraceLens file loads unchanged:
+TraceLens's arch JSON (docs/perf-models.md#platforms), so a TraceLens file loads unchanged:
 
 * `name`, `mem_bw_gbps` (GB/s, 1e9), `memory_gb`, optional `_reference` - as in TraceLens;
 * `peak_tflops` - datasheet dense peaks, keys `<matrix|vector>_<precision>`;
 * `max_achievable_tflops` / `max_achievable_mem_bw_gbps` - measured figures (TraceLens calls
   its measured "max achievable FLOPS" MAF; for its NVIDIA files the same key holds peaks);
-* `vendor` and `sources` (which public document each figure comes from).
+* `vendor` and `sources` (which public document each figure comes from);
+* `host_link` and `gpu_link` - the links a host<->device copy and a GPU<->GPU transfer or
+  collective cross: kind, number of links, per-GPU GB/s one way and both ways (optional).
 
 The roofline uses the measured figure of a key when there is one, else the datasheet peak,
 else nothing (no roofline for that compute spec, as in TraceLens).
@@ -37,7 +39,7 @@ Vendor = Literal["NVIDIA", "AMD"]
 PRECISIONS = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "fp6", "fp4", "int8")
 COMPUTE_SPEC = re.compile(rf"^(matrix|vector)_({'|'.join(PRECISIONS)})$")
 
-# Optional keys of TraceLens arch files read only by its GEMM simulators (§6.10); accepted so
+# Optional keys of TraceLens arch files read only by its GEMM simulators; accepted so
 # that existing files load, never used here.
 SIMULATOR_KEYS = ("freq_mhz", "num_cus", "l1_bw_gbps", "gemm_units_per_cu")
 
@@ -66,6 +68,55 @@ class Source(BaseModel):
     where: str = Field(min_length=1)
 
 
+HostLinkKind = Literal[
+    "PCIe 3.0 x16", "PCIe 4.0 x16", "PCIe 5.0 x16", "PCIe 6.0 x16", "NVLink-C2C", "Infinity Fabric"
+]
+GpuLinkKind = Literal[
+    "NVLink 2", "NVLink 3", "NVLink 4", "NVLink 5", "xGMI/Infinity Fabric", "PCIe"
+]
+
+
+class _Link(BaseModel):
+    """A link of one GPU; bandwidths are the GPU's total over `links`, in GB/s (1e9)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    links: Annotated[int, Field(gt=0, strict=True)] | None = None
+    unidirectional_gbps: Positive | None = None
+    bidirectional_gbps: Positive | None = None
+
+    @model_validator(mode="after")
+    def _has_bandwidth(self) -> _Link:
+        one, both = self.unidirectional_gbps, self.bidirectional_gbps
+        if one is None and both is None:
+            raise PydanticCustomError(
+                "no_bandwidth", "needs unidirectional_gbps or bidirectional_gbps (neither is given)"
+            )
+        if one is not None and both is not None and both < one:
+            raise PydanticCustomError(
+                "link_bandwidth", "bidirectional_gbps is below unidirectional_gbps"
+            )
+        return self
+
+    def one_way_gbps(self) -> float:
+        """GB/s in one direction: the stated figure, else half the bidirectional one."""
+        if self.unidirectional_gbps is not None:
+            return self.unidirectional_gbps
+        return (self.bidirectional_gbps or 0.0) / 2
+
+
+class HostLink(_Link):
+    """Host <-> GPU: the link a host-to-device or device-to-host copy crosses."""
+
+    kind: HostLinkKind
+
+
+class GpuLink(_Link):
+    """GPU <-> GPU: the link peer copies and collectives inside a node cross."""
+
+    kind: GpuLinkKind
+
+
 class PlatformSummary(BaseModel):
     """One row of a platform listing; FLOPS and bandwidth are the figures the roofline uses."""
 
@@ -90,6 +141,8 @@ class Platform(BaseModel):
     peak_tflops: Tflops = Field(default_factory=dict)
     max_achievable_tflops: Tflops | None = None
     max_achievable_mem_bw_gbps: Positive | None = None
+    host_link: HostLink | None = None
+    gpu_link: GpuLink | None = None
     sources: list[Source] = Field(default_factory=list)
     reference: str | None = Field(default=None, alias="_reference")
     freq_mhz: Positive | None = None
@@ -190,7 +243,7 @@ def _guess_vendor(name: str) -> Vendor | None:
     key = _normalise(name)
     if key.startswith("MI"):
         return "AMD"
-    if re.match(r"^G?[ABHLV]\d{2,3}", key):
+    if re.match(r"^(G?[ABHLV]\d{2,3}|[LT]4|RTX)", key):
         return "NVIDIA"
     return None
 
@@ -227,9 +280,15 @@ ALIASES: dict[str, str] = {
     "MI300XOAM": "MI300X",
     "MI325XOAM": "MI325X",
     "MI355XOAM": "MI355X",
+    "V100": "V100_SXM2",
+    "V100SXM216GB": "V100_SXM2",
+    "V100SXM232GB": "V100_SXM2",
+    "V100PCIE16GB": "V100_PCIe",
+    "V100PCIE32GB": "V100_PCIe",
+    "MI250OAM": "MI250",
 }
 
-_PREFIXES = ("AMDINSTINCT", "INSTINCT", "AMD", "NVIDIA")
+_PREFIXES = ("AMDINSTINCT", "INSTINCT", "AMD", "NVIDIAGEFORCE", "NVIDIA", "GEFORCE", "TESLA")
 
 
 def _normalise(name: str) -> str:

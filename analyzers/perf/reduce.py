@@ -1,10 +1,11 @@
 """Reductions (`sum`, `mean`, `amax`, `linalg_norm`, ...) and softmax: FLOPs and bytes.
 
-Reduce follows perf_report.md §6.7: FLOPs = input elements, bytes = input read + output
-written, `reduce_type` from the name. One fix (§10 item 22): TraceLens never parses the string
-`Concrete Inputs`, so its output is always one element; here the output size comes from the
-`dim` and `keepdim` inputs ('[-1]', '1', 'True'). No dim, '[]' or None reduces everything to one
-element; keepdim keeps reduced dims as size 1, which leaves the element count unchanged.
+Reduce (docs/perf-models.md#reduce): FLOPs = input elements, bytes = input read + output
+written, `reduce_type` from the name. One fix (docs/deviations.md#reduce-normalisation):
+TraceLens never parses the string `Concrete Inputs`, so its output is always one element; here
+the output size comes from the `dim` and `keepdim` inputs ('[-1]', '1', 'True'). No dim, '[]' or
+None reduces everything to one element; keepdim keeps reduced dims as size 1, which leaves the
+element count unchanged.
 `cumsum`/`cumprod` write as many elements as they read. `argmax`/`argmin` (new) and
 `max.dim`/`min.dim` write int64 indices (8 bytes each, the latter on top of the values);
 `max`/`min` with a tensor second input are the elementwise `maximum`/`minimum`.
@@ -161,7 +162,7 @@ def softmax_backward(args: OpArgs) -> Work:
 
 def _model(spec: Reduction) -> PerfModel:
     formula = reduce(spec)
-    return PerfModel(formula, backward=formula)  # §6.7: backward FLOPs and bytes as forward
+    return PerfModel(formula, backward=formula)  # backward FLOPs and bytes as forward
 
 
 _REDUCTIONS = {

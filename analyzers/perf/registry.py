@@ -1,6 +1,7 @@
 """Every perf model by op name: one registry built from the family modules.
 
-`has_model` decides which ops the unified table takes whole (perf_report.md §4.2 rule 2);
+`has_model` decides which ops the unified table takes whole
+(docs/report-tables.md#rule-b-unified-ops);
 `model_for` scores whatever op a row ends up with.
 Besides ops with a formula, that includes Inductor Triton kernels and the inference ops that
 TraceLens models through extensions (attention over paged KV caches, fused MoE): they are

@@ -1,4 +1,4 @@
-"""Roofline metrics (perf_report.md §6.8-6.9), vectorised over op instances.
+"""Roofline metrics (docs/perf-models.md#roofline), vectorised over op instances.
 
 Static columns (GFLOPS, Data Moved, FLOPS/Byte, Compute Spec, Roofline Time and Bound) come
 from the perf model once per signature; achieved rates and Pct Roofline from each instance's

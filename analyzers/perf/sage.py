@@ -9,7 +9,8 @@ tensors with their shapes; the names are matched by pattern (`SAGE_PATTERNS`).
   d_v] (input 16). FLOPs = 2·B·H_q·S_q·S_k·d (QKᵀ) + 2·B·H_q·S_q·S_k·d_v (PV) — all query-key
   pairs: `IS_CAUSAL` and the sliding window are constexprs, not recorded; the pairs are
   counted non-causal (diffusion transformers, the only callers seen). Softmax not counted
-  (§6.6). Bytes = Q, K, V read + Out written + the three descale tensors (fp32) read.
+  (docs/perf-models.md#sdpa). Bytes = Q, K, V read + Out written + the three descale tensors
+  (fp32) read.
   Compute spec: the matrix unit at Q's precision (int8); PV runs in fp8, which has the same
   peak on the catalogued platforms.
 * `sage_quant_kernel_<n>(Q_Input, Q_Output, Q_Scale, K_Input, K_Output, K_Scale, V_Input,

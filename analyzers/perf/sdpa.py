@@ -1,4 +1,4 @@
-"""Scaled dot-product attention (perf_report.md §6.6): FLOPs and bytes, forward and backward.
+"""Scaled dot-product attention (docs/perf-models.md#sdpa): FLOPs and bytes, forward and backward.
 
 Forward FLOPs = 2·B·H_Q·N_Q·N_KV·d_qk (QKᵀ) + 2·B·H_Q·N_Q·N_KV·d_v (PV), softmax ignored.
 Backward FLOPs = [flash: recompute QKᵀ] + dV + dP + dQ + dK, with the GQA head reduction

@@ -25,6 +25,7 @@ from rooflens.analyzers.categories.multi_kernel import analyze_multi_kernel
 from rooflens.analyzers.categories.system_inputs import SystemInputs, Timeline
 from rooflens.analyzers.findings.contract import Findings
 from rooflens.analyzers.findings.drafts import draft_findings
+from rooflens.analyzers.findings.model_info import UNKNOWN as UNKNOWN_MODEL
 from rooflens.analyzers.findings.model_info import (
     ModelIdentification,
     merged_identity,
@@ -40,6 +41,7 @@ from rooflens.analyzers.perf.platforms import Platform
 from rooflens.analyzers.pipeline.folder import RunFolder
 from rooflens.analyzers.prepare.run import CategoryData, prepare
 from rooflens.analyzers.report.build import PerfReport
+from rooflens.analyzers.trace.health import assess
 from rooflens.analyzers.trace.model import TraceModel
 
 LOADED, PREPARED, AGGREGATED, REPORTED = "loaded", "prepared", "aggregated", "reported"
@@ -113,8 +115,14 @@ class Pipeline:
     # -- order ---------------------------------------------------------------------------
 
     def require(self, step: str, category: str | None = None) -> None:
+        """Raise StepMissing naming the earliest step still to run before `step`."""
         if self.done(state(step, category)):
             return
+        for need in BY_NAME[step].needs:
+            if not BY_NAME[need].per_category:
+                self.require(need)
+            elif category is not None:
+                self.require(need, category)
         what = f"{category} of {self.label}" if category else self.label
         tool = self.call_hint(BY_NAME[step].tool, category)
         raise StepMissing(f"{what} has not been {step} yet; call {tool} first")
@@ -142,6 +150,9 @@ class Pipeline:
 
     def _categorise(self) -> CategoryData:
         r = self.results
+        missing = missing_gpu_work(r.model)
+        if missing:
+            raise NotAnalysable(f"{self.label} cannot be analysed: {missing}")
         if r.platform is None:
             raise StepMissing(
                 f"{self.label} has no platform, and category data needs one; load the trace "
@@ -182,6 +193,8 @@ class Pipeline:
                 fusion_candidates=data.fusion_candidates,
                 unified=r.report.sheets.get("unified_perf_summary"),
                 platform=r.platform,  # type: ignore[arg-type]  # checked by _categorise
+                idle=data.idle,
+                kernels=data.kernels,
             )
             analyses = {
                 "cpu_idle": analyze_cpu_idle,
@@ -291,6 +304,8 @@ class Pipeline:
                 identity=identity,
                 has_plot=self.has_plot(),
                 prose=self.results.prose,
+                platform=self.results.platform,
+                health=tuple(assess(self.results.model).warnings),
             )
         )
         self.results.report_text = text
@@ -314,9 +329,11 @@ class Pipeline:
         progress: Callable[[str], None] = lambda _: None,
         prose: ReportProse | None = None,
     ) -> None:
-        """Every step after loading, in the declared order, up to `until`."""
+        """Every step after loading, in the declared order, up to `until`. Steps already done
+        are kept: a second whole run neither recomputes the category data nor replaces the
+        findings a model submitted."""
         stop = STEP_ORDER.index(until)
-        if stop >= STEP_ORDER.index(PREPARED):
+        if stop >= STEP_ORDER.index(PREPARED) and not self.done(PREPARED):
             progress("preparing the category data")
             self.prepare()
         if stop >= STEP_ORDER.index(ANALYSED):
@@ -324,7 +341,7 @@ class Pipeline:
                 progress(f"analysing {key}")
                 if not self._analysed(key):
                     self.analyse(key)
-                if stop >= STEP_ORDER.index(DRAFTED):
+                if stop >= STEP_ORDER.index(DRAFTED) and not self.done(state(DRAFTED, key)):
                     self.draft(key)
         if stop >= STEP_ORDER.index(AGGREGATED):
             progress("ranking the priorities")
@@ -334,7 +351,20 @@ class Pipeline:
             self.compose(prose)
 
 
+NO_GPU_EVENTS = (
+    "the trace holds no GPU events (no kernels, copies or memsets), so there is no GPU time "
+    "to analyse; profile again with the GPU activity on (torch.profiler "
+    "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], which also covers ROCm)"
+)
+
+
+def missing_gpu_work(model: TraceModel) -> str | None:
+    """Why a trace cannot be analysed at all, or None: the analysis starts from GPU time."""
+    return NO_GPU_EVENTS if len(model.gpu) == 0 else None
+
+
 def plot_title(identity: ModelIdentification | None, platform: Platform | None) -> str:
-    name = identity.model if identity else "Unidentified model"
+    known = identity is not None and identity.model not in ("", UNKNOWN_MODEL)
+    name = identity.model if identity is not None and known else "Unidentified model"
     where = platform.name if platform else "an unknown platform"
     return f"{name} on {where} - Performance Breakdown"

@@ -1,7 +1,7 @@
 """Category keys, the analyser skill per category, GPU utilisation and per-category time split.
 
-Behaviour follows agent_workflow.md: key normalisation §2.8, GPU utilisation §2.3, time
-breakdown §2.9 and the category catalogue §2.11. Pure functions over report tables.
+See docs/analysis.md#category-keys (keys and skills), docs/analysis.md#gpu-utilisation and
+docs/analysis.md#time-breakdown. Pure functions over report tables.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 GENERIC_SKILL = "generic-op-analyzer"
 
-# §2.11: manifest key -> analyser skill; any other key gets GENERIC_SKILL.
+# Manifest key -> analyser skill; any other key gets GENERIC_SKILL.
 SKILLS: dict[str, str] = {
     "gemm": "gemm-analyzer",
     "groupedgemm_fwd": "gemm-analyzer",
@@ -45,7 +45,7 @@ DIRECT_KERNEL_MS = "total_direct_kernel_time_ms"
 DURATION = "total_duration_us"
 DURATION_FALLBACK = "Duration (µs)_sum"
 
-# `<cpu_op>-><kernel> (Synthetic Op)`: a kernel its enclosing op does not own (§4.3); the
+# `<cpu_op>-><kernel> (Synthetic Op)`: a kernel its enclosing op does not own; the
 # row's CPU duration is a copy of that op's, which launched kernels counted on other rows.
 # Rows under a bare runtime launch (`cuLaunchKernelEx->...`) carry the launch's own time.
 COPIED_OP_ROW = re.compile(r"^(?!(?:cuda|cu|hip)[A-Z]).+->.+ \(Synthetic Op\)$")
@@ -122,7 +122,7 @@ def skill_for(key: str) -> str:
 
 
 class GpuUtilization(BaseModel):
-    """§2.3: how the GPU's time splits, from the gpu_timeline sheet."""
+    """How the GPU's time splits, from the gpu_timeline sheet."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -134,7 +134,7 @@ class GpuUtilization(BaseModel):
 
 
 def gpu_utilization(timeline_sheet: pd.DataFrame | None) -> dict[str, float]:
-    """The five §2.3 figures from a gpu_timeline table (`type`, `time ms`, `percent`).
+    """The five utilisation figures from a gpu_timeline table (`type`, `time ms`, `percent`).
 
     A missing row (or a missing / non-numeric value) gives 0.
     """
@@ -150,7 +150,7 @@ def gpu_utilization(timeline_sheet: pd.DataFrame | None) -> dict[str, float]:
 
 
 class TimeBreakdown(BaseModel):
-    """§2.9: a category's kernel time, CPU duration and host-device sync overhead (ms)."""
+    """A category's kernel time, CPU duration and host-device sync overhead (ms)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -186,7 +186,7 @@ def _numbers(rows: pd.DataFrame, column: str) -> pd.Series:
 
 
 def time_breakdown(rows: pd.DataFrame) -> TimeBreakdown:
-    """§2.9 over the unified_perf_summary rows of one category.
+    """The time breakdown of one category's unified_perf_summary rows.
 
     Kernel time: `Kernel Time (µs)_sum` (else `total_direct_kernel_time_ms`); CPU duration:
     `total_duration_us` (else `Duration (µs)_sum`, else the kernel time). A row with kernel

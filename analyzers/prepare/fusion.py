@@ -1,4 +1,6 @@
-"""`category_data/fusion_candidates.json`: kernel sequences worth fusing (agent_workflow §2.7).
+"""`category_data/fusion_candidates.json`: kernel sequences worth fusing.
+
+See docs/analysis.md#fusion-candidates.
 
 Standalone algorithm only: a module pass (host containers with >= 2 GPU events, by base name)
 and a sibling pass (rule-B ops owning one kernel each, grouped by parent); then the filters,

@@ -1,9 +1,9 @@
 """Kernel-name classifier: (kernel_type, perf_category, priority) from a GPU kernel name.
 
-agent_workflow.md §3.13 fixes the shape (regex rules with priorities, the best match wins,
-ties go to the earlier rule, below MIN_CONFIDENCE the answer is Unknown) but not the table.
-The rule table below is ours: a small declarative list covering the kernel families the spec
-names. It deliberately uses only the coarse types of the perf-category map (no fine-grained
+The shape follows TraceLens (regex rules with priorities, the best match wins, ties go to the
+earlier rule, below MIN_CONFIDENCE the answer is Unknown; docs/analysis.md#kernel-types). The
+rule table below is ours: a small declarative list of common kernel families. It
+deliberately uses only the coarse types of the perf-category map (no fine-grained
 "RMSNorm" / "Attention (flash)" duplicates), so every type has a perf category.
 """
 
@@ -23,7 +23,7 @@ class Rule(NamedTuple):
     priority: int
 
 
-# Ours (not TraceLens's table). Priorities follow the bands of §3.13: MemCpy 30, MoE GEMM
+# Ours (not TraceLens's table). Priority bands: MemCpy 30, MoE GEMM
 # 22-25, norm/attention/MoE routing 18-20, activations and elementwise families 15-20,
 # vendor GEMM names 12, conv 10, generic gemm/matmul/bmm 5, catch-alls below the threshold.
 KERNEL_TYPE_RULES: tuple[Rule, ...] = (

@@ -1,8 +1,9 @@
 """Per-category data for the analyses: `<key>_ops.csv`, metadata JSON and the manifest.
 
-agent_workflow.md §2.8-§2.10, with our deliberate differences: the manifest's file paths are
-relative to the run folder ("category_data/gemm_ops.csv"), and the manifest persists the
-top operations (§2.4; TraceLens only prints them). Keys and values are otherwise TraceLens's.
+See docs/analysis.md#manifest and docs/analysis.md#metadata. Our deliberate differences
+(docs/deviations.md#manifest-paths-are-relative-top-operations-are-persisted): the manifest's
+file paths are relative to the run folder ("category_data/gemm_ops.csv"), and the manifest
+persists the top operations (TraceLens only prints them). Keys and values are otherwise TraceLens's.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ CategoryTier = Literal["system", "compute_kernel"]
 
 
 class CategoryEntry(OmitNone):
-    """One `categories[]` entry of the manifest (§2.10)."""
+    """One `categories[]` entry of the manifest."""
 
     model_config = ConfigDict(extra="forbid")
     OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset(
@@ -86,7 +87,7 @@ class TopOperation(BaseModel):
 
 
 class Manifest(OmitNone):
-    """`category_data/category_manifest.json` (§2.10) plus `top_operations`."""
+    """`category_data/category_manifest.json` plus `top_operations`."""
 
     model_config = ConfigDict(extra="forbid")
     OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset(
@@ -108,7 +109,7 @@ class Manifest(OmitNone):
 
 
 class CategoryMetadata(OmitNone):
-    """`metadata/<key>_metadata.json` (§2.8)."""
+    """`metadata/<key>_metadata.json` (docs/analysis.md#metadata)."""
 
     model_config = ConfigDict(extra="forbid")
     OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset(
@@ -140,7 +141,7 @@ class CategoryTables:
 
 
 def top_operations(ops_summary: pd.DataFrame | None) -> list[TopOperation]:
-    """The first ten operators of ops_summary by direct kernel time (§2.4, persisted)."""
+    """The first ten operators of ops_summary by direct kernel time (persisted)."""
     if ops_summary is None or ops_summary.empty:
         return []
     if "total_direct_kernel_time_ms" in ops_summary:

@@ -1,4 +1,6 @@
-"""`category_data/multi_kernel_data.json`: memcpy, collective and overlap facts (§2.6).
+"""`category_data/multi_kernel_data.json`: memcpy, collective and overlap facts.
+
+See docs/analysis.md#multi-kernel-data.
 
 Three summaries of the GPU side of a trace:
 
@@ -40,7 +42,7 @@ from rooflens.analyzers.trace.timeline import timeline
 
 Direction = Literal["D2H", "H2D", "D2D", "other"]
 
-# §2.6, in the order they are tried and written.
+# Copy directions by name, in the order they are tried and written.
 DIRECTIONS: tuple[tuple[Direction, tuple[str, ...]], ...] = (
     ("D2H", ("dtoh", "device -> host", "devicetohost")),
     ("H2D", ("htod", "host -> device", "hosttodevice")),
@@ -113,7 +115,7 @@ class MultiKernelData(BaseModel):
 
 
 def memcpy_direction(names: pd.Series) -> np.ndarray:
-    """Direction of each copy from its lower-cased name (§2.6), `other` when none matches."""
+    """Direction of each copy from its lower-cased name, `other` when none matches."""
     lower = names.astype(str).str.lower()
     result = np.full(len(lower), "other", dtype=object)
     undecided = np.ones(len(lower), dtype=bool)

@@ -14,6 +14,8 @@ from rooflens.analyzers.prepare.fusion import FusionCandidate, fusion_candidates
 from rooflens.analyzers.prepare.manifest import CategoryTables, Manifest, categorise
 from rooflens.analyzers.prepare.multi_kernel import MultiKernelData, multi_kernel_data
 from rooflens.analyzers.report.build import PerfReport
+from rooflens.analyzers.trace.idle_causes import IdleBreakdown, idle_causes
+from rooflens.analyzers.trace.kernel_counts import KernelCounts, kernel_counts
 from rooflens.analyzers.trace.model import TraceModel
 
 
@@ -22,6 +24,8 @@ class CategoryData:
     tables: CategoryTables
     multi_kernel: MultiKernelData
     fusion_candidates: list[FusionCandidate]
+    idle: IdleBreakdown | None = None
+    kernels: KernelCounts | None = None
 
     @property
     def manifest(self) -> Manifest:
@@ -45,4 +49,5 @@ def prepare(
         has_multi_kernel=has_multi_kernel,
         fusion_count=len(candidates),
     )
-    return CategoryData(tables, data, candidates)
+    idle = idle_causes(model) if len(model.gpu) else None
+    return CategoryData(tables, data, candidates, idle, kernel_counts(model))

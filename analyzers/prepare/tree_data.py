@@ -1,6 +1,6 @@
 """`category_data/<key>_tree_data.json`: where a category's significant ops sit in the model.
 
-TraceLens promises this artifact and never writes it (agent_workflow.md §2.5, §8.1). Ours is
+TraceLens documents this artifact and never writes it (docs/analysis.md#tree-data). Ours is
 built from the unified table the category CSV comes from: for each significant op (over 10 %
 of the category's kernel time, else the five largest), its module chain, call stack, entry
 point and kernels, so an analyst never needs to load the trace.

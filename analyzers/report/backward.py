@@ -1,4 +1,4 @@
-"""The "sole backward op" rule of perf_report.md §4.2 (rule 3).
+"""The "sole backward op" rule of rule B (docs/report-tables.md#rule-b-unified-ops).
 
 A backward op with no model of its own (`ScaledDotProductFlashAttentionBackward0`) is scored
 with its forward op's backward formula when it is the only op of its autograd node that

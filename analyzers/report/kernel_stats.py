@@ -1,4 +1,6 @@
-"""`kernel_details_summary` and `trunc_kernel_details` of a group of op instances (§7.4).
+"""`kernel_details_summary` and `trunc_kernel_details` of a group of op instances.
+
+See docs/report-tables.md#kernel-details.
 
 Kernels are aligned by launch position across the instances of a group, taking the first
 instance with kernels as the template; instances with another kernel count are left out (as

@@ -1,4 +1,6 @@
-"""`kernel_summary` (§7.7): kernel time per (parent op category, parent op, kernel, stream).
+"""`kernel_summary`: kernel time per (parent op category, parent op, kernel, stream).
+
+See docs/report-tables.md#kernel_summary.
 
 Every `kernel` event counts here, communication and unlinked ones included; copies and
 memsets do not. A kernel with no operator above its launch is filed under the launch call,

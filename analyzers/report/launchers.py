@@ -1,4 +1,4 @@
-"""Rule A of perf_report.md §4.1: each GPU event is owned by its kernel launcher.
+"""Rule A (docs/report-tables.md#rule-a-launchers): each GPU event is owned by its kernel launcher.
 
 The launcher is the first `cpu_op` above the runtime launch, looking through Python frames
 and `execute` pass-throughs; with none, the launch itself (a graph launch, a bare
@@ -72,7 +72,7 @@ def subtree_pairs(parent: np.ndarray, nodes: np.ndarray, is_target: np.ndarray) 
 
 
 def attribute_launchers(model: TraceModel, categories: CategoryTable) -> Launchers:
-    """Launcher instances with direct/subtree busy time and category (§4.1, §7.2-7.4)."""
+    """Launcher instances with direct/subtree busy time and category."""
     gpu = model.gpu
     owner = find_launchers(model)
     linked = gpu[gpu["linked"].to_numpy()]

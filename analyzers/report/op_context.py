@@ -4,8 +4,8 @@ Only rows of the op names that ask for a fact get one; every other row keeps an 
 so its signature, and the once-per-signature evaluation, stay exactly as before.
 
 * `annotation`: the enclosing iteration annotation of inference attention ops
-  (perf_report.md §2.10): the first `user_annotation`, in ts order, with `ann.ts <= e.ts`
-  and `e.t_end < ann.t_end`, else ''.
+  (docs/report-tables.md#op-context): the first `user_annotation`, in ts order, with
+  `ann.ts <= e.ts` and `e.t_end < ann.t_end`, else ''.
 * `kernels`: the names of the kernels the instance owns, newline-joined, for ops whose work
   depends on what they launched (vLLM attention that only zero-fills during graph capture).
 * `input_dims`/`input_type` of `aten::index`: traces write its optional-tensor list of
@@ -26,8 +26,9 @@ import msgspec
 import numpy as np
 import pandas as pd
 
-from rooflens.analyzers.perf.elementwise import INDEX_DTYPES, parse_ints
+from rooflens.analyzers.perf.elementwise import INDEX_DTYPES
 from rooflens.analyzers.perf.inference_attention import NEEDS_ANNOTATION, NEEDS_KERNELS
+from rooflens.analyzers.perf.operands import parse_ints
 from rooflens.analyzers.trace.model import TraceModel
 
 INDEX_OPS = frozenset({"aten::index"})
@@ -35,7 +36,7 @@ INDEX_RESHAPES = frozenset({"aten::reshape", "aten::view"})
 
 
 def enclosing_annotations(events: pd.DataFrame, uids: np.ndarray) -> np.ndarray:
-    """Per uid, the name of the first enclosing `user_annotation` by ts (§2.10), else ''.
+    """Per uid, the name of the first enclosing `user_annotation` by ts, else ''.
 
     Vectorised: among annotations sorted by ts, those starting at or before the event are a
     prefix; the first of them ending after the event is the first position where the running

@@ -1,4 +1,6 @@
-"""The launcher tables: `ops_summary_by_category`, `ops_summary`, `ops_unique_args` (§7.2-7.4).
+"""The launcher tables: `ops_summary_by_category`, `ops_summary`, `ops_unique_args`.
+
+See docs/report-tables.md#rule-a-launchers.
 
 Column names are TraceLens's, byte for byte, so existing consumers keep working. Times are
 GPU busy time of each launcher's kernels, in µs unless the column says ms.

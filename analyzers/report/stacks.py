@@ -1,4 +1,4 @@
-"""`call_stack_full` and `entry_point` of an op instance (perf_report.md §2.7).
+"""`call_stack_full` and `entry_point` of an op instance (docs/trace.md#stacks).
 
 The call stack keeps the frames a reader cares about (nn.Module frames, Python source frames,
 operators) from the root down to the op, then each kernel's path below it. The entry point

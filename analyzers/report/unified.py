@@ -1,4 +1,6 @@
-"""Rule B of perf_report.md §4.2-4.3: which op owns each kernel in `unified_perf_summary`.
+"""Rule B: which op owns each kernel in `unified_perf_summary`.
+
+See docs/report-tables.md#rule-b-unified-ops.
 
 Walking down from the roots, an op with a perf model is taken whole; an op with modelled ops
 below it is looked through; a leaf op (one that launches through runtime calls and Python

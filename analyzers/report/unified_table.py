@@ -1,4 +1,6 @@
-"""`unified_perf_summary` (§7.6): op instances of rule B, scored and grouped by signature.
+"""`unified_perf_summary`: op instances of rule B, scored and grouped by signature.
+
+See docs/report-tables.md#unified_perf_summary.
 
 Perf models run once per unique signature (name + recorded args); each instance then gets
 its own kernel busy time and achieved rates, and instances with the same signature on the
@@ -82,7 +84,7 @@ def _with_gemm_layout(
     unified: UnifiedOps,
     model: TraceModel,
 ) -> list[dict[str, Any] | None]:
-    """perf_params, plus `transpose` for GEMMs whose kernel names spell their layout (§6.4)."""
+    """perf_params, plus `transpose` for GEMMs whose kernel names spell their layout."""
     params = [dict(w.params) if w else None for w in works]
     first_row = pd.Series(np.arange(len(sig))).groupby(sig).first().to_numpy()
     ops, gpu = _kernels_by_op(unified, model)

@@ -1,4 +1,4 @@
-"""Forward <-> backward links through the autograd `Sequence number` (perf_report.md §2.6)."""
+"""Forward <-> backward links through the autograd `Sequence number` (docs/trace.md#autograd)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Graph-capture traces: the shapes a CUDA/HIP-graph replay does not record (perf_report.md §9).
+"""Graph-capture traces: the shapes a CUDA/HIP-graph replay does not record.
+
+See docs/trace.md#graph-capture-merge.
 
 A replayed graph runs hundreds of kernels under one `cudaGraphLaunch`, with no operator or
 shape above any of them. The trace of the capture step has both: every launch made between

@@ -19,6 +19,9 @@ Vendor = Literal["NVIDIA", "AMD", "unknown"]
 GIB = 2**30
 
 # (pattern on the device name, platform key); first match wins, so specific before general.
+# Names as the runtime reports them: "Tesla V100-SXM2-32GB", "NVIDIA GeForce RTX 4090",
+# "AMD Instinct MI250X / MI250" (both MI250 parts share that name: the CU count decides).
+_LAPTOP = r"(?!.*Laptop)"
 _BY_NAME: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(p, re.IGNORECASE), key)
     for p, key in (
@@ -27,13 +30,39 @@ _BY_NAME: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"MI300X", "MI300X"),
         (r"MI250", "MI250X"),
         (r"MI210", "MI210"),
+        (r"MI100", "MI100"),
         (r"(?<!G)B200", "B200"),
         (r"H200", "H200"),
         (r"H100.*PCIe", "H100_PCIe"),
         (r"H100", "H100_SXM"),
         (r"A100", "A100"),
+        (r"V100-PCIE", "V100_PCIe"),
+        (r"V100-(SXM|DGXS)", "V100_SXM2"),
+        (r"\bT4\b", "T4"),
+        (r"\bA10G\b", "A10G"),
+        (r"\bA10\b", "A10"),
+        (r"\bA40\b", "A40"),
+        (r"\bL40S\b", "L40S"),
+        (r"\bL4\b", "L4"),
+        (rf"RTX 2080 Ti\b{_LAPTOP}", "RTX_2080_Ti"),
+        (rf"RTX 3090(?!\s*Ti){_LAPTOP}", "RTX_3090"),
+        (rf"RTX 4090(?!\s*D\b){_LAPTOP}", "RTX_4090"),
     )
 )
+# an MI250X GCD has 110 CUs, an MI250 GCD 104
+_MI250_BY_CUS = {104: "MI250", 110: "MI250X"}
+
+# Unnamed devices: (vendor, compute capability, SM/CU count) -> (platform key, GiB range);
+# only where no other GPU shares the three (V100 SXM2/PCIe, A40/RTX A6000 and L40/L40S/
+# RTX 6000 Ada do, so they are left out).
+_BY_SHAPE: dict[tuple[str, tuple[int, int], int], tuple[str, float, float]] = {
+    ("NVIDIA", (7, 5), 40): ("T4", 14, 16.5),
+    ("NVIDIA", (7, 5), 68): ("RTX_2080_Ti", 10, 11.5),
+    ("NVIDIA", (8, 6), 82): ("RTX_3090", 22, 24.5),
+    ("NVIDIA", (8, 9), 58): ("L4", 21, 24.5),
+    ("NVIDIA", (8, 9), 128): ("RTX_4090", 22, 24.5),
+    ("AMD", (9, 0), 120): ("MI100", 30, 32.5),
+}
 
 
 class GpuIdentity(BaseModel):
@@ -86,6 +115,8 @@ def _platform(device: DeviceProperties, vendor: Vendor) -> tuple[str | None, str
     name = device.name.strip()
     for pattern, key in _BY_NAME:
         if pattern.search(name):
+            if key == "MI250X":
+                key = _MI250_BY_CUS.get(device.numSms or 0, key)
             return key, f"device name '{name}'"
     cc = (device.computeMajor, device.computeMinor)
     sms = device.numSms
@@ -106,8 +137,13 @@ def _platform(device: DeviceProperties, vendor: Vendor) -> tuple[str | None, str
             guess = "B200"
         elif cc == (8, 0):
             guess = "A100"
+    if guess is None and (shape := _BY_SHAPE.get((vendor, cc, sms or 0))):
+        key, low, high = shape
+        guess = key if low <= mem <= high else None
     if guess is None:
         return None, f"no catalogue platform matches '{name or 'unnamed GPU'}' ({facts})"
+    if name:
+        return guess, f"device '{name}' is not in the name table; guessed from {facts}"
     return guess, f"unnamed device with {facts}"
 
 

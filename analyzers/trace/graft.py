@@ -1,4 +1,4 @@
-"""Graft capture-time operators under replayed graph launches (perf_report.md §9).
+"""Graft capture-time operators under replayed graph launches (docs/trace.md#graph-capture-merge).
 
 For each graph launch of the replay, the kernels it replayed are paired with the launches of
 one capture window, and the window's operators (every ancestor of a paired launch that

@@ -7,8 +7,9 @@ weakens and how to profile again to avoid it. Nothing here echoes free-form trac
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from pydantic import BaseModel
@@ -18,6 +19,9 @@ from rooflens.analyzers.trace.device import GpuIdentity, identify_gpu
 from rooflens.analyzers.trace.model import MODULE_PREFIX, TraceModel
 from rooflens.analyzers.trace.schema import GRAPH_LAUNCH_NAMES, LAUNCH_CATEGORIES
 from rooflens.analyzers.trace.skip import REASONS
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 PROFILER_STEP = re.compile(r"ProfilerStep#(\d+)")
 
@@ -58,7 +62,7 @@ class CaptureFile(BaseModel):
 
 
 class CaptureMergeHealth(BaseModel):
-    """How many graph replays got their capture-time operators (perf_report.md §9)."""
+    """How many graph replays got capture-time operators (docs/trace.md#graph-capture-merge)."""
 
     folder: str
     captures: list[CaptureFile]
@@ -108,16 +112,6 @@ def assess(model: TraceModel) -> TraceHealth:
     python = (cat == "python_function").to_numpy()
     launches = cat.isin(LAUNCH_CATEGORIES).to_numpy()
     graph = launches & name_matches(ev["name"], lambda n: n in GRAPH_LAUNCH_NAMES)
-    comm_names = gpu.loc[(gpu["bucket"] == "communication").to_numpy(), "name"]
-    unlinked = gpu[~gpu["linked"].to_numpy()]
-    dist = trace.meta.distributed
-    steps = sorted(
-        {
-            int(m.group(1))
-            for n in ev.loc[(cat == "user_annotation").to_numpy(), "name"].astype(str).unique()
-            if (m := PROFILER_STEP.fullmatch(n))
-        }
-    )
     n_graph = int(graph.sum())
     n_launch = int(launches.sum())
     health = TraceHealth(
@@ -136,26 +130,13 @@ def assess(model: TraceModel) -> TraceHealth:
         ),
         execution=_execution(len(gpu), n_graph, n_launch),
         graph_launches=n_graph,
-        distributed=Distributed(
-            backend=dist.backend if dist else None,
-            rank=dist.rank if dist else None,
-            world_size=dist.world_size if dist else None,
-            collective_kernels=len(comm_names),
-            collective_names=sorted(comm_names.astype(str).unique().tolist())[:10],
-        ),
+        distributed=_distributed(model),
         merged_ranks=model.links.colliding_ids > 0,
         host_processes_launching=int(ev.loc[launches, "pid"].nunique()),
-        linking=Linking(
-            key=model.links.key,
-            by_flow_events=model.links.by_flow,
-            gpu_events=len(gpu),
-            linked=int(gpu["linked"].sum()),
-            unlinked=len(unlinked),
-            unlinked_gpu_time_ms=round(float(np.nansum(unlinked["dur"].to_numpy())) / 1e3, 6),
-        ),
+        linking=_linking(model),
         host_events_bled=len(model.tree.bled),
         host_events_dropped=len(model.tree.dropped),
-        profiler_steps=steps,
+        profiler_steps=_profiler_steps(ev),
         capture_merge=_capture_health(model),
         malformed_values=dict(trace.bad_values),
         repaired_text_batches=trace.repaired_utf8_batches,
@@ -164,6 +145,40 @@ def assess(model: TraceModel) -> TraceHealth:
     )
     health.warnings = warnings_for(health, has_cpu_ops=bool(cpu_ops.any()))
     return health
+
+
+def _distributed(model: TraceModel) -> Distributed:
+    """The process group the trace names and the collective kernels it ran."""
+    gpu = model.gpu
+    comm_names = gpu.loc[(gpu["bucket"] == "communication").to_numpy(), "name"]
+    dist = model.trace.meta.distributed
+    return Distributed(
+        backend=dist.backend if dist else None,
+        rank=dist.rank if dist else None,
+        world_size=dist.world_size if dist else None,
+        collective_kernels=len(comm_names),
+        collective_names=sorted(comm_names.astype(str).unique().tolist())[:10],
+    )
+
+
+def _linking(model: TraceModel) -> Linking:
+    """How many GPU events found their host launch, and the GPU time of those that did not."""
+    gpu = model.gpu
+    unlinked = gpu[~gpu["linked"].to_numpy()]
+    return Linking(
+        key=model.links.key,
+        by_flow_events=model.links.by_flow,
+        gpu_events=len(gpu),
+        linked=int(gpu["linked"].sum()),
+        unlinked=len(unlinked),
+        unlinked_gpu_time_ms=round(float(np.nansum(unlinked["dur"].to_numpy())) / 1e3, 6),
+    )
+
+
+def _profiler_steps(ev: pd.DataFrame) -> list[int]:
+    """The iteration numbers of the ProfilerStep#N annotations, sorted."""
+    names = ev.loc[(ev["cat"] == "user_annotation").to_numpy(), "name"].astype(str).unique()
+    return sorted({int(m.group(1)) for n in names if (m := PROFILER_STEP.fullmatch(n))})
 
 
 def _capture_health(model: TraceModel) -> CaptureMergeHealth | None:
@@ -192,14 +207,18 @@ def _execution(n_gpu: int, n_graph: int, n_launch: int) -> str:
 
 
 def warnings_for(h: TraceHealth, *, has_cpu_ops: bool) -> list[HealthWarning]:
-    """Plain-language limitations, most severe first."""
-    out: list[HealthWarning] = []
+    """Plain-language limitations, most severe first (the order of `_CHECKS`)."""
+    return [w for check in _CHECKS for w in check(h, has_cpu_ops)]
 
-    def add(code: str, severity: Severity, message: str) -> None:
-        out.append(HealthWarning(code=code, severity=severity, message=message))
 
+def _warning(code: str, severity: Severity, message: str) -> HealthWarning:
+    return HealthWarning(code=code, severity=severity, message=message)
+
+
+def _coverage_warnings(h: TraceHealth, has_cpu_ops: bool) -> Iterator[HealthWarning]:
+    """Whether the trace holds GPU work, linked launches, operators and shapes at all."""
     if h.linking.gpu_events == 0:
-        add(
+        yield _warning(
             "no_gpu_events",
             "error",
             "The trace holds no GPU kernels, copies or memsets, so there is no GPU time to "
@@ -207,7 +226,7 @@ def warnings_for(h: TraceHealth, *, has_cpu_ops: bool) -> list[HealthWarning]:
             "(CUDA also covers ROCm).",
         )
     elif h.linking.linked == 0:
-        add(
+        yield _warning(
             "no_linked_gpu_events",
             "error",
             "No GPU event could be tied to a host launch, so the timeline (which counts linked "
@@ -215,7 +234,7 @@ def warnings_for(h: TraceHealth, *, has_cpu_ops: bool) -> list[HealthWarning]:
             "CPU side too, or use --include-unlinked to measure the GPU events alone.",
         )
     if not has_cpu_ops and h.linking.gpu_events:
-        add(
+        yield _warning(
             "gpu_only",
             "warning",
             "The trace has no PyTorch operator (cpu_op) events: the GPU timeline works, but "
@@ -223,15 +242,19 @@ def warnings_for(h: TraceHealth, *, has_cpu_ops: bool) -> list[HealthWarning]:
             "category analyses will be empty. Profile with ProfilerActivity.CPU enabled.",
         )
     elif has_cpu_ops and not h.shapes_recorded:
-        add(
+        yield _warning(
             "no_shapes",
             "warning",
             "Operator input shapes were not recorded, so FLOPs and bytes cannot be computed "
             "and no roofline efficiency is available. Profile with record_shapes=True.",
         )
+
+
+def _placement_warnings(h: TraceHealth, has_cpu_ops: bool) -> Iterator[HealthWarning]:
+    """GPU events the timeline cannot place: unlinked, merged ranks, several devices."""
     if h.linking.unlinked:
         share = h.linking.unlinked / h.linking.gpu_events * 100
-        add(
+        yield _warning(
             "unlinked_gpu_events",
             "warning",
             f"{h.linking.unlinked} GPU events ({share:.1f} %, {h.linking.unlinked_gpu_time_ms:.3f}"
@@ -241,7 +264,7 @@ def warnings_for(h: TraceHealth, *, has_cpu_ops: bool) -> list[HealthWarning]:
             "(schedule(wait=1, warmup=1, active=N)) so windows start on a clean boundary.",
         )
     if h.merged_ranks:
-        add(
+        yield _warning(
             "merged_ranks",
             "error",
             "Launch correlation ids repeat across host processes: this file looks like several "
@@ -249,16 +272,20 @@ def warnings_for(h: TraceHealth, *, has_cpu_ops: bool) -> list[HealthWarning]:
             "times are pooled across ranks. Analyse one trace file per rank.",
         )
     if len(h.devices_with_gpu_events) > 1:
-        add(
+        yield _warning(
             "several_devices",
             "warning",
             f"GPU events come from {len(h.devices_with_gpu_events)} devices; the pooled "
             "timeline treats them as one GPU (as TraceLens does). Read the per-device "
             "timelines for each GPU's own utilisation.",
         )
+
+
+def _graph_warnings(h: TraceHealth, has_cpu_ops: bool) -> Iterator[HealthWarning]:
+    """Graph replays: which got their capture-time operators and which did not."""
     merge = h.capture_merge
     if merge is not None and merge.merged_graph_launches:
-        add(
+        yield _warning(
             "graph_capture_merged",
             "info",
             f"{merge.merged_graph_launches} of {merge.graph_launches} graph launches "
@@ -267,7 +294,7 @@ def warnings_for(h: TraceHealth, *, has_cpu_ops: bool) -> list[HealthWarning]:
             "durations are the graph launch's, not the operators' own.",
         )
     if merge is not None and merge.merged_graph_launches < merge.graph_launches:
-        add(
+        yield _warning(
             "graph_capture_unmerged",
             "warning",
             f"{merge.graph_launches - merge.merged_graph_launches} graph launches kept no "
@@ -275,7 +302,7 @@ def warnings_for(h: TraceHealth, *, has_cpu_ops: bool) -> list[HealthWarning]:
             "the graph launch, without shapes.",
         )
     elif merge is None and h.execution in ("graph replay", "mixed"):
-        add(
+        yield _warning(
             "graph_replay",
             "info",
             "Kernels replayed from CUDA/HIP graphs have no operator or shapes of their own; "
@@ -283,32 +310,40 @@ def warnings_for(h: TraceHealth, *, has_cpu_ops: bool) -> list[HealthWarning]:
             "pass its trace folder (--capture-folder, or a 'capture_traces' folder beside "
             "this trace) to give those kernels their operators and shapes.",
         )
+
+
+def _host_warnings(h: TraceHealth, has_cpu_ops: bool) -> Iterator[HealthWarning]:
+    """Host-side context the profiler was not asked for, or events the call tree dropped."""
     if h.python_stacks_recorded is False and has_cpu_ops:
-        add(
+        yield _warning(
             "no_python_stacks",
             "info",
             "Python call stacks were not recorded, so operators cannot be traced back to "
             "source lines. Profile with with_stack=True.",
         )
     if not h.module_names_recorded and has_cpu_ops:
-        add(
+        yield _warning(
             "no_module_names",
             "info",
             "nn.Module names were not recorded, so time cannot be grouped by model layer. "
             "Profile with with_modules=True (needs with_stack=True).",
         )
     if h.host_events_dropped:
-        add(
+        yield _warning(
             "host_events_dropped",
             "info",
             f"{h.host_events_dropped} host events ended more than 1 µs after the event they "
             "started in and were left out of the call tree (TraceLens's rule); launches made "
             "inside them are attributed to the enclosing operator instead.",
         )
+
+
+def _reading_warnings(h: TraceHealth, has_cpu_ops: bool) -> Iterator[HealthWarning]:
+    """Events and values the reader could not use, and a trace with no step markers."""
     if h.skipped_events:
         total = sum(h.skipped_events.values())
         parts = "; ".join(f"{n} {REASONS.get(r, r)}" for r, n in h.skipped_events.items())
-        add(
+        yield _warning(
             "skipped_events",
             "warning",
             f"{total} events were left out because the analysis cannot place them: {parts}. "
@@ -316,7 +351,7 @@ def warnings_for(h: TraceHealth, *, has_cpu_ops: bool) -> list[HealthWarning]:
             "edited the trace produced them; re-export it from torch.profiler if you can.",
         )
     if h.malformed_values or h.repaired_text_batches:
-        add(
+        yield _warning(
             "malformed_values",
             "info",
             "Some values could not be read as their expected type (integers beyond 64 bits, "
@@ -325,10 +360,19 @@ def warnings_for(h: TraceHealth, *, has_cpu_ops: bool) -> list[HealthWarning]:
             f"{h.malformed_values or {}}.",
         )
     if not h.profiler_steps and has_cpu_ops:
-        add(
+        yield _warning(
             "no_profiler_steps",
             "info",
             "No ProfilerStep annotations: the trace cannot be split per iteration. Call "
             "prof.step() once per training or inference step.",
         )
-    return out
+
+
+# The order here is the order the warnings are listed in (most severe first).
+_CHECKS = (
+    _coverage_warnings,
+    _placement_warnings,
+    _graph_warnings,
+    _host_warnings,
+    _reading_warnings,
+)

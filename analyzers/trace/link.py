@@ -1,4 +1,4 @@
-"""Link host launches (runtime/driver calls) to the GPU work they started (perf_report.md §2.5).
+"""Link host launches (runtime/driver calls) to the GPU work they started (docs/trace.md#linking).
 
 The linking id is `correlation` in modern traces and `External id` in old ones, chosen from
 the first launch-like runtime event. An ordinary launch reaches its GPU event through the

@@ -161,13 +161,13 @@ def build_model(
         trace = replace(trace, events=events)
         links = replace(links, launch=grafted.launch)
         tree = replace(tree, parent=grafted.parent)
-    pseudo = insert_pseudo_ops(events, links.launch, tree.parent)  # perf_report.md §2.9
+    pseudo = insert_pseudo_ops(events, links.launch, tree.parent)  # docs/trace.md#pseudo-ops
     if pseudo.inserted:
         events = pseudo.events
         trace = replace(trace, events=events)
         links = replace(links, launch=pseudo.launch)
         tree = replace(tree, parent=pseudo.parent)
-    renamed = normalise_op_names(events)  # sglang_profiler::<name>_<line> (§2.9)
+    renamed = normalise_op_names(events)  # sglang_profiler::<name>_<line>
     if renamed is not None:
         events = renamed
         trace = replace(trace, events=events)

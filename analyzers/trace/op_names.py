@@ -1,4 +1,4 @@
-"""Op-name normalisation applied when the model is built (perf_report.md §2.9).
+"""Op-name normalisation applied when the model is built (docs/trace.md#pseudo-ops).
 
 SGLang's kernel-shape profiler wraps each profiled call in a cpu_op named
 `sglang_profiler::<module>_<function>_<line>`: the trailing digits are the Python source line

@@ -1,4 +1,6 @@
-"""A trace that captures a graph and replays it is its own capture trace (perf_report.md §9).
+"""A trace that captures a graph and replays it is its own capture trace.
+
+See docs/trace.md#graph-capture-merge.
 
 torch.compile's CUDA-graph trees (`mode="reduce-overhead"`, xDiT's compiled transformer)
 record a graph the first time it runs and replay it at once, so a profile of that step holds

@@ -1,4 +1,6 @@
-"""Pseudo ops: one synthetic `cpu_op` above a kernel its framework op hides (perf_report.md §2.9).
+"""Pseudo ops: one synthetic `cpu_op` above a kernel its framework op hides.
+
+See docs/trace.md#pseudo-ops.
 
 Some framework ops launch several kernels whose shapes the op's own args do not carry, while
 the trace records them elsewhere. A pseudo op is a new row, inserted between the launch and

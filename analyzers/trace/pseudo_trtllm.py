@@ -1,4 +1,6 @@
-"""Pseudo ops for flashinfer's trtllm-gen MXFP4 MoE (`trtllm_fp4_block_scale_moe`), §2.9.
+"""Pseudo ops for flashinfer's trtllm-gen MXFP4 MoE (`trtllm_fp4_block_scale_moe`).
+
+See docs/trace.md#pseudo-ops.
 
 vLLM's gpt-oss path on Blackwell runs the experts through flashinfer's
 `trtllm_fp4_block_scale_moe`, which is not a profiled op: its kernels hang, through Python
@@ -190,6 +192,30 @@ def _kernel(events: pd.DataFrame, g: int) -> tuple[str, str]:
     return str(events["name"].iat[g]), text
 
 
+@dataclass(frozen=True, slots=True)
+class _MoeShapes:
+    """What the allocations before gemm1 say: k, the top-k weights' dtype, the GEMM outputs."""
+
+    top_k: int
+    weight_type: str
+    g1_out: _Alloc
+    g2_out: _Alloc
+
+
+def _moe_shapes(before: list[_Alloc], tokens: int) -> _MoeShapes | None:
+    """The shapes of one MoE call, or None when any allocation the docstring lists is absent."""
+    pair = _topk_pair(before, tokens)
+    if pair is None:
+        return None
+    top_k, weight_type = pair
+    if not any(a.shape == [tokens * top_k] and a.dtype == "int" for a in before):
+        return None
+    outputs = _gemm_outputs(before, tokens)
+    if outputs is None:
+        return None
+    return _MoeShapes(top_k, weight_type, *outputs)
+
+
 def _moe_rows(
     events: pd.DataFrame,
     launches: list[tuple[int, int, int]],
@@ -197,24 +223,17 @@ def _moe_rows(
     allocs: list[_Alloc],
     ts: np.ndarray,
 ) -> list[PseudoRow]:
+    """The two GEMM rows and the finalize row of one MoE frame (none unless both GEMMs fit)."""
     (hidden, logits), (hidden_type, logits_type) = args
     tokens = hidden[0]
     gemms = [(u, g) for u, g, _ in launches if str(events["name"].iat[g]).startswith("bmm_")]
     if len(gemms) != 2:
         return []
-    before = [a for a in allocs if a.ts <= ts[gemms[0][0]]]
-    pair = _topk_pair(before, tokens)
-    if pair is None:
+    shapes = _moe_shapes([a for a in allocs if a.ts <= ts[gemms[0][0]]], tokens)
+    if shapes is None:
         return []
-    top_k, weight_type = pair
-    routed = tokens * top_k
-    if not any(a.shape == [routed] and a.dtype == "int" for a in before):
-        return []
-    outputs = _gemm_outputs(before, tokens)
-    if outputs is None:
-        return []
-    g1_out, g2_out = outputs
-    out_types = [g1_out.dtype, g2_out.dtype]
+    top_k, g1_out, g2_out = shapes.top_k, shapes.g1_out, shapes.g2_out
+    routed, out_types = tokens * top_k, [g1_out.dtype, g2_out.dtype]
     rows: list[PseudoRow] = []
     for name, (u, g) in zip((GEMM1, GEMM2), gemms, strict=True):
         kernel, grid = _kernel(events, g)
@@ -239,20 +258,40 @@ def _moe_rows(
             )
         )
     out = next((a for a in allocs if a.shape == hidden and a.dtype == hidden_type), None)
+    if out is not None:
+        rows += _finalize_row(events, launches, ts, ts[gemms[1][0]], shapes, out)
+    return rows
+
+
+def _finalize_row(
+    events: pd.DataFrame,
+    launches: list[tuple[int, int, int]],
+    ts: np.ndarray,
+    after: float,
+    shapes: _MoeShapes,
+    out: _Alloc,
+) -> list[PseudoRow]:
+    """The finalize pseudo op on the first finalize kernel launched after gemm2, if any."""
+    tokens = out.shape[0]  # the output has the hidden shape [T, H]
     for u, g, _ in launches:
         kernel = str(events["name"].iat[g])
-        if FINALIZE_KERNEL in kernel and ts[u] > ts[gemms[1][0]] and out is not None:
-            rows.append(
+        if FINALIZE_KERNEL in kernel and ts[u] > after:
+            return [
                 PseudoRow(
                     launch=u,
                     name=FINALIZE,
-                    dims=[g2_out.shape, [tokens, top_k], [routed], hidden, []],
-                    types=[g2_out.dtype, weight_type, "int", out.dtype, ""],
+                    dims=[
+                        shapes.g2_out.shape,
+                        [tokens, shapes.top_k],
+                        [tokens * shapes.top_k],
+                        out.shape,
+                        [],
+                    ],
+                    types=[shapes.g2_out.dtype, shapes.weight_type, "int", out.dtype, ""],
                     concrete=["", "", "", "", kernel],
                 )
-            )
-            break
-    return rows
+            ]
+    return []
 
 
 def _topk_pair(allocs: list[_Alloc], tokens: int) -> tuple[int, str] | None:

@@ -11,7 +11,7 @@ import gzip
 import json
 import random
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -217,29 +217,35 @@ class _Step:
         self.host += self.jitter(us)
 
 
-def _record_step(step: _Step) -> None:
+def _block(step: _Step, layer: int, mlp_module: bool) -> None:
+    """One transformer block; `mlp_module` puts its MLP (linear, GELU, linear) in a module."""
+    with step.module(f"TransformerBlock_{layer}"):
+        step.layer_norm(f"LayerNorm_{2 * layer}")
+        step.linear(f"Linear_{4 * layer}", H, 3 * H)
+        step.attention()
+        step.linear(f"Linear_{4 * layer + 1}", H, H)
+        step.elementwise("aten::add", ADD)
+        step.layer_norm(f"LayerNorm_{2 * layer + 1}")
+        with step.module(f"MLP_{layer}") if mlp_module else nullcontext():
+            step.linear(f"Linear_{4 * layer + 2}", H, FFN)
+            with step.module(f"GELU_{layer}"):
+                step.elementwise("aten::gelu", GELU, numel=FFN)
+            step.linear(f"Linear_{4 * layer + 3}", FFN, H)
+        step.elementwise("aten::add", ADD)
+
+
+def _record_step(step: _Step, layers: int, mlp_module: bool) -> None:
     with step.span("user_annotation", "ProfilerStep#1"):
         with step.op("aten::copy_", [[B, S], [B, S], []], [LONG, LONG, "Scalar"]):
             step.launch("Memcpy HtoD (Host -> Device)", 6.0, bytes=TOKENS * 8)
         step.host_pause(60.0)  # the data loader hands over the next batch: the GPU idles
         with step.module("TinyTransformer_0"):
-            for layer in range(LAYERS):
-                with step.module(f"TransformerBlock_{layer}"):
-                    step.layer_norm(f"LayerNorm_{2 * layer}")
-                    step.linear(f"Linear_{4 * layer}", H, 3 * H)
-                    step.attention()
-                    step.linear(f"Linear_{4 * layer + 1}", H, H)
-                    step.elementwise("aten::add", ADD)
-                    step.layer_norm(f"LayerNorm_{2 * layer + 1}")
-                    step.linear(f"Linear_{4 * layer + 2}", H, FFN)
-                    with step.module(f"GELU_{layer}"):
-                        step.elementwise("aten::gelu", GELU, numel=FFN)
-                    step.linear(f"Linear_{4 * layer + 3}", FFN, H)
-                    step.elementwise("aten::add", ADD)
-            step.linear(f"Linear_{4 * LAYERS}", H, VOCAB, bias=False)
+            for layer in range(layers):
+                _block(step, layer, mlp_module)
+            step.linear(f"Linear_{4 * layers}", H, VOCAB, bias=False)
         step.elementwise("aten::mul", MUL, numel=VOCAB)
         step.tid = BWD_TID
-        for _layer in range(LAYERS):
+        for _layer in range(layers):
             for k, n in ((FFN, H), (H, FFN), (H, H), (H, 3 * H)):
                 with step.span("cpu_op", "autograd::engine::evaluate_function: AddmmBackward0"):
                     with step.op("aten::mm", [[TOKENS, n], [n, k]], [BF16, BF16]):
@@ -248,7 +254,7 @@ def _record_step(step: _Step) -> None:
                         step.launch(GEMM_NOBIAS, _gemm_us(n, k))
             step.elementwise("aten::gelu_backward", GELU.replace("#1", "#2"), numel=FFN)
         step.tid = MAIN_TID
-        comm_end = step.all_reduce(LAYERS * (4 * H * H + 2 * H * FFN))
+        comm_end = step.all_reduce(layers * (4 * H * H + 2 * H * FFN))
         step.host_pause(25.0)
         with step.span("cuda_runtime", "hipStreamWaitEvent"):
             step.gpu[STREAM] = max(step.gpu[STREAM], comm_end)
@@ -273,10 +279,19 @@ def _metadata() -> list[dict[str, Any]]:
     ]
 
 
-def write_sample_trace(path: Path, *, seed: int = 0) -> Path:
-    """Write the sample trace (gzip, fixed mtime) to `path` and return it."""
+def write_sample_trace(
+    path: Path, *, seed: int = 0, layers: int = LAYERS, mlp_module: bool = False
+) -> Path:
+    """Write the sample trace (gzip, fixed mtime) to `path` and return it.
+
+    `seed` draws the timing jitter; `layers` is the number of transformer blocks (each adds
+    its forward and backward kernels and grows the all-reduce); `mlp_module` wraps each
+    block's MLP in an `nn.Module: MLP_<n>` frame (a GEMM, GELU, GEMM fusion candidate).
+    """
+    if layers < 1:
+        raise ValueError("the sample model needs at least one layer")
     step = _Step(seed)
-    _record_step(step)
+    _record_step(step, layers, mlp_module)
     document = {
         "schemaVersion": 1,
         "deviceProperties": [DEVICE],

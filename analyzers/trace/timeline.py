@@ -1,6 +1,6 @@
 """GPU timeline: where the GPU's wall time went (compute, exposed comm and memcpy, idle).
 
-Definitions follow perf_report.md §3.3. Each GPU event is classified once per unique name,
+Definitions: docs/trace.md#gpu-timeline. Each GPU event is classified once per unique name,
 then the buckets are merged into interval sets and combined. The file-wide timeline pools
 every device, as TraceLens does; `per_device` splits it, which is the right measure for a
 file that holds several GPUs.
@@ -19,8 +19,9 @@ from rooflens.analyzers.trace.intervals import merge, subtract
 
 Bucket = Literal["computation", "communication", "memcpy"]
 
-# §3.2: collectives by name, plus the symmetric-memory kernels of torch.distributed
-# (`multimem_all_reduce`, `one_shot_all_reduce`, ...; see docs/deviations.md).
+# Collectives by name, plus the symmetric-memory kernels of torch.distributed
+# (`multimem_all_reduce`, `one_shot_all_reduce`, ...;
+# see docs/deviations.md#symmetric-memory-collectives-are-communication).
 COMMUNICATION = re.compile(
     r"nccl|rccl|cross_device_reduce|multimem_|one_shot_all_reduce|two_shot_all_reduce"
     r"|symm_mem",
@@ -44,7 +45,7 @@ ROWS = (
 
 
 def classify(cat: str, name: str) -> Bucket:
-    """Bucket of one GPU event by its category and name (§3.2 plus symmetric memory)."""
+    """Bucket of one GPU event by its category and name (collective names plus symmetric memory)."""
     if cat == "gpu_memcpy":
         return "memcpy"
     if cat == "kernel" and ROCM_COPY_KERNEL.fullmatch(name):
@@ -64,7 +65,7 @@ def classify_events(gpu: pd.DataFrame) -> np.ndarray:
 
 @dataclass(frozen=True, slots=True)
 class Timeline:
-    """The eight rows of §3.3, in microseconds."""
+    """The eight timeline rows, in microseconds."""
 
     computation_time: float
     exposed_comm_time: float

@@ -1,4 +1,6 @@
-"""Host call tree: parent of every host event by time nesting per thread (perf_report.md §2.4).
+"""Host call tree: parent of every host event by time nesting per thread.
+
+See docs/trace.md#host-call-tree.
 
 The tree is stored as one integer column, `parent` (uid of the enclosing event, or -1), as
 HTA does, never as nested objects. GPU events hang under their launch. Ancestor queries

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from openpyxl import load_workbook
 
+from devkit.badinput.corpus import CASES, CASES_BY_NAME, SAMPLE_GPU_EVENTS, Case, sample_bytes
 from rooflens.analyzers.findings.model_info import model_identification, op_rows
 from rooflens.analyzers.perf.platforms import get_platform
 from rooflens.analyzers.report.build import build_report
@@ -26,7 +27,6 @@ from rooflens.analyzers.trace.errors import TraceError
 from rooflens.analyzers.trace.inspect import Inspection, inspect_trace
 from rooflens.analyzers.trace.open_trace import open_trace
 from rooflens.analyzers.trace.read import MAX_TRACE_ENV
-from tests.badinput.corpus import CASES, CASES_BY_NAME, SAMPLE_GPU_EVENTS, Case, sample_bytes
 
 
 def _params(outcome: str) -> list[Any]:

@@ -12,9 +12,9 @@ import jsonschema
 import pytest
 from mcp import Client
 
+from devkit.badinput.corpus import CASES, Case
 from rooflens.server.app import ServerConfig, build_server
 from rooflens.server.cli import main
-from tests.badinput.corpus import CASES, Case
 
 AVAILABLE = [c for c in CASES if c.available()]
 LOADED = [c for c in AVAILABLE if c.outcome == "loaded"]

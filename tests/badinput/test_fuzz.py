@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from devkit.badinput.corpus import sample_bytes
+from devkit.badinput.fuzz import fuzz_case, write_case
+from devkit.badinput.mutations import BYTE_MUTATIONS, DOCUMENT_MUTATIONS, Base
 from rooflens.analyzers.perf.platforms import Platform, get_platform
-from tests.badinput.corpus import sample_bytes
-from tests.badinput.fuzz import fuzz_case, write_case
-from tests.badinput.mutations import BYTE_MUTATIONS, DOCUMENT_MUTATIONS, Base
 
 CASES = 220  # ~25 s on two cores
 

@@ -12,7 +12,7 @@ from rooflens.analyzers.findings.drafts import tier_for
 from rooflens.analyzers.findings.validate import validate_findings_file
 from rooflens.analyzers.findings.validate_report import validate_report
 from rooflens.server.cli import main
-from tests.golden.cases import REFERENCE_FOLDERS, trace_path
+from tests.helpers.golden import REFERENCE_FOLDERS, trace_path
 
 # every shared trace with a TraceLens reference, the GPU-only MI210 one included
 FOLDERS = REFERENCE_FOLDERS
@@ -33,10 +33,11 @@ def test_every_findings_file_validates(run):
         assert validate_findings_file(path, tier_for(key)) == [], path.name
 
 
-def _compute_markers(text: str) -> list[dict[str, str]]:
-    section = text.split("## Compute Kernel Optimizations", 1)[1].split("\n## ", 1)[0]
-    found = [Marker.parse(ln) for ln in section.splitlines() if BEGIN_RE.match(ln)]
-    return [{"kind": m.kind, **dict(m.attrs)} for m in found if m and m.kind == "p_item"]
+def _card_markers(text: str) -> dict[int, dict[str, str]]:
+    """The p_item markers of the three card sections, by their P-number."""
+    cards = text.split("## Compute Kernel Optimizations", 1)[1].split("## Detailed Analysis")[0]
+    found = [Marker.parse(ln) for ln in cards.splitlines() if BEGIN_RE.match(ln)]
+    return {int(m.get("p") or 0): dict(m.attrs) for m in found if m and m.kind == "p_item"}
 
 
 def test_report_validates(run):
@@ -44,18 +45,23 @@ def test_report_validates(run):
     assert validate_report(run) == []
 
 
-def test_p_item_markers_equal_priority_findings(run):
+TIERS = {"compute": "compute", "kernel_fusion": "fusion", "system": "system"}
+
+
+def test_every_item_has_one_card_with_its_numbers(run):
+    """One P-number sequence across the report: item k is card Pk in its kind's section; the
+    cards no item ranks come after, with no saving."""
     text = (run / "analysis.md").read_text(encoding="utf-8")
-    findings = json.loads((run / "priority_data.json").read_text())["findings"]
-    markers = _compute_markers(text)
-    assert len(markers) == len(findings)
-    for n, (marker, finding) in enumerate(zip(markers, findings, strict=True), 1):
-        assert marker["category"] == finding["category"]
-        assert float(marker["low"]) == finding["impact_score_low"]
-        assert float(marker["mid"]) == finding["impact_score"]
-        assert float(marker["high"]) == finding["impact_score_high"]
-        assert f"(#detailed-analysis-compute-p{n})" in text
-        assert f'<a id="detailed-analysis-compute-p{n}"></a>' in text
+    items = json.loads((run / "priority_data.json").read_text())["items"]
+    markers = _card_markers(text)
+    for n, item in enumerate(items, 1):
+        marker = markers.pop(n)
+        assert item["p_number"] == n and marker["category"] == item["category"]
+        assert float(marker["mid"]) == item["percent_mid"]
+        assert float(marker["mid_ms"]) == pytest.approx(item["saving"]["mid_ms"], abs=1e-4)
+        anchor = f"detailed-analysis-{TIERS[item['kind']]}-p{n}"
+        assert f"(#{anchor})" in text and f'<a id="{anchor}"></a>' in text
+    assert all(k > len(items) and m["mid"] == "null" for k, m in markers.items())
 
 
 def test_report_has_no_template_leftovers(run):

@@ -17,8 +17,7 @@ import pytest
 
 from rooflens.analyzers.pipeline.folder import RunFolder
 from rooflens.analyzers.prepare.manifest import categorise
-from tests.golden.cases import REFERENCE_FOLDERS
-from tests.golden.test_perf_report import our_report, platform_for
+from tests.helpers.golden import REFERENCE_FOLDERS, our_report, platform_for
 
 FOLDERS = [f for f in REFERENCE_FOLDERS if f != "mi210_gpu_only"]  # no analysis_output there
 OUT = "<OUTPUT_DIR>/"

@@ -22,8 +22,7 @@ import pytest
 
 from rooflens.analyzers.categories import SYSTEM_KEYS, analyze_category
 from rooflens.analyzers.prepare.manifest import CategoryTables, categorise
-from tests.golden.cases import REFERENCE_FOLDERS
-from tests.golden.test_perf_report import our_report, platform_for
+from tests.helpers.golden import REFERENCE_FOLDERS, our_report, platform_for
 
 FOLDERS = [f for f in REFERENCE_FOLDERS if f != "mi210_gpu_only"]  # no compute categories
 SCORE_TOL = 0.02

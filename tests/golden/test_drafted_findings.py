@@ -13,7 +13,7 @@ from rooflens.analyzers.findings.contract import Status, Tier, render_findings
 from rooflens.analyzers.findings.drafts import draft_findings
 from rooflens.analyzers.findings.validate import validate_findings, validate_findings_file
 from rooflens.server.cli import main
-from tests.golden.cases import trace_path
+from tests.helpers.golden import trace_path
 
 FOLDERS = (
     "mi300_Qwen_Qwen1.5-0.5B-Chat__1016005",

@@ -11,18 +11,13 @@ import pytest
 
 from rooflens.analyzers.trace.errors import TraceError
 from rooflens.analyzers.trace.inspect import inspect_trace
-from tests.golden.conftest import shared_dir
+from tests.helpers.golden import shared_traces, trace_id, when_shared
 
-SHARED = shared_dir()
-TRACES = sorted((SHARED / "traces").rglob("*.json.gz")) if SHARED else []
-OTHER_JSON = sorted((SHARED / "traces").rglob("execution_details.json")) if SHARED else []
-
-
-def _id(path: Path) -> str:
-    return str(path.relative_to(path.parents[2])) if len(path.parents) > 2 else path.name
+TRACES = shared_traces()
+OTHER_JSON = shared_traces("execution_details.json")
 
 
-@pytest.mark.parametrize("path", TRACES, ids=_id)
+@pytest.mark.parametrize("path", when_shared(TRACES), ids=trace_id)
 def test_trace_loads_and_inspects(shared: Path, path: Path) -> None:
     result = inspect_trace(path)
     health = result.health
@@ -45,7 +40,7 @@ def test_every_shared_trace_is_covered(shared: Path) -> None:
     assert len(TRACES) >= 25
 
 
-@pytest.mark.parametrize("path", OTHER_JSON, ids=_id)
+@pytest.mark.parametrize("path", when_shared(OTHER_JSON), ids=trace_id)
 def test_json_that_is_not_a_trace_is_refused(shared: Path, path: Path) -> None:
     with pytest.raises(TraceError, match="not a Chrome trace"):
         inspect_trace(path)

@@ -9,10 +9,10 @@ import pytest
 
 from rooflens.analyzers.trace.inspect import inspect_trace
 from rooflens.server.cli import main
-from tests.golden.test_every_trace import TRACES, _id
+from tests.helpers.golden import shared_traces, trace_id, when_shared
 
 
-@pytest.mark.parametrize("path", TRACES, ids=_id)
+@pytest.mark.parametrize("path", when_shared(shared_traces()), ids=trace_id)
 def test_analyze_until_categories_runs_every_listed_analysis(
     shared: Path, path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

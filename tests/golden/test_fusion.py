@@ -26,9 +26,14 @@ from rooflens.analyzers.prepare.fusion import FusionCandidate, fusion_candidates
 from rooflens.analyzers.prepare.manifest import Manifest
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import build_model
-from tests.golden.cases import REFERENCE_FOLDERS, trace_path
-from tests.golden.conftest import shared_dir
-from tests.golden.test_perf_report import close, our_report, platform_for
+from tests.helpers.golden import (
+    REFERENCE_FOLDERS,
+    close,
+    our_report,
+    platform_for,
+    shared_dir,
+    trace_path,
+)
 
 WITH_CANDIDATES = [f for f in REFERENCE_FOLDERS if f != "mi210_gpu_only"]  # no file there
 

@@ -10,7 +10,7 @@ import pytest
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import build_model
 from rooflens.analyzers.trace.timeline import ROWS
-from tests.golden.cases import REFERENCE_FOLDERS, trace_path
+from tests.helpers.golden import REFERENCE_FOLDERS, trace_path
 
 # Symmetric-memory all-reduce kernels count as communication here (docs/deviations.md,
 # "Symmetric-memory collectives"); TraceLens counts them as computation.

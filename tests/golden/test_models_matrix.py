@@ -15,56 +15,20 @@ import pytest
 
 from rooflens.analyzers.perf import conv, gemm, sdpa
 from rooflens.analyzers.perf.base import OpArgs, PerfModel, Work
-from tests.golden.cases import REFERENCE_FOLDERS
-from tests.golden.deviation import (
+from tests.helpers.deviations import (
+    MATRIX_DEVIATIONS as DEVIATIONS,
+)
+from tests.helpers.deviations import (
     Deviation,
     mismatches,
     normalise,
     reference_work,
 )
-from tests.golden.reference_rows import ReferenceRow, unified_rows
+from tests.helpers.golden import REFERENCE_FOLDERS, ReferenceRow, unified_rows
 
 MODELS: dict[str, PerfModel] = {**gemm.MODELS, **conv.MODELS, **sdpa.MODELS}
 # added by TraceLens from the op's kernel names, not from its args: not the model's business
 KERNEL_DERIVED_PARAMS = frozenset({"transpose"})
-
-
-_CONV_BIAS = (
-    "aten::convolution bias is the optional tensor input 2; TraceLens tests len(Input Dims) "
-    "== 3, never true on real traces (9 entries), so a real bias adds no FLOPs and no bytes"
-)
-
-DEVIATIONS: dict[str, Deviation] = {
-    # x (4,3,224,224), w (768,3,16,16), stride 16 -> out (4,768,14,14) = 602,112 elements.
-    # FLOPs 2·768·602,112 = 924,844,032 + bias 602,112 = 925,446,144.
-    # bytes (602,112 + 589,824 + 602,112)·2 = 3,588,096 + bias 768·2 = 3,589,632 B.
-    "conv_fwd_bias/falconsai": Deviation(
-        "aten::convolution",
-        _CONV_BIAS,
-        "((4, 3, 224, 224), (768, 3, 16, 16), (768,), (), (), (), (), (), ())",
-        gflops=0.925446144,
-        data_moved_mb=3_589_632 / 2**20,
-        params={"bias": True},
-    ),
-    # x (128,3,224,224) = 19,267,584, out (128,768,14,14) = 19,267,584, w = 589,824.
-    # FLOPs 2·768·19,267,584 = 29,595,009,024 + 19,267,584 = 29,614,276,608.
-    # bytes (19,267,584·2 + 589,824)·2 = 78,249,984 + 1,536 = 78,251,520 B.
-    "conv_fwd_bias/timesformer": Deviation(
-        "aten::convolution",
-        _CONV_BIAS,
-        "((128, 3, 224, 224), (768, 3, 16, 16), (768,), (), (), (), (), (), ())",
-        gflops=29.614276608,
-        data_moved_mb=78_251_520 / 2**20,
-        params={"bias": True},
-    ),
-    # numbers unchanged (output_mask[2] is False on every reference row: no grad-bias)
-    "conv_bwd_bias_param": Deviation(
-        "aten::convolution_backward",
-        "perf_params bias is a bool read from output_mask[2] (else a non-empty bias_sizes); "
-        "TraceLens stores Input Dims[3] raw, the shape of the bias_sizes int list, always []",
-        params={"bias": False},
-    ),
-}
 
 
 def work_of(row: ReferenceRow) -> Work:

@@ -23,7 +23,7 @@ import pytest
 from rooflens.analyzers.prepare.multi_kernel import multi_kernel_data, multi_kernel_from_frame
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import TraceModel, build_model
-from tests.golden.cases import REFERENCE_FOLDERS, trace_path
+from tests.helpers.golden import REFERENCE_FOLDERS, trace_path
 
 REFERENCE = Path("reference/tracelens")
 FILE = Path("analysis_output/category_data/multi_kernel_data.json")

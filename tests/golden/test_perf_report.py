@@ -9,25 +9,15 @@ from __future__ import annotations
 import ast
 import json
 import math
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pytest
 
-from rooflens.analyzers.perf.platforms import load_platform_file
-from rooflens.analyzers.report.build import PerfReport, build_report
-from rooflens.analyzers.trace.load import load_trace
-from rooflens.analyzers.trace.model import build_model
-from tests.golden.cases import REFERENCE_FOLDERS, trace_path
-from tests.golden.conftest import shared_dir
-from tests.golden.deviation import Deviation
-from tests.golden.test_models_matrix import DEVIATIONS as MATRIX_DEVIATIONS
-from tests.golden.test_models_vector import DEVIATIONS as VECTOR_DEVIATIONS
+from tests.helpers.deviations import MATRIX_DEVIATIONS, VECTOR_DEVIATIONS, Deviation
+from tests.helpers.golden import REFERENCE_FOLDERS, close, our_report
 
-# reference README table: which platform file each reference folder was produced with
-PLATFORM_FILE = {"h100": "H100.json", "b200": "B200.json", "torch": "H100.json"}
 WITH_OPS = [f for f in REFERENCE_FOLDERS if f != "mi210_gpu_only"]
 KEY = ["name", "Input Dims", "Input type", "Concrete Inputs"]
 
@@ -67,19 +57,6 @@ ATTRIBUTION_DEVIATES: dict[tuple[str, str], str] = {
 }
 # categories of those pseudo ops, whose kernel time TraceLens counts as `other`
 B200_PSEUDO_CATEGORIES = ["MoE_unfused", "MoE_aux"]
-
-
-def platform_for(shared: Path, folder: str):
-    name = PLATFORM_FILE.get(folder.split("_")[0], "MI300X.json")
-    return load_platform_file(shared / "reference/tracelens/platforms" / name)
-
-
-@cache
-def our_report(folder: str) -> PerfReport:
-    shared = shared_dir()
-    assert shared is not None
-    model = build_model(load_trace(trace_path(shared, folder)))
-    return build_report(model, platform_for(shared, folder))
 
 
 def reference(shared: Path, folder: str, sheet: str) -> pd.DataFrame:
@@ -122,12 +99,6 @@ def keyed(frame: pd.DataFrame, parse) -> pd.DataFrame:
         gflops=("GFLOPS", "first"),
         data_mb=("Data Moved (MB)", "first"),
     )
-
-
-def close(a: float, b: float, rel: float = 5e-3) -> bool:
-    if (isinstance(a, float) and math.isnan(a)) or (isinstance(b, float) and math.isnan(b)):
-        return False
-    return abs(a - b) <= rel * max(abs(a), abs(b)) + 1e-9
 
 
 @pytest.mark.parametrize("folder", WITH_OPS)

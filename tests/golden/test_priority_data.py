@@ -18,7 +18,7 @@ from rooflens.analyzers.categories.documents import metrics_from_document
 from rooflens.analyzers.findings.priorities import priority_data
 from rooflens.analyzers.pipeline.folder import RunFolder
 from rooflens.analyzers.prepare.manifest import Manifest
-from tests.golden.cases import REFERENCE_FOLDERS
+from tests.helpers.golden import REFERENCE_FOLDERS
 
 WITHOUT_FILE = {"mi210_gpu_only"}  # no analysis_output there
 FOLDERS = [f for f in REFERENCE_FOLDERS if f not in WITHOUT_FILE]
@@ -81,7 +81,7 @@ def pair(request: pytest.FixtureRequest, shared: Path, tmp_path: Path) -> tuple[
 
 def test_same_keys_baseline_findings_estimates(pair: tuple[str, dict, dict]) -> None:
     _, ours, reference = pair
-    assert list(ours) == [*reference, "failed_categories"]
+    assert list(ours) == [*reference, "failed_categories", "items", "saving_totals"]
     assert ours["baseline_ms"] == reference["baseline_ms"]
     assert ours["findings"] == reference["findings"]
     assert ours["all_estimates"] == reference["all_estimates"]

@@ -13,7 +13,7 @@ from types import ModuleType
 
 import pytest
 
-from tests.golden.conftest import REPO
+from tests.helpers.golden import REPO
 
 
 @pytest.fixture(scope="module")

@@ -35,9 +35,7 @@ from rooflens.analyzers.prepare.run import CategoryData, prepare
 from rooflens.analyzers.report.build import PerfReport
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import TraceModel, build_model
-from tests.golden.cases import REFERENCE_FOLDERS, trace_path
-from tests.golden.conftest import shared_dir
-from tests.golden.test_perf_report import our_report, platform_for
+from tests.helpers.golden import REFERENCE_FOLDERS, our_report, platform_for, shared_dir, trace_path
 
 CATEGORY_DATA = Path("analysis_output/category_data")
 SYMMETRIC_MEMORY = "b200_eager_trace"

@@ -20,7 +20,7 @@ from mcp import Client
 
 from rooflens.analyzers.prepare.categories import SKILLS
 from rooflens.server.app import ServerConfig, build_server
-from tests.server.conftest import call
+from tests.helpers.mcp_client import call
 
 CALL = re.compile(r"\b[Cc]all(?:s|ing)?\s+`([a-z_]+)`")
 NAME = re.compile(r"`([a-z][a-z0-9_]*)`")

@@ -7,10 +7,8 @@ import re
 import pytest
 
 from rooflens.prompts import PromptSpec, load_prompts, parse_prompt, render
-from tests.server.test_mcp_tools import TOOLS
-
-# The tool list test_mcp_tools checks against the live server's tools/list.
-SERVER_TOOLS = TOOLS
+from tests.helpers.tool_names import CALLED, NOT_TOOLS, TOOLISH
+from tests.helpers.tool_names import TOOLS as SERVER_TOOLS
 
 ANALYSTS = {
     "cpu-idle",
@@ -30,14 +28,6 @@ ANALYSTS = {
 COMPUTE = {"gemm", "sdpa", "elementwise", "reduce", "triton", "moe", "norm", "convolution"}
 COMPUTE |= {"generic-op"}
 MULTI_KEY = {"sdpa", "norm", "convolution", "moe", "generic-op"}
-
-# A backticked snake_case word starting with one of these verbs reads as a tool name.
-TOOL_VERBS = (
-    "list|inspect|load|prepare|run|draft|submit|validate|aggregate|get|render|compose|query"
-)
-TOOLISH = re.compile(rf"`((?:{TOOL_VERBS})_[a-z0-9_]+)`")
-CALLED = re.compile(r"\b[Cc]all(?:s|ing)?\s+`([^`]+)`")
-NOT_TOOLS = {"run_id"}
 
 SHELL = [
     re.compile(r"python3?\s"),

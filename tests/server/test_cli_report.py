@@ -14,19 +14,12 @@ from pathlib import Path
 import pytest
 
 from rooflens.server.cli import main
-from tests.analyzers.trace.conftest import TraceBuilder
+from tests.helpers.perf_report_files import CSVS
+from tests.helpers.trace_builder import TraceBuilder
 
 BF16 = "c10::BFloat16"
 MM_ARGS = {"Input Dims": [[1024, 512], [512, 2048]], "Input type": [BF16, BF16]}
 ELEMENTWISE = "void at::native::vectorized_elementwise_kernel<4, at::native::AbsFunctor<float>>"
-CSVS = [
-    "gpu_timeline",
-    "ops_summary_by_category",
-    "ops_summary",
-    "ops_unique_args",
-    "unified_perf_summary",
-    "kernel_summary",
-]
 
 
 @pytest.fixture
@@ -163,6 +156,8 @@ def test_platforms_lists_the_catalogue(capsys):
     mi300x = next(line for line in lines if line.startswith("MI300X "))
     assert "AMD" in mi300x and "5300" in mi300x and "708" in mi300x
     assert lines[0].split()[:2] == ["name", "vendor"]
+    rtx = next(line for line in lines if line.startswith("RTX_2080_Ti "))
+    assert rtx.split()[1] == "NVIDIA"  # the longest name keeps its own column
 
 
 def test_analyze_prepares_the_category_data_with_relative_paths(trace, tmp_path, capsys):

@@ -16,7 +16,7 @@ from rooflens.analyzers.pipeline.ledger import file_sha256
 from rooflens.analyzers.trace.synthetic import write_sample_trace
 from rooflens.server.cli import main
 from rooflens.server.cli_progress import Progress
-from tests.server.test_cli_report import CSVS
+from tests.helpers.perf_report_files import CSVS
 
 HEAVY = ("pandas", "numpy", "matplotlib", "openpyxl", "mcp", "rich", "uvicorn")
 

@@ -12,8 +12,8 @@ from mcp import Client, MCPError
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
 from rooflens.analyzers.trace.synthetic import write_sample_trace
-from tests.server.conftest import call, error_of
-from tests.server.test_serve_http import BEARER, start, stop
+from tests.helpers.http_server import BEARER, start, stop
+from tests.helpers.mcp_client import call, error_of
 
 
 def session(url: str) -> Client:

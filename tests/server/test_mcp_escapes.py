@@ -18,7 +18,7 @@ from mcp import Client
 
 from rooflens.analyzers.trace.synthetic import write_sample_trace
 from rooflens.server.app import ServerConfig, build_server
-from tests.server.conftest import call, error_of
+from tests.helpers.mcp_client import call, error_of
 
 SECRET = "TOKEN=hunter2-do-not-echo"
 

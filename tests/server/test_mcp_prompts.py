@@ -6,7 +6,7 @@ import pytest
 from mcp import Client
 
 from rooflens.server.app import ServerConfig, build_server
-from tests.prompts.test_prompts import CALLED, NOT_TOOLS, TOOLISH
+from tests.helpers.tool_names import CALLED, NOT_TOOLS, TOOLISH
 
 
 @pytest.fixture

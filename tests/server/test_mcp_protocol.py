@@ -13,7 +13,7 @@ from mcp import Client, MCPDeprecationWarning, MCPError
 from mcp.types import INVALID_PARAMS, ResourceListChangedNotification, ServerNotification
 
 from rooflens.server.app import ServerConfig, build_server
-from tests.server.conftest import call, error_of
+from tests.helpers.mcp_client import call, error_of
 
 DUMMY = {"string": "x", "integer": 1, "boolean": False, "array": [], "object": {}}
 

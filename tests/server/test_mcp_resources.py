@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -14,9 +12,7 @@ from mcp.types import ResourceTemplateReference
 from rooflens import resources
 from rooflens.analyzers.findings.validate_report import validate_report_text
 from rooflens.server.app import ServerConfig, build_server
-from tests.golden.conftest import shared_dir
 
-TRACE = "gaunernst_bert-small-uncased__1016001.json.gz"
 TEMPLATES = {
     "rooflens://runs{?step}": "application/json",
     "rooflens://runs/{run_id}/manifest": "application/json",
@@ -47,16 +43,6 @@ def server_for(folder: Path):
 
 def server_templates(server) -> list:
     return list(server._resource_manager.list_templates())
-
-
-@pytest.fixture
-def trace(tmp_path) -> Path:
-    shared = shared_dir()
-    if shared is None:
-        if os.environ.get("CI"):
-            pytest.fail("../shared is missing in CI")
-        pytest.skip("../shared (reference traces) not found next to the repo")
-    return Path(shutil.copy(shared / "traces" / "h100" / TRACE, tmp_path / TRACE))
 
 
 async def text_of(client: Client, uri: str) -> str:

@@ -15,28 +15,8 @@ from rooflens.analyzers.pipeline.ledger import read_record, verify
 from rooflens.analyzers.trace.synthetic import write_sample_trace
 from rooflens.server import loading
 from rooflens.server.app import ServerConfig, build_server
-from tests.server.conftest import call, error_of
-
-TOOLS = {
-    "list_platforms",
-    "inspect_trace",
-    "load_trace",
-    "prepare_category_data",
-    "run_category_analysis",
-    "draft_findings",
-    "submit_findings",
-    "validate_findings",
-    "aggregate_findings",
-    "validate_run",
-    "compose_report",
-    "validate_report",
-    "query_operations",
-    "list_tables",
-    "run_full_analysis",
-    "get_model_identification_data",
-    "submit_model_info",
-    "render_performance_plot",
-}
+from tests.helpers.mcp_client import call, error_of
+from tests.helpers.tool_names import TOOLS
 
 
 @pytest.mark.anyio

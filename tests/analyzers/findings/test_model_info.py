@@ -174,3 +174,15 @@ def test_submitted_model_info_wins(tmp_path: Path) -> None:
     RunFolder(tmp_path).write_identity(rows, info)
     saved = json.loads((tmp_path / layout.MODEL_INFO).read_text())
     assert saved["model"] == "Llama-3.2-1B" and saved["num_layers"] == 2
+
+
+def test_submitted_nulls_keep_the_inference(tmp_path: Path) -> None:
+    folder = RunFolder(tmp_path)
+    path = tmp_path / layout.SUBMITTED_MODEL
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"model": "Llama-3.2-1B", "architecture": None, "precision": None}))
+    submitted = folder.read_submitted_identity()
+    assert submitted is not None  # null text fields no longer refuse the whole file
+    info = merged_identity(model_identification(_llama(2)), submitted)
+    assert info.model == "Llama-3.2-1B"
+    assert info.precision == "bf16" and info.architecture != "unknown"

@@ -256,8 +256,11 @@ def test_write_priority_data_round_trip(tmp_path: Path) -> None:
         "findings",
         "all_estimates",
         "failed_categories",
+        "items",
+        "saving_totals",
     ]
     assert loaded == data.model_dump(mode="json")
+    assert type(data).model_validate(loaded) == data  # the document parses back
     assert loaded["recommendations"][0]["operation_count"] == 3
     assert loaded["recommendations"][0]["type"] == "kernel_tuning"
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []

@@ -482,7 +482,7 @@ def test_a_gpu_only_trace_gets_the_system_categories_and_a_note(tmp_path):
     """TraceLens's preparation fails on GPU-only traces; ours writes a manifest that says why."""
     from rooflens.analyzers.perf.platforms import get_platform
     from rooflens.analyzers.report.build import build_report
-    from tests.analyzers.trace.conftest import TraceBuilder
+    from tests.helpers.trace_builder import TraceBuilder
 
     events = [*TraceBuilder.launch(1, ts=0, kernel_ts=10, kernel_dur=5)]
     model = TraceBuilder(tmp_path).model(events)

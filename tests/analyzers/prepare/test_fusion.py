@@ -20,7 +20,7 @@ from rooflens.analyzers.prepare.fusion import (
     narrow_attention,
     write_fusion_candidates,
 )
-from tests.analyzers.trace.conftest import TraceBuilder
+from tests.helpers.trace_builder import TraceBuilder
 
 tb = TraceBuilder
 GELU = "void at::native::vectorized_elementwise_kernel<4, GeluCUDAKernelImpl>"

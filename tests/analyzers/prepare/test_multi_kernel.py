@@ -10,7 +10,7 @@ from rooflens.analyzers.prepare.multi_kernel import (
     memcpy_direction,
     multi_kernel_data,
 )
-from tests.analyzers.trace.conftest import TraceBuilder
+from tests.helpers.trace_builder import TraceBuilder
 
 tb = TraceBuilder
 

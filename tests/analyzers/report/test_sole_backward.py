@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from rooflens.analyzers.report.build import build_report
-from tests.analyzers.trace.conftest import TraceBuilder
+from tests.helpers.trace_builder import TraceBuilder
 
 BF16 = "c10::BFloat16"
 QKV = [1, 2, 4, 8]  # B, H, N, d in the (B, H, N, d) layout of aten's flash SDPA

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from rooflens.analyzers.trace.health import assess
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import build_model
@@ -37,3 +39,18 @@ def test_same_seed_same_bytes_other_seed_other_bytes(tmp_path: Path) -> None:
     c = write_sample_trace(tmp_path / "c.json.gz", seed=4).read_bytes()
     assert a == b
     assert a != c
+
+
+def test_layers_and_mlp_modules_are_planted_and_the_defaults_unchanged(tmp_path: Path) -> None:
+    default = write_sample_trace(tmp_path / "a.json.gz").read_bytes()
+    explicit = write_sample_trace(tmp_path / "b.json.gz", layers=2, mlp_module=False)
+    assert explicit.read_bytes() == default
+    trace = load_trace(write_sample_trace(tmp_path / "c.json.gz", layers=3, mlp_module=True))
+    names = trace.events["name"].astype(str)
+    assert sorted(set(names[names.str.startswith("nn.Module: MLP_")])) == [
+        f"nn.Module: MLP_{n}" for n in range(3)
+    ]
+    assert (names == "nn.Module: TransformerBlock_2").sum() == 1
+    assert (names == "aten::_scaled_dot_product_flash_attention").sum() == 3
+    with pytest.raises(ValueError, match="at least one layer"):
+        write_sample_trace(tmp_path / "d.json.gz", layers=0)

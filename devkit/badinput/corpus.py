@@ -1,11 +1,12 @@
 """Every known bad input, generated on demand (no checked-in blobs), with the expected outcome.
 
-Other tests reuse `CASES`: each `Case` writes its file into a folder and says whether the
-engine must refuse it (`TraceError` whose message contains `message`) or load it with the
-bad events skipped and counted (`skipped` is the exact `health.skipped_events`,
-`malformed` must be a subset of `health.malformed_values`, and `message`, when set, is a
-health warning code that must be present). The valid parts come from the repo's own sample
-trace (`synthetic.write_sample_trace`): 292 events, 47 kernels and one memcpy, all linked.
+The bad-input tests (tests/badinput) use `CASES`: each `Case` writes its file into a
+folder and says whether the engine must refuse it (`TraceError` whose message contains
+`message`) or load it with the bad events skipped and counted (`skipped` is the exact
+`health.skipped_events`, `malformed` must be a subset of `health.malformed_values`, and
+`message`, when set, is a health warning code that must be present). The valid parts come
+from the repo's own sample trace (`synthetic.write_sample_trace`): 292 events, 47 kernels and
+one memcpy, all linked.
 Every event a case makes unusable (other than non-object entries) is a kernel, so a loaded
 case has `SAMPLE_GPU_EVENTS - skipped` GPU events.
 """

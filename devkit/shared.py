@@ -1,8 +1,17 @@
-"""Which trace each TraceLens reference folder was produced from (reference README table)."""
+"""The reference data folder (`../shared`): where it is, and which trace each TraceLens
+reference folder was produced from (reference README table).
+
+`shared_dir()` is the folder named by ROOFLENS_SHARED, else `shared` next to the repository;
+it counts as present only when it holds `traces/`. Tests reach it through the `shared`
+fixture (tests/conftest.py), which skips without it, and fails under CI.
+"""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
 
 _FIXED = {
     "b200_eager_trace": "b200/eager_trace.json.gz",
@@ -30,6 +39,13 @@ REFERENCE_FOLDERS = (
     "perf_model_normalization",
     "torch_compile_triton",
 )
+
+
+def shared_dir() -> Path | None:
+    """The reference data folder, or None when it (or its `traces/`) is absent."""
+    configured = os.environ.get("ROOFLENS_SHARED")
+    candidate = Path(configured) if configured else REPO.parent / "shared"
+    return candidate if (candidate / "traces").is_dir() else None
 
 
 def trace_path(shared: Path, folder: str) -> Path:

@@ -1,8 +1,8 @@
-"""Graph-capture traces through the front ends: `rooflens inspect/report` and `load_trace`."""
+"""Graph-capture traces through the front ends: `rooflens inspect/report` and `load_trace`, on
+the shared vLLM decode replay (tests/generated/test_captures.py: the same on a built one)."""
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
@@ -11,20 +11,14 @@ from mcp import Client
 
 from rooflens.server.app import ServerConfig, build_server
 from rooflens.server.cli import main
-from tests.golden.conftest import shared_dir
-from tests.server.conftest import call, error_of
+from tests.helpers.mcp_client import call, error_of
 
 CASE = Path("traces/inference/vllm_decode_full")
 
 
 @pytest.fixture
-def replay(tmp_path: Path) -> Path:
+def replay(shared: Path, tmp_path: Path) -> Path:
     """The vLLM FULL-graph decode replay with its capture_traces/ folder, copied."""
-    shared = shared_dir()
-    if shared is None:
-        if os.environ.get("CI"):
-            pytest.fail("the shared traces are missing")
-        pytest.skip("the shared traces are not available")
     target = tmp_path / "vllm"
     shutil.copytree(shared / CASE, target)
     return target / "graph_execution.json.gz"

@@ -22,6 +22,13 @@ from typing import Any, Literal
 
 import numpy as np
 
+from devkit.badinput.mutations import (
+    BYTE_MUTATIONS,
+    DOCUMENT_MUTATIONS,
+    Base,
+    Damage,
+    gzip_damage,
+)
 from rooflens.analyzers.findings.model_info import model_identification, op_rows
 from rooflens.analyzers.perf.platforms import Platform
 from rooflens.analyzers.report.build import build_report
@@ -29,13 +36,6 @@ from rooflens.analyzers.report.files import write_perf_report
 from rooflens.analyzers.trace.errors import TraceError
 from rooflens.analyzers.trace.inspect import Inspection, inspect_trace
 from rooflens.analyzers.trace.open_trace import open_trace
-from tests.badinput.mutations import (
-    BYTE_MUTATIONS,
-    DOCUMENT_MUTATIONS,
-    Base,
-    Damage,
-    gzip_damage,
-)
 
 Kind = Literal["refused", "loaded", "crash"]
 

@@ -1,0 +1,166 @@
+"""Every analysis's findings as `Candidate`s on the one impact scale
+(docs/analysis.md#one-impact-scale): what each could save in ms, and its cap.
+
+Compute findings and fusion candidates carry their savings in % of the window already; here
+they become ms, capped by the kernel time they cover. System findings are estimated here from
+the time the GPU was idle or exposed, with the recovery fractions below (assumptions, stated
+in the docs): the host can rarely hide every microsecond of a stall, and a copy or a collective
+overlapped with compute still costs something.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+
+from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics
+from rooflens.analyzers.categories.documents import Metrics
+from rooflens.analyzers.categories.kernel_fusion import KernelFusionMetrics
+from rooflens.analyzers.categories.models import CategoryMetrics, Finding
+from rooflens.analyzers.categories.multi_kernel import MultiKernelMetrics
+from rooflens.analyzers.findings.impact_scale import Candidate, Pool, Saving, pool_sizes
+from rooflens.analyzers.prepare.categories import GpuUtilization
+
+# Share of an idle or exposed stretch a fix recovers: (low, mid, high).
+RECOVERY = (0.25, 0.5, 0.75)
+# Per idle cause; a blocking call removed or made asynchronous gives back most of its wait.
+# Idle before the first and after the last iteration is the profiling window's edge, not a
+# cost of the workload, so it is no finding.
+CAUSE_RECOVERY = {
+    "host_blocking": (0.5, 0.75, 1.0),
+    "launch_bound": RECOVERY,
+    "between_iterations": RECOVERY,
+    "other_host": RECOVERY,
+}
+CAUSE_TITLES = {
+    "host_blocking": "The GPU waited while the host blocked in synchronising calls",
+    "launch_bound": "The GPU waited on kernel launches (launch-bound stretches)",
+    "between_iterations": "The GPU sat idle between iterations",
+    "other_host": "The GPU sat idle while the host did other work",
+}
+MIN_SYSTEM_SHARE = 1.0  # % of the window below which a system stretch is not a finding
+
+
+def candidates(
+    metrics: Mapping[str, Metrics], gpu: GpuUtilization, display: Mapping[str, str]
+) -> list[Candidate]:
+    """The candidates of every analysis that ran; failed analyses give none."""
+    found: list[Candidate] = []
+    for key, analysed in metrics.items():
+        if analysed.status not in ("OK", "SUCCESS"):
+            continue
+        if isinstance(analysed, CategoryMetrics):
+            found.extend(_compute(key, analysed, gpu, display.get(key, key)))
+        elif isinstance(analysed, KernelFusionMetrics):
+            found.extend(_fusion(analysed, gpu))
+        elif isinstance(analysed, CpuIdleMetrics):
+            found.extend(_idle(analysed, gpu))
+        elif isinstance(analysed, MultiKernelMetrics):
+            found.extend(_stretch("multi_kernel", "exposed_memcpy", gpu, "Exposed copies"))
+            found.extend(_stretch("multi_kernel", "exposed_comm", gpu, "Exposed communication"))
+    return found
+
+
+def _ms(percent: float, gpu: GpuUtilization) -> float:
+    return percent / 100 * gpu.total_time_ms
+
+
+def _compute(
+    key: str, metrics: CategoryMetrics, gpu: GpuUtilization, name: str
+) -> Iterator[Candidate]:
+    for finding in metrics.category_findings or ():
+        yield Candidate(
+            category=key,
+            kind="compute",
+            title=_compute_title(name, finding),
+            estimate_method=finding.estimate_method,
+            source_rank=finding.rank,
+            saving=Saving(
+                low_ms=_ms(finding.impact_score_low, gpu),
+                mid_ms=_ms(finding.impact_score, gpu),
+                high_ms=_ms(finding.impact_score_high, gpu),
+                cap_ms=sum(m.time_ms for m in finding.members),
+                pool="kernels",
+                basis=(
+                    "the members' kernel time brought to 75/87.5/100 % of their roofline"
+                    if finding.estimate_method == "quantified"
+                    else "15/30/45 % of unmodelled kernel time (no roofline: a guess)"
+                ),
+            ),
+        )
+
+
+def _compute_title(name: str, finding: Finding) -> str:
+    bound = "" if finding.bound_type in ("unknown", "unmodeled") else f"{finding.bound_type}-bound "
+    return f"{name}: {finding.member_count} {bound}operation(s) on {finding.library}"
+
+
+def _fusion(metrics: KernelFusionMetrics, gpu: GpuUtilization) -> Iterator[Candidate]:
+    for rank, estimate in enumerate(metrics.impact_estimates or (), start=1):
+        yield Candidate(
+            category="kernel_fusion",
+            kind="kernel_fusion",
+            title=f"Fuse {estimate.operation} ({estimate.kernel_count} kernels)",
+            estimate_method="quantified",
+            source_rank=rank,
+            saving=Saving(
+                low_ms=_ms(estimate.impact_score_low, gpu),
+                mid_ms=_ms(estimate.impact_score, gpu),
+                high_ms=_ms(estimate.impact_score_high, gpu),
+                cap_ms=estimate.time_ms,
+                pool="kernels",
+                basis="the candidate's kernels replaced by one fused kernel at its roofline",
+            ),
+        )
+
+
+def _idle(metrics: CpuIdleMetrics, gpu: GpuUtilization) -> Iterator[Candidate]:
+    """One finding per idle cause when the host side is known, else one for all idle time."""
+    if metrics.host_side is None:
+        yield from _stretch("cpu_idle", "idle", gpu, "The GPU sat idle")
+        return
+    sites = metrics.host_side.call_sites
+    for rank, part in enumerate(metrics.host_side.idle_causes, start=1):
+        fractions = CAUSE_RECOVERY.get(part.cause)
+        if fractions is None:
+            continue
+        title = CAUSE_TITLES[part.cause]
+        if part.cause == "host_blocking" and sites:
+            title += f" (most in {sites[0].call} under {sites[0].operator})"
+        yield from _stretch(
+            "cpu_idle", "idle", gpu, title, size=part.idle_ms, fractions=fractions, rank=rank
+        )
+
+
+def _stretch(
+    category: str,
+    pool: Pool,
+    gpu: GpuUtilization,
+    title: str,
+    *,
+    size: float | None = None,
+    fractions: tuple[float, float, float] = RECOVERY,
+    rank: int | None = None,
+) -> Iterator[Candidate]:
+    """One system finding for a stretch of the window (by default a whole pool), worth a
+    share of it."""
+    size = pool_sizes(gpu)[pool] if size is None else size
+    if gpu.total_time_ms <= 0 or size / gpu.total_time_ms * 100 < MIN_SYSTEM_SHARE:
+        return
+    low, mid, high = (size * f for f in fractions)
+    share = size / gpu.total_time_ms * 100
+    percents = "/".join(f"{f * 100:g}" for f in fractions)
+    yield Candidate(
+        category=category,
+        kind="system",
+        title=f"{title}: {size:.1f} ms ({share:.1f} % of the window)",
+        estimate_method="quantified",
+        source_rank=rank,
+        saving=Saving(
+            low_ms=low,
+            mid_ms=mid,
+            high_ms=high,
+            cap_ms=size,
+            pool=pool,
+            basis=f"{percents} % of that time recovered by keeping the GPU fed or overlapped",
+        ),
+    )

@@ -1,0 +1,156 @@
+"""One impact scale for every finding (docs/analysis.md#one-impact-scale).
+
+Compute findings, kernel-fusion candidates and system findings each become a `PriorityItem`
+whose saving is given low / mid / high in ms and in % of the analysed window, and capped by the
+time it could physically recover: a finding never saves more than its kernels ran, or the GPU
+waited. Items are ranked together by their mid saving (quantified before heuristic) and numbered
+P1, P2, ... once for the whole report. `SavingTotals` adds them up without double counting: each
+item draws on one pool of the window (kernel time, idle time, exposed copies, exposed
+communication), and a pool gives out no more than it holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, model_validator
+
+from rooflens.analyzers.prepare.categories import GpuUtilization
+
+Pool = Literal["kernels", "idle", "exposed_memcpy", "exposed_comm"]
+Kind = Literal["compute", "kernel_fusion", "system"]
+Method = Literal["quantified", "heuristic"]
+POOLS: tuple[Pool, ...] = ("kernels", "idle", "exposed_memcpy", "exposed_comm")
+_POOL_SHARE = {  # the gpu_timeline share each pool holds
+    "kernels": "computation_time_percent",
+    "idle": "idle_time_percent",
+    "exposed_memcpy": "exposed_memcpy_time_percent",
+    "exposed_comm": "exposed_comm_time_percent",
+}
+
+
+class Saving(BaseModel):
+    """What one finding could save, in ms, never above `cap_ms` and with low <= mid <= high."""
+
+    model_config = ConfigDict(frozen=True)
+
+    low_ms: float
+    mid_ms: float
+    high_ms: float
+    cap_ms: float
+    pool: Pool
+    basis: str  # one sentence: how the range was computed
+
+    @model_validator(mode="before")
+    @classmethod
+    def _capped(cls, data: dict) -> dict:
+        cap = max(0.0, float(data["cap_ms"]))
+        low, mid, high = (min(cap, max(0.0, float(data[k]))) for k in _RANGE)
+        mid = max(low, mid)
+        high = max(mid, high)
+        return {**data, "cap_ms": cap, "low_ms": low, "mid_ms": mid, "high_ms": high}
+
+    def percent(self, window_ms: float) -> tuple[float, float, float]:
+        """(low, mid, high) as % of the analysed window."""
+        if window_ms <= 0:
+            return (0.0, 0.0, 0.0)
+        return tuple(round(v / window_ms * 100, 2) for v in self.range_ms)  # type: ignore[return-value]
+
+    @property
+    def range_ms(self) -> tuple[float, float, float]:
+        return (self.low_ms, self.mid_ms, self.high_ms)
+
+
+_RANGE = ("low_ms", "mid_ms", "high_ms")
+
+
+class Candidate(BaseModel):
+    """A finding before ranking: where it comes from, what it is, what it could save."""
+
+    model_config = ConfigDict(frozen=True)
+
+    category: str
+    kind: Kind
+    title: str
+    estimate_method: Method
+    saving: Saving
+    source_rank: int | None = None  # its rank among its own category's findings
+
+
+class PriorityItem(Candidate):
+    """A ranked finding: its report-wide P-number and its saving in % of the window."""
+
+    p_number: int
+    percent_low: float
+    percent_mid: float
+    percent_high: float
+
+
+class SavingTotals(BaseModel):
+    """What all quantified items together could save, each pool counted at most once."""
+
+    low_ms: float
+    mid_ms: float
+    high_ms: float
+    percent_mid: float
+    by_pool_mid_ms: dict[str, float]
+    pool_ms: dict[str, float]
+
+
+def pool_sizes(gpu: GpuUtilization) -> dict[Pool, float]:
+    """How many ms of the window each pool holds."""
+    return {p: gpu.total_time_ms * getattr(gpu, _POOL_SHARE[p]) / 100 for p in POOLS}
+
+
+def rank_items(candidates: Iterable[Candidate], window_ms: float) -> list[PriorityItem]:
+    """Quantified items by mid saving (then high, then category), then heuristic ones alike."""
+    order = sorted(
+        candidates,
+        key=lambda c: (
+            c.estimate_method != "quantified",
+            -c.saving.mid_ms,
+            -c.saving.high_ms,
+            c.category,
+            c.source_rank or 0,
+        ),
+    )
+    items = []
+    for number, candidate in enumerate(order, start=1):
+        low, mid, high = candidate.saving.percent(window_ms)
+        items.append(
+            PriorityItem(
+                **dict(candidate),
+                p_number=number,
+                percent_low=low,
+                percent_mid=mid,
+                percent_high=high,
+            )
+        )
+    return items
+
+
+def totals(items: Iterable[PriorityItem], gpu: GpuUtilization) -> SavingTotals:
+    """Sum the quantified items in rank order, each taking from its pool what is left."""
+    sizes = pool_sizes(gpu)
+    left = {bound: dict.fromkeys(POOLS, 0.0) | sizes for bound in _RANGE}
+    taken = {bound: 0.0 for bound in _RANGE}
+    by_pool = dict.fromkeys(POOLS, 0.0)
+    for item in items:
+        if item.estimate_method != "quantified":
+            continue
+        for bound, value in zip(_RANGE, item.saving.range_ms, strict=True):
+            share = min(value, left[bound][item.saving.pool])
+            left[bound][item.saving.pool] -= share
+            taken[bound] += share
+            if bound == "mid_ms":
+                by_pool[item.saving.pool] += share
+    window = gpu.total_time_ms
+    return SavingTotals(
+        low_ms=round(taken["low_ms"], 3),
+        mid_ms=round(taken["mid_ms"], 3),
+        high_ms=round(taken["high_ms"], 3),
+        percent_mid=round(taken["mid_ms"] / window * 100, 2) if window > 0 else 0.0,
+        by_pool_mid_ms={p: round(v, 3) for p, v in by_pool.items()},
+        pool_ms={p: round(v, 3) for p, v in sizes.items()},
+    )

@@ -1,0 +1,294 @@
+"""The report's summary parts: the Executive Summary, the Priorities table, the Warnings, the
+Top Operations table and the Appendix (docs/analysis.md#the-report)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from rooflens.analyzers import layout
+from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics, IterationSummary
+from rooflens.analyzers.categories.documents import Metrics
+from rooflens.analyzers.categories.models import CategoryMetrics
+from rooflens.analyzers.findings.contract import Findings, Status
+from rooflens.analyzers.findings.drafts import FUSION_KEY, SYSTEM_KEYS, num
+from rooflens.analyzers.findings.model_info import ModelIdentification
+from rooflens.analyzers.findings.priorities import PriorityData
+from rooflens.analyzers.findings.report_cards import cap_text, ms, ms_range, saving_text
+from rooflens.analyzers.findings.report_prose import ReportProse
+from rooflens.analyzers.perf.platforms import Platform
+from rooflens.analyzers.prepare.categories import GpuUtilization
+from rooflens.analyzers.prepare.manifest import CategoryEntry, CategoryMetadata, Manifest
+
+UNKNOWN = "Cannot be inferred from trace"
+KIND_WORDS = {"compute": "compute", "kernel_fusion": "kernel fusion", "system": "system"}
+
+
+def pct(value: float | None) -> str:
+    return "—" if value is None else f"{float(value):.2f}%"
+
+
+@dataclass(frozen=True)
+class ReportRun:
+    """The report's typed inputs and the figures several parts share."""
+
+    manifest: Manifest
+    metadata: Mapping[str, CategoryMetadata]
+    metrics: Mapping[str, Metrics]
+    findings: Mapping[str, Findings]
+    priority: PriorityData
+    identity: ModelIdentification | None
+    has_plot: bool
+    platform: Platform | None = None
+
+    @property
+    def util(self) -> GpuUtilization:
+        return self.manifest.gpu_utilization
+
+    @property
+    def by_name(self) -> dict[str, CategoryEntry]:
+        return {c.name: c for c in self.manifest.categories}
+
+    def compute_categories(self) -> list[CategoryEntry]:
+        return [c for c in self.manifest.categories if c.tier != "system"]
+
+    def compute_ms(self) -> float:
+        """The computation time: the share of the window compute kernels ran."""
+        return self.util.total_time_ms * self.util.computation_time_percent / 100
+
+    def compute_share(self, kernel_ms: float | None) -> str:
+        """`kernel_ms` as a share of compute time. The denominator is the larger of the
+        computation time and the compute categories' summed kernel time, so no share of it
+        passes 100 % when the categories hold more than the timeline's computation."""
+        total = max(self.compute_ms(), sum(c.gpu_kernel_time_ms or 0.0
+                                           for c in self.compute_categories()))  # fmt: skip
+        if kernel_ms is None or total <= 0:
+            return "—"
+        return f"{kernel_ms / total * 100:.1f}%"
+
+    def iterations(self) -> IterationSummary | None:
+        """The iterations the host-side analysis found (cpu_idle's `host_side`)."""
+        idle = self.metrics.get("cpu_idle")
+        if isinstance(idle, CpuIdleMetrics) and idle.host_side is not None:
+            return idle.host_side.iterations
+        return None
+
+    def findings_of(self, key: str) -> Findings | None:
+        return self.findings.get(key)
+
+    def metrics_in_file_order(self) -> list[tuple[str, Metrics]]:
+        """(key, metrics) of every analysed category, in their files' name order."""
+        keys = sorted(self.metrics, key=lambda k: f"{k}_metrics.json")
+        return [(k, self.metrics[k]) for k in keys]
+
+    def peaks(self) -> CategoryMetadata | None:
+        for key in sorted(self.metadata, key=lambda k: f"{k}_metadata.json"):
+            if self.metadata[key].max_achievable_tflops:
+                return self.metadata[key]
+        return None
+
+
+def _top_category(run: ReportRun) -> tuple[str, str]:
+    """The compute category with the most kernel time, and its share of compute time."""
+    cats = [c for c in run.compute_categories() if c.gpu_kernel_time_ms is not None]
+    if not cats:
+        return "—", "—"
+    top = max(cats, key=lambda c: c.gpu_kernel_time_ms or 0.0)
+    return top.display_name or top.name, run.compute_share(top.gpu_kernel_time_ms)
+
+
+def executive_summary(run: ReportRun, prose: ReportProse | None = None) -> str:
+    """What the window held, what it is worth fixing first; the prose, when a model wrote
+    one, replaces only the opening paragraph."""
+    u = run.util
+    top, share = _top_category(run)
+    rows = [
+        ("Total Time", f"{u.total_time_ms:.2f} ms (the analysed window)"),
+        ("GPU Busy %", pct(100 - u.idle_time_percent)),
+        ("Compute %", pct(u.computation_time_percent)),
+        ("Idle %", pct(u.idle_time_percent)),
+        ("Exposed Communication %", pct(u.exposed_comm_time_percent)),
+        ("Top Bottleneck Category", f"{top} ({share} of compute time)" if share != "—" else top),
+    ]
+    table = "\n".join(["| Metric | Value |", "| --- | --- |", *(f"| {a} | {b} |" for a, b in rows)])
+    para = prose.summary if prose is not None and prose.summary else _paragraph(run)
+    if run.has_plot:
+        plot = f"![Performance breakdown]({layout.PLOT})"
+    else:
+        plot = "_No performance breakdown plot was produced for this run._"
+    parts = ["## Executive Summary", para, _facts(run), table, plot]
+    if prose is not None and prose.recommendation:
+        parts.append(f"**Recommendation**: {prose.recommendation}")
+    return "\n\n".join(parts)
+
+
+def _paragraph(run: ReportRun) -> str:
+    items, totals = run.priority.items, run.priority.saving_totals
+    if not items:
+        return "No finding has an estimated saving: nothing in this window is ranked."
+    kinds = [i.kind for i in items]
+    text = (
+        f"This report ranks {len(items)} finding(s) on one scale, what each could save of the "
+        f"analysed window: {kinds.count('compute')} compute, "
+        f"{kinds.count('kernel_fusion')} kernel fusion and {kinds.count('system')} system."
+    )
+    if totals is not None:
+        text += (
+            f" Together they could save at most {ms(totals.mid_ms)} ms "
+            f"({totals.percent_mid:.2f} % of the window) at the mid estimate, never counting "
+            "a pool of the window twice."
+        )
+    return text
+
+
+def _facts(run: ReportRun) -> str:
+    """The window, its iterations (when known), GPU busy vs idle, and the top three fixes."""
+    u, window = run.util, run.util.total_time_ms
+
+    def part(percent: float) -> str:
+        return f"{ms(window * percent / 100)} ms ({percent:.2f} %)"
+
+    lines = [
+        f"- **Analysed window**: {ms(window)} ms, from the first to the last GPU event the "
+        "timeline counts; it may hold several iterations, or part of one.",
+    ]
+    iterations = iteration_line(run.iterations())
+    if iterations:
+        lines.append(f"- **Iterations**: {iterations}")
+    lines += [
+        f"- **GPU busy**: {part(100 - u.idle_time_percent)}: compute "
+        f"{part(u.computation_time_percent)}, exposed communication "
+        f"{part(u.exposed_comm_time_percent)}, exposed copies "
+        f"{part(u.exposed_memcpy_time_percent)}.",
+        f"- **GPU idle**: {part(u.idle_time_percent)}.",
+    ]
+    top = run.priority.items[:3]
+    if top:
+        lines.append("- **Top fixes**:")
+        lines += [f"  - P{i.p_number}: {i.title} — could save {saving_text(i)}" for i in top]
+    return "\n".join(lines)
+
+
+def iteration_line(iterations: IterationSummary | None) -> str | None:
+    """The iteration count and time per iteration, from the host-side analysis; None (the
+    line is left out, never guessed) when it found no iteration with a measured time."""
+    if iterations is None or iterations.count == 0:
+        return None
+    how = {"profiler_step": "from ProfilerStep# marks", "repeating_ops": "from repeating operators"}
+    text = f"{iterations.count} ({how.get(iterations.method, iterations.method)}"
+    text += ")" if iterations.confident else ", low confidence)"
+    if iterations.count == 1:
+        return f"{text}; {ms(iterations.median_ms)} ms."
+    return (
+        f"{text}; {ms(iterations.median_ms)} ms per iteration (median; "
+        f"{ms_range(iterations.min_ms, iterations.max_ms)} ms, CV {iterations.cv:.2f})."
+    )
+
+
+PRIORITIES_HEAD = (
+    "| P | Kind | Finding | Saving (ms) | Mid (ms) | % of window (low–high) | Capped by |\n"
+    "| --- | --- | --- | --- | --- | --- | --- |"
+)
+
+
+def priorities_table(run: ReportRun) -> str:
+    """Every item, P1..Pn, with its saving, and what they could save together."""
+    items = run.priority.items
+    window = run.util.total_time_ms
+    intro = (
+        f"Every finding on one scale: what it could save of the analysed window "
+        f"({ms(window)} ms), low–high around a mid estimate, never more than the time it is "
+        "capped by. Heuristic items (no roofline) come after the measured ones."
+    )
+    if not items:
+        return "\n\n".join(["## Priorities", intro, "No finding has an estimated saving."])
+    rows = []
+    for item in items:
+        kind = KIND_WORDS[item.kind] + (
+            " (heuristic)" if item.estimate_method == "heuristic" else ""
+        )
+        s = item.saving
+        rows.append(
+            f"| P{item.p_number} | {kind} | {item.title.replace('|', '/')} | "
+            f"{ms_range(s.low_ms, s.high_ms)} | {ms(s.mid_ms, s.high_ms)} | "
+            f"{item.percent_low:.2f}–{item.percent_high:.2f} | {cap_text(item)} |"
+        )
+    parts = ["## Priorities", intro, "\n".join([PRIORITIES_HEAD, *rows])]
+    totals = run.priority.saving_totals
+    if totals is not None:
+        parts.append(
+            f"Together, at most {ms(totals.mid_ms)} ms ({totals.percent_mid:.2f} % of the "
+            f"window) at the mid estimate ({ms_range(totals.low_ms, totals.high_ms)} ms), "
+            "never counting a pool of the window twice."
+        )
+    return "\n\n".join(parts)
+
+
+def warnings(run: ReportRun) -> str | None:
+    failed = _failed(run)
+    variance: list[tuple[str, str, str, str]] = []
+    for key, metrics in run.metrics_in_file_order():
+        if not isinstance(metrics, CategoryMetrics):
+            continue
+        for op in metrics.operations or ():
+            if op.get("high_variance") is True:
+                cat = metrics.category or key
+                variance.append((op.name, cat, num(op.get("cov")), num(op.time_ms)))
+    if not failed and not variance:
+        return None
+    out = ["## Warnings"]
+    if failed:
+        out.append("Some analyses failed, so their findings are missing from this report.")
+        rows = [f"| {a} | {t} | {e} |" for a, t, e in failed]
+        out.append("\n".join(["| Analysis | Tier | Error Summary |", "| --- | --- | --- |", *rows]))
+    if variance:
+        out.append("These ops vary a lot between calls, so their averaged numbers are less sure.")
+        rows = [f"| {o} | {c} | {v} | {t} |" for o, c, v, t in variance]
+        head = "| Operation | Category | CoV | Reported Time (ms) |\n| --- | --- | --- | --- |"
+        out.append("\n".join([head, *rows]))
+    return "\n\n".join(out)
+
+
+def _failed(run: ReportRun) -> list[tuple[str, str, str]]:
+    """(analysis, tier, error) of every failed analysis, from the priorities and the files."""
+    failed = [
+        (item.category, _tier_name(item.category), item.message or "analysis failed")
+        for item in run.priority.failed_categories
+        if item.status == "ERROR"
+    ]
+    seen = {f[0] for f in failed}
+    for key in [*(c.name for c in run.manifest.categories), FUSION_KEY]:
+        found = run.findings_of(key)
+        if key not in seen and found is not None and found.status == Status.ERROR:
+            msg = next((ln for ln in found.preamble.splitlines() if ln.startswith("Error")), "")
+            failed.append((key, _tier_name(key), msg.replace("|", "\\|") or "analysis failed"))
+            seen.add(key)
+    return failed
+
+
+def _tier_name(key: str) -> str:
+    return "fusion" if key == FUSION_KEY else "system" if key in SYSTEM_KEYS else "compute"
+
+
+def top_operations(run: ReportRun) -> str:
+    """The reference's Top Operations rows: time, share of compute time, calls (Ops) and
+    unique shapes (the manifest's `ops_count`, the rows of the category table)."""
+    rows = []
+    for p in run.priority.priorities:
+        cat = run.by_name.get(p.category)
+        kernel_ms = cat.gpu_kernel_time_ms if cat else getattr(p, "gpu_kernel_time_ms", None)
+        metrics = run.metrics.get(p.category)
+        calls = metrics.operation_count if isinstance(metrics, CategoryMetrics) else None
+        low = getattr(p, "impact_score_low", None)
+        high = getattr(p, "impact_score_high", None)
+        tail = f"<!-- top-ops-row low={'null' if low is None else low} "
+        tail += f"high={'null' if high is None else high} -->"
+        cells = (p.rank, p.display_name, num(kernel_ms), run.compute_share(kernel_ms),
+                 num(calls), num(cat.ops_count if cat else None))  # fmt: skip
+        rows.append("| " + " | ".join(str(c) for c in cells) + f" | {tail}")
+    head = (
+        "| Rank | Category | Time (ms) | % of Compute Time | Ops | Unique shapes |\n"
+        "| --- | --- | --- | --- | --- | --- |"
+    )
+    body = "\n".join([head, *rows])
+    return f"### Top Operations\n\n<!-- impact-begin kind=top_ops -->\n{body}\n<!-- impact-end -->"

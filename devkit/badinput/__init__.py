@@ -1,0 +1,1 @@
+"""Bad inputs for the engine: the known cases (corpus), the mutations and the seeded fuzzer."""
