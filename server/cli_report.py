@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ from rooflens.analyzers.pipeline.ledger import (
     TraceIdentity,
     check_destination,
     new_run_id,
+    occupant,
     read_record,
     seal,
     staged_output,
@@ -110,12 +112,14 @@ def run_report(args: argparse.Namespace, *, until: str = LOADED) -> int:
         if args.platform_file:
             load_platform_file(args.platform_file)
         with progress.step("checking the trace and the output folder"):
-            identity = _identity(trace)
-            check_destination(out, identity, force=args.force)
+            hashing = _Identity(trace)
+            if not occupant(out).empty:  # only then does the check need the hash: wait
+                check_destination(out, hashing.result(), force=args.force)
             earlier = read_record(out) if out.is_dir() else None
         with progress.step("reading the trace"):
             model = open_trace(trace, captures=capture_choice(args))
             health = assess(model)
+        identity = hashing.result()
         platform, source = choose_platform(args.platform, args.platform_file, health.gpu)
     except BAD_INPUT as exc:
         return fail(str(exc))
@@ -147,12 +151,37 @@ def run_report(args: argparse.Namespace, *, until: str = LOADED) -> int:
     return EXIT_OK
 
 
-def _identity(trace: Path) -> TraceIdentity:
-    """The trace's size and hash; a missing or unreadable file is a TraceError."""
-    try:
-        return TraceIdentity.of(require_regular_file(trace))
-    except OSError as exc:
-        raise TraceError(trace, (exc.strerror or str(exc)).lower()) from None
+class _Identity:
+    """The trace's size and hash, computed on a thread while the trace is parsed (hashing and
+    reading release the GIL: the hash costs no time on a second core). A missing or
+    unreadable file is a TraceError, raised here or by `result()`."""
+
+    def __init__(self, trace: Path) -> None:
+        self.trace = trace
+        self._value: TraceIdentity | None = None
+        self._error: BaseException | None = None
+        self._call(require_regular_file)
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _call(self, function: Callable[[Path], Any]) -> Any:
+        try:
+            return function(self.trace)
+        except OSError as exc:
+            raise TraceError(self.trace, (exc.strerror or str(exc)).lower()) from None
+
+    def _run(self) -> None:
+        try:
+            self._value = self._call(TraceIdentity.of)
+        except BaseException as exc:  # handed to the caller of result()
+            self._error = exc
+
+    def result(self) -> TraceIdentity:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._value is not None
+        return self._value
 
 
 @dataclass
