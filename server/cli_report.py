@@ -63,6 +63,7 @@ from rooflens.server.cli_common import EXIT_OK, capture_choice, fail, print_json
 from rooflens.server.cli_progress import Progress
 from rooflens.server.runs import record_fields
 
+TOP_PRINTED = 5  # priorities printed after a run; the rest are in priority_data.json
 BAD_INPUT = (TraceError, PlatformFileError, UnknownPlatform, CategoryFileError, RunFolderError)
 
 
@@ -257,7 +258,7 @@ class _Run:
                 )
             )
         if r.priorities is not None:
-            outcome.priorities = [p.model_dump(mode="json") for p in r.priorities.priorities]
+            outcome.priorities = [p.model_dump(mode="json") for p in r.priorities.items]
         if r.report_text is not None:
             identity = steps.identify()
             outcome.model = identity.model_dump(mode="json") if identity else None
@@ -299,11 +300,13 @@ def print_outcome(o: Outcome, out: TextIO) -> None:
         found = f", {c.findings} findings" if c.findings else ""
         out.write(f"  {c.name}: {c.status}{found} -> {c.findings_file}\n")
     if REPORTED in o.steps:
-        out.write("Priorities (estimated saving, % of end-to-end GPU time):\n")
-        for row in o.priorities:
-            score = row.get("impact_score")
-            shown = "no estimate" if score is None else f"{score:.2f} %"
-            out.write(f"  {row['rank']}. {row['display_name']}: {shown}\n")
+        out.write("Priorities (estimated saving, mid, of the analysed window):\n")
+        for row in o.priorities[:TOP_PRINTED]:
+            guess = ", heuristic" if row["estimate_method"] == "heuristic" else ""
+            saving = f"{row['saving']['mid_ms']:.3f} ms, {row['percent_mid']:.2f} %{guess}"
+            out.write(f"  P{row['p_number']}. {row['title']}: {saving}\n")
+        if len(o.priorities) > TOP_PRINTED:
+            out.write(f"  ... {len(o.priorities) - TOP_PRINTED} more in {layout.PRIORITIES}\n")
         if o.model is None:
             out.write("Model: not identified (the trace records no operators)\n")
         else:
