@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ from rooflens.analyzers.pipeline.ledger import (
     TraceIdentity,
     check_destination,
     new_run_id,
+    occupant,
     read_record,
     seal,
     staged_output,
@@ -61,6 +63,7 @@ from rooflens.server.cli_common import EXIT_OK, capture_choice, fail, print_json
 from rooflens.server.cli_progress import Progress
 from rooflens.server.runs import record_fields
 
+TOP_PRINTED = 5  # priorities printed after a run; the rest are in priority_data.json
 BAD_INPUT = (TraceError, PlatformFileError, UnknownPlatform, CategoryFileError, RunFolderError)
 
 
@@ -110,12 +113,14 @@ def run_report(args: argparse.Namespace, *, until: str = LOADED) -> int:
         if args.platform_file:
             load_platform_file(args.platform_file)
         with progress.step("checking the trace and the output folder"):
-            identity = _identity(trace)
-            check_destination(out, identity, force=args.force)
+            hashing = _Identity(trace)
+            if not occupant(out).empty:  # only then does the check need the hash: wait
+                check_destination(out, hashing.result(), force=args.force)
             earlier = read_record(out) if out.is_dir() else None
         with progress.step("reading the trace"):
             model = open_trace(trace, captures=capture_choice(args))
             health = assess(model)
+        identity = hashing.result()
         platform, source = choose_platform(args.platform, args.platform_file, health.gpu)
     except BAD_INPUT as exc:
         return fail(str(exc))
@@ -147,12 +152,37 @@ def run_report(args: argparse.Namespace, *, until: str = LOADED) -> int:
     return EXIT_OK
 
 
-def _identity(trace: Path) -> TraceIdentity:
-    """The trace's size and hash; a missing or unreadable file is a TraceError."""
-    try:
-        return TraceIdentity.of(require_regular_file(trace))
-    except OSError as exc:
-        raise TraceError(trace, (exc.strerror or str(exc)).lower()) from None
+class _Identity:
+    """The trace's size and hash, computed on a thread while the trace is parsed (hashing and
+    reading release the GIL: the hash costs no time on a second core). A missing or
+    unreadable file is a TraceError, raised here or by `result()`."""
+
+    def __init__(self, trace: Path) -> None:
+        self.trace = trace
+        self._value: TraceIdentity | None = None
+        self._error: BaseException | None = None
+        self._call(require_regular_file)
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _call(self, function: Callable[[Path], Any]) -> Any:
+        try:
+            return function(self.trace)
+        except OSError as exc:
+            raise TraceError(self.trace, (exc.strerror or str(exc)).lower()) from None
+
+    def _run(self) -> None:
+        try:
+            self._value = self._call(TraceIdentity.of)
+        except BaseException as exc:  # handed to the caller of result()
+            self._error = exc
+
+    def result(self) -> TraceIdentity:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._value is not None
+        return self._value
 
 
 @dataclass
@@ -228,7 +258,7 @@ class _Run:
                 )
             )
         if r.priorities is not None:
-            outcome.priorities = [p.model_dump(mode="json") for p in r.priorities.priorities]
+            outcome.priorities = [p.model_dump(mode="json") for p in r.priorities.items]
         if r.report_text is not None:
             identity = steps.identify()
             outcome.model = identity.model_dump(mode="json") if identity else None
@@ -270,11 +300,13 @@ def print_outcome(o: Outcome, out: TextIO) -> None:
         found = f", {c.findings} findings" if c.findings else ""
         out.write(f"  {c.name}: {c.status}{found} -> {c.findings_file}\n")
     if REPORTED in o.steps:
-        out.write("Priorities (estimated saving, % of end-to-end GPU time):\n")
-        for row in o.priorities:
-            score = row.get("impact_score")
-            shown = "no estimate" if score is None else f"{score:.2f} %"
-            out.write(f"  {row['rank']}. {row['display_name']}: {shown}\n")
+        out.write("Priorities (estimated saving, mid, of the analysed window):\n")
+        for row in o.priorities[:TOP_PRINTED]:
+            guess = ", heuristic" if row["estimate_method"] == "heuristic" else ""
+            saving = f"{row['saving']['mid_ms']:.3f} ms, {row['percent_mid']:.2f} %{guess}"
+            out.write(f"  P{row['p_number']}. {row['title']}: {saving}\n")
+        if len(o.priorities) > TOP_PRINTED:
+            out.write(f"  ... {len(o.priorities) - TOP_PRINTED} more in {layout.PRIORITIES}\n")
         if o.model is None:
             out.write("Model: not identified (the trace records no operators)\n")
         else:

@@ -69,16 +69,16 @@ def _ordered(categories: list[dict[str, Any]]) -> list[str]:
 
 def executive_summary(priorities: list[dict[str, Any]]) -> str:
     """What a model would write from the ranked priorities: plain sentences, no numbers."""
-    names = [p["display_name"] for p in priorities[:TOP_PRIORITIES]]
+    names = [f"P{p['p']} ({p['category']})" for p in priorities[:TOP_PRIORITIES]]
     if not names:
         return (
-            "No category shows a quantified saving in this trace. Start from the GPU "
-            "utilisation table and the per-category findings below."
+            "No finding shows a saving in this trace. Start from the GPU utilisation table "
+            "and the per-category findings below."
         )
     rest = f", followed by {' and '.join(names[1:])}" if len(names) > 1 else ""
     return (
-        f"The largest estimated saving is in {names[0]}{rest}. The ranked table below gives "
-        "each estimate; the findings of each category say what to change."
+        f"The largest estimated saving is {names[0]}{rest}. The priorities table gives each "
+        "estimate; the findings of each category say what to change."
     )
 
 
@@ -144,9 +144,8 @@ def _summary(
     print("Top priorities:")
     priorities = aggregated.get("priorities", [])[:TOP_PRIORITIES]
     for p in priorities:
-        score = p.get("impact_score")
-        saving = "n/a" if score is None else f"~{score:.1f} % of GPU time"
-        print(f"  {p['rank']}. {p['display_name']} ({saving})")
+        saving = f"~{p['percent_of_window']:.1f} % of the analysed window"
+        print(f"  P{p['p']}. {p['title']} ({saving})")
     if not priorities:
         print("  (none)")
     print(f"Executive summary (the client's words, as a model would write them):\n  {summary}")

@@ -3,7 +3,7 @@ the big artifacts instead of their content."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -127,10 +127,19 @@ class ValidationResult(BaseModel):
 
 
 class PriorityRow(BaseModel):
-    rank: int
+    """One ranked finding of `priority_data.json` `items`: compute, fusion and system alike."""
+
+    p: int = Field(description="its P-number: one sequence across the whole report")
+    kind: Literal["compute", "kernel_fusion", "system"]
     category: str
-    display_name: str
-    impact_score: float | None = Field(description="estimated saving, % of end-to-end GPU time")
+    title: str
+    estimate_method: Literal["quantified", "heuristic"] = Field(
+        description="heuristic: no roofline behind it, ranked after every quantified item"
+    )
+    saving_ms: tuple[float, float, float] = Field(
+        description="estimated saving (low, mid, high) in ms, capped by the time it can recover"
+    )
+    percent_of_window: float = Field(description="the mid saving, % of the analysed window")
 
 
 class AggregateResult(BaseModel):

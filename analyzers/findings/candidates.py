@@ -90,8 +90,12 @@ def _compute(
 
 
 def _compute_title(name: str, finding: Finding) -> str:
-    bound = "" if finding.bound_type in ("unknown", "unmodeled") else f"{finding.bound_type}-bound "
-    return f"{name}: {finding.member_count} {bound}operation(s) on {finding.library}"
+    """`<category>: <the operation, or how many>, <bound or unmodelled>, <library>`."""
+    ops = sorted({m.operation for m in finding.members})
+    what = ops[0] if len(ops) == 1 else f"{finding.member_count} operations"
+    modelled = finding.bound_type not in ("unknown", "unmodeled")
+    bound = f"{finding.bound_type}-bound" if modelled else "no roofline"
+    return f"{name}: {what} ({bound}, {finding.library})"
 
 
 def _fusion(metrics: KernelFusionMetrics, gpu: GpuUtilization) -> Iterator[Candidate]:

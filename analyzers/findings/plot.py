@@ -1,6 +1,8 @@
 """Headless performance plot: GPU time per category and the estimated savings.
 
-Drawn from the run's manifest and, once ranked, its priorities; the run folder keeps the PNG
+Drawn from the run's manifest and, once ranked, its priorities: one savings bar per
+`priority_data.items` entry (compute, kernel fusion and system alike), labelled with its
+report-wide P-number (docs/analysis.md#the-plot). The run folder keeps the PNG
 (and a base64 copy for clients that cannot fetch binaries). Uses ``matplotlib.figure.Figure``
 with the Agg canvas directly so no global pyplot state is touched.
 """
@@ -12,7 +14,8 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from rooflens.analyzers.findings.priorities import PriorityData, Recommendation, RollupPriority
+from rooflens.analyzers.findings.priorities import PriorityData
+from rooflens.analyzers.findings.report_cards import ms, ms_range
 from rooflens.analyzers.prepare.manifest import CategoryEntry, Manifest
 
 if TYPE_CHECKING:
@@ -46,13 +49,18 @@ class Segment:
 
 
 @dataclass(frozen=True)
-class Saving:
+class Bar:
+    """One ranked item's saving, as the savings panel draws it."""
+
+    p_number: int
+    kind: str
     category: str
     label: str
     low_ms: float
     mid_ms: float
     high_ms: float
     mid_pct: float
+    heuristic: bool = False
 
 
 @dataclass(frozen=True)
@@ -90,40 +98,53 @@ def compute_segments(manifest: Manifest) -> tuple[float, list[Segment]]:
     return total, segments
 
 
-def read_savings(
-    priority: PriorityData | None, total_ms: float, labels: dict[str, str]
-) -> list[Saving]:
-    """Per-category savings in ms from ``recommendations`` (or ``priorities``), biggest first."""
-    if priority is None or total_ms <= 0:
+MAX_BARS = 12  # the savings panel draws the first items; the title says how many in all
+LABEL_WIDTH = 48  # characters of an item's title on its bar
+KIND_COLORS = {"system": "#555555", "kernel_fusion": "#999933"}  # compute: its segment's
+
+
+def read_savings(priority: PriorityData | None) -> list[Bar]:
+    """One bar per ranked item with a saving, in P order."""
+    if priority is None:
         return []
-    rows = priority.recommendations or priority.priorities
-    acc: dict[str, list[float]] = {}
-    for row in rows:
-        if not isinstance(row, Recommendation | RollupPriority) or row.impact_score <= 0:
+    bars = []
+    for item in priority.items:
+        if item.saving.mid_ms <= 0:
             continue
-        mid = row.impact_score
-        vals = acc.setdefault(row.category, [0.0, 0.0, 0.0])
-        for i, v in enumerate((row.impact_score_low, mid, row.impact_score_high)):
-            vals[i] += v
-    out = [
-        Saving(
-            cat,
-            labels.get(cat, cat[:1].upper() + cat[1:]),
-            min(lo, mid) / 100 * total_ms,
-            mid / 100 * total_ms,
-            max(hi, mid) / 100 * total_ms,
-            mid,
-        )
-        for cat, (lo, mid, hi) in acc.items()
-    ]
-    out.sort(key=lambda s: (-s.mid_ms, s.category))
-    return out
+        title = textwrap.shorten(item.title, LABEL_WIDTH, placeholder="…")
+        bars.append(
+            Bar(
+                item.p_number, item.kind, item.category, f"P{item.p_number} {title}",
+                item.saving.low_ms, item.saving.mid_ms, item.saving.high_ms, item.percent_mid,
+                item.estimate_method == "heuristic",
+            )
+        )  # fmt: skip
+    return bars
 
 
-def _draw(title: str, total: float, segments: list[Segment], savings: list[Saving]) -> bytes:
+def _together(priority: PriorityData | None, bars: list[Bar], total: float) -> tuple[float, float]:
+    """(ms, % of the window) all ranked items could save, each pool counted once."""
+    totals = priority.saving_totals if priority else None
+    if totals is not None:
+        return totals.mid_ms, totals.percent_mid
+    mid = sum(b.mid_ms for b in bars if not b.heuristic)
+    return mid, mid / total * 100 if total > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class Savings:
+    """The savings panel: the bars it draws, how many items there are, their total."""
+
+    bars: list[Bar]
+    items: int
+    together_ms: float
+    together_pct: float
+
+
+def _draw(title: str, total: float, segments: list[Segment], savings: Savings) -> bytes:
     """Lay out the three panels (breakdown bar, its legend, savings) and return the PNG."""
     legend_rows = (len(segments) + 1) // 2
-    heights = [1.3, 0.3 * legend_rows + 0.2, 1.0 + 0.5 * max(len(savings), 1)]
+    heights = [1.3, 0.3 * legend_rows + 0.2, 1.0 + 0.5 * max(len(savings.bars), 1)]
     # matplotlib costs about 0.3 s to import: only a run that draws pays it
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -140,8 +161,8 @@ def _draw(title: str, total: float, segments: list[Segment], savings: list[Savin
     for side in ("top", "right", "left"):
         ax.spines[side].set_visible(False)
     bx = fig.add_subplot(grid[2])
-    if savings:
-        _draw_savings(bx, total, segments, savings)
+    if savings.bars:
+        _draw_savings(bx, segments, savings)
     else:
         _draw_no_savings(bx)
     for side in ("top", "right"):
@@ -182,37 +203,42 @@ def _draw_breakdown(ax: Axes, total: float, segments: list[Segment]) -> None:
     ax.set_title(f"GPU time by category — end-to-end {total:,.1f} ms", fontsize=11, loc="left")
 
 
-def _draw_savings(bx: Axes, total: float, segments: list[Segment], savings: list[Saving]) -> None:
-    """Mid-estimate bars with low–high whiskers, in the colour of each category's segment."""
-    ys = list(range(len(savings)))
-    mids = [s.mid_ms for s in savings]
-    err = [[s.mid_ms - s.low_ms for s in savings], [s.high_ms - s.mid_ms for s in savings]]
+def _draw_savings(bx: Axes, segments: list[Segment], savings: Savings) -> None:
+    """Mid-estimate bars with low–high whiskers, P1 first: a compute item in its category's
+    colour, kernel fusion and system items in their own; heuristic items paler."""
+    bars = savings.bars
+    ys = list(range(len(bars)))
+    err = [[b.mid_ms - b.low_ms for b in bars], [b.high_ms - b.mid_ms for b in bars]]
+    from matplotlib.colors import to_rgba  # imported when drawing, as in _draw
+
     colors = {seg.name: seg.color for seg in segments}
+    fills = [
+        to_rgba(KIND_COLORS.get(b.kind) or colors.get(b.category, "#4477AA"),
+                0.45 if b.heuristic else 1.0)
+        for b in bars
+    ]  # fmt: skip
     bx.barh(
         ys,
-        mids,
-        color=[colors.get(s.category, "#4477AA") for s in savings],
+        [b.mid_ms for b in bars],
+        color=fills,
         height=0.55,
         xerr=err,
         error_kw={"ecolor": "#333333", "capsize": 4, "lw": 1.2},
     )
-    xmax = max(s.high_ms for s in savings) or 1.0
-    for y, s in enumerate(savings):
-        rng = f" (range {s.low_ms:,.1f}–{s.high_ms:,.1f})" if s.high_ms > s.low_ms else ""
-        bx.text(
-            s.high_ms + xmax * 0.015,
-            y,
-            f"{s.mid_ms:,.1f} ms · {s.mid_pct:.1f} %{rng}",
-            va="center",
-            fontsize=9,
-        )
-    bx.set_yticks(ys, [s.label for s in savings], fontsize=10)
+    xmax = max(b.high_ms for b in bars) or 1.0
+    for y, b in enumerate(bars):
+        rng = f" (range {ms_range(b.low_ms, b.high_ms)})" if b.high_ms > b.low_ms else ""
+        guess = " · heuristic" if b.heuristic else ""
+        text = f"{ms(b.mid_ms, b.high_ms)} ms · {b.mid_pct:.1f} %{rng}{guess}"
+        bx.text(b.high_ms + xmax * 0.015, y, text, va="center", fontsize=9)
+    bx.set_yticks(ys, [b.label for b in bars], fontsize=10)
     bx.invert_yaxis()
     bx.set_xlim(0, xmax * 1.6)
-    total_mid = sum(mids)
+    shown = f" (P1–P{len(bars)} of {savings.items})" if savings.items > len(bars) else ""
     bx.set_title(
-        f"Estimated savings — ≈ {total_mid:,.1f} ms ({100 * total_mid / total:.1f} %) "
-        "in total at the mid estimate; whiskers show low–high",
+        f"Estimated savings per finding{shown} — together at most ≈ "
+        f"{ms(savings.together_ms)} ms ({savings.together_pct:.1f} %) at the mid estimate; "
+        "whiskers show low–high",
         fontsize=11,
         loc="left",
     )
@@ -256,8 +282,8 @@ def render_plot(manifest: Manifest, priorities: PriorityData | None, title: str)
         return PlotResult(None, reason="baseline (total_time_ms) is not positive")
     if not any(s.name != "non_compute" for s in segments):
         return PlotResult(None, reason="no segments: no compute category has GPU time")
-    labels = {s.name: s.label for s in segments}
-    for c in manifest.categories:
-        labels.setdefault(c.name, _pretty(c))
-    png = _draw(title, total, segments, read_savings(priorities, total, labels))
+    bars = read_savings(priorities)
+    together_ms, together_pct = _together(priorities, bars, total)
+    savings = Savings(bars[:MAX_BARS], len(bars), together_ms, together_pct)
+    png = _draw(title, total, segments, savings)
     return PlotResult(png, [s.name for s in segments])

@@ -2,9 +2,9 @@
 
 ``compose_report(inputs)`` takes the manifest, the priorities, the findings, the model
 identification, the platform and whether a plot was drawn, and returns the report text in
-this order: title, Executive Summary, Priorities, optional Warnings, Compute Kernel
-Optimizations, Kernel Fusion Opportunities (Experimental), System-Level Optimizations,
-Detailed Analysis, Appendix.
+this order: title, Executive Summary, Priorities, What this analysis could and could not
+see, optional Warnings, Compute Kernel Optimizations, Kernel Fusion Opportunities
+(Experimental), System-Level Optimizations, Detailed Analysis, Appendix.
 
 Choices:
 
@@ -34,6 +34,8 @@ from rooflens.analyzers.findings.report_cards import (
     null_marker,
     placed_cards,
 )
+from rooflens.analyzers.findings.report_coverage import HEADING as COVERAGE_HEADING
+from rooflens.analyzers.findings.report_coverage import what_we_saw
 from rooflens.analyzers.findings.report_prose import ReportProse
 from rooflens.analyzers.findings.report_summary import (
     ReportRun,
@@ -45,7 +47,7 @@ from rooflens.analyzers.findings.report_summary import (
 )
 from rooflens.analyzers.perf.platforms import Platform
 from rooflens.analyzers.prepare.manifest import CategoryMetadata, Manifest
-from rooflens.analyzers.trace.iterations import Iterations
+from rooflens.analyzers.trace.health import HealthWarning
 
 REPORT_NAME = layout.REPORT
 POSITION_ICONS = ("🔴", "🟡")
@@ -53,6 +55,7 @@ LOW_ICON = "🟢"
 SECTIONS = (
     "Executive Summary",
     "Priorities",
+    COVERAGE_HEADING,
     "Compute Kernel Optimizations",
     "Kernel Fusion Opportunities (Experimental)",
     "System-Level Optimizations",
@@ -111,8 +114,7 @@ class ReportInputs:
     has_plot: bool
     prose: ReportProse | None = None
     platform: Platform | None = None
-    # the host side's iterations (issue 12 item 4): passed by the pipeline once it finds them
-    iterations: Iterations | None = None
+    health: tuple[HealthWarning, ...] | None = None  # the trace's health warnings
 
 
 def _title(run: ReportRun) -> str:
@@ -167,7 +169,7 @@ def compose_report(inputs: ReportInputs) -> str:
     given, replaces the summary paragraph code writes."""
     run = ReportRun(
         inputs.manifest, inputs.metadata, inputs.metrics, inputs.findings, inputs.priorities,
-        inputs.identity, inputs.has_plot, inputs.platform, inputs.iterations,
+        inputs.identity, inputs.has_plot, inputs.platform,
     )  # fmt: skip
     placed = placed_cards(run.priority.items, inputs.findings, inputs.metrics)
     by_tier = {t: sorted((p for p in placed if p.tier == t), key=lambda p: p.number)
@@ -175,6 +177,7 @@ def compose_report(inputs: ReportInputs) -> str:
     cards = {t: [_card_text(p) for p in ps] for t, ps in by_tier.items()}
 
     parts = [_title(run), executive_summary(run, inputs.prose), priorities_table(run)]
+    parts.append(what_we_saw(inputs.metrics, inputs.health))
     warn = warnings(run)
     if warn:
         parts.append(warn)

@@ -147,9 +147,17 @@ class _Cards:
         self.claimed.add((key, number))
         return card, block
 
-    def for_item(self, item: PriorityItem) -> tuple[PItem, DetailBlock] | None:
+    def for_item(self, item: PriorityItem, items: list[PriorityItem]) -> tuple | None:
+        """The card `item` stands for. A system card covers its whole pool, so it stands for
+        an item only when no other item of its analysis draws on that pool (cpu_idle's one
+        idle card and several idle causes: each cause gets its own card)."""
         if item.kind != "system":
             return self.pair(item.category, item.source_rank or 0)
+        sharing = [
+            i for i in items if (i.category, i.saving.pool) == (item.category, item.saving.pool)
+        ]
+        if len(sharing) > 1:
+            return None
         for number, pool in enumerate(self.pools.get(item.category, ()), start=1):
             if pool == item.saving.pool and (item.category, number) not in self.claimed:
                 return self.pair(item.category, number)
@@ -173,7 +181,7 @@ def placed_cards(
     cards = _Cards(findings, metrics)
     placed = []
     for item in items:
-        pair = cards.for_item(item) or fallback_pair(item)
+        pair = cards.for_item(item, items) or fallback_pair(item)
         placed.append(Placed(item.category, TIERS[item.kind], item.p_number, *pair, item=item))
     number = len(items)
     for key, card, block in cards.left(list(SYSTEM_KEYS)):
@@ -184,13 +192,14 @@ def placed_cards(
 
 
 def _unranked_note(key: str, card: PItem, cards: _Cards, items: list[PriorityItem]) -> str:
-    """Why a card no item claimed has no saving of its own."""
+    """Why a card no item claimed has no saving of its own: the items its time is counted in."""
     pools = cards.pools.get(key, [])
     pool = pools[card.number - 1] if 0 < card.number <= len(pools) else None
-    same = next((i for i in items if i.category == key and pool and i.saving.pool == pool), None)
-    if same is not None:
-        return f"Counted in P{same.p_number} ({POOL_WORDS[same.saving.pool]} it draws on)"
-    return NOT_QUANTIFIABLE
+    same = [i for i in items if i.category == key and pool and i.saving.pool == pool]
+    if not same:
+        return NOT_QUANTIFIABLE
+    where = ", ".join(f"P{i.p_number}" for i in same)
+    return f"Counted in {where} ({POOL_WORDS[same[0].saving.pool]} it draws on)"
 
 
 def fallback_pair(item: PriorityItem) -> tuple[PItem, DetailBlock]:
@@ -199,7 +208,8 @@ def fallback_pair(item: PriorityItem) -> tuple[PItem, DetailBlock]:
     action = (
         "Re-run the analysis and draft its findings to get the full card."
         if item.kind != "system"
-        else "Read the System-Level Insights and the host-side tables for the cause."
+        else f"See `{item.category}_metrics.json` for where this time goes (for idle time, "
+        "`host_side`: its causes and the call sites the host waited in)."
     )
     card = PItem(
         item.source_rank or 0, item.title, fields=(("Insight", insight), ("Action", action))

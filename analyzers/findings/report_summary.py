@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from rooflens.analyzers import layout
+from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics, IterationSummary
 from rooflens.analyzers.categories.documents import Metrics
 from rooflens.analyzers.categories.models import CategoryMetrics
 from rooflens.analyzers.findings.contract import Findings, Status
@@ -18,7 +19,6 @@ from rooflens.analyzers.findings.report_prose import ReportProse
 from rooflens.analyzers.perf.platforms import Platform
 from rooflens.analyzers.prepare.categories import GpuUtilization
 from rooflens.analyzers.prepare.manifest import CategoryEntry, CategoryMetadata, Manifest
-from rooflens.analyzers.trace.iterations import Iterations
 
 UNKNOWN = "Cannot be inferred from trace"
 KIND_WORDS = {"compute": "compute", "kernel_fusion": "kernel fusion", "system": "system"}
@@ -40,7 +40,6 @@ class ReportRun:
     identity: ModelIdentification | None
     has_plot: bool
     platform: Platform | None = None
-    iterations: Iterations | None = None
 
     @property
     def util(self) -> GpuUtilization:
@@ -66,6 +65,13 @@ class ReportRun:
         if kernel_ms is None or total <= 0:
             return "—"
         return f"{kernel_ms / total * 100:.1f}%"
+
+    def iterations(self) -> IterationSummary | None:
+        """The iterations the host-side analysis found (cpu_idle's `host_side`)."""
+        idle = self.metrics.get("cpu_idle")
+        if isinstance(idle, CpuIdleMetrics) and idle.host_side is not None:
+            return idle.host_side.iterations
+        return None
 
     def findings_of(self, key: str) -> Findings | None:
         return self.findings.get(key)
@@ -146,7 +152,7 @@ def _facts(run: ReportRun) -> str:
         f"- **Analysed window**: {ms(window)} ms, from the first to the last GPU event the "
         "timeline counts; it may hold several iterations, or part of one.",
     ]
-    iterations = iteration_line(run.iterations)
+    iterations = iteration_line(run.iterations())
     if iterations:
         lines.append(f"- **Iterations**: {iterations}")
     lines += [
@@ -159,25 +165,23 @@ def _facts(run: ReportRun) -> str:
     top = run.priority.items[:3]
     if top:
         lines.append("- **Top fixes**:")
-        lines += [f"  - P{i.p_number} {i.title}: {saving_text(i)}" for i in top]
+        lines += [f"  - P{i.p_number}: {i.title} — could save {saving_text(i)}" for i in top]
     return "\n".join(lines)
 
 
-def iteration_line(iterations: Iterations | None) -> str | None:
-    """The iteration count and time per iteration. The hook the host-side analysis fills
-    (`ReportInputs.iterations`); None while the pipeline does not pass it, and the line is
-    left out rather than guessed."""
+def iteration_line(iterations: IterationSummary | None) -> str | None:
+    """The iteration count and time per iteration, from the host-side analysis; None (the
+    line is left out, never guessed) when it found no iteration with a measured time."""
     if iterations is None or iterations.count == 0:
         return None
     how = {"profiler_step": "from ProfilerStep# marks", "repeating_ops": "from repeating operators"}
     text = f"{iterations.count} ({how.get(iterations.method, iterations.method)}"
     text += ")" if iterations.confident else ", low confidence)"
-    spread = iterations.time_per_iteration
-    if spread.count == 0:
-        return text + "; no iteration has a marked end, so no time per iteration."
+    if iterations.count == 1:
+        return f"{text}; {ms(iterations.median_ms)} ms."
     return (
-        f"{text}; {ms(spread.median_ms)} ms per iteration (median of {spread.count}, "
-        f"{ms_range(spread.min_ms, spread.max_ms)} ms)."
+        f"{text}; {ms(iterations.median_ms)} ms per iteration (median; "
+        f"{ms_range(iterations.min_ms, iterations.max_ms)} ms, CV {iterations.cv:.2f})."
     )
 
 

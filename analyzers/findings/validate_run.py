@@ -4,7 +4,8 @@
 
 * ``time_check`` — Σ ``gpu_kernel_time_ms`` of the manifest's ``compute_kernel`` categories vs
   the computation time ``total_time_ms × computation_time_percent / 100``; WARN when the relative
-  difference is above 10 % or the computation time is ≤ 0.
+  difference is above 2 % or the computation time is ≤ 0 (the categories hold each kernel's
+  share of the computation time, docs/analysis.md#category-time).
 * ``coverage_check`` — every manifest category has its findings file in its tier folder
   (``category_findings/`` or ``system_findings/``, per ``layout.findings``). Fix of the
   reference ⚠: ``cpu_idle`` is expected like any other category, since we always draft one.
@@ -32,7 +33,7 @@ from rooflens.analyzers import layout
 from rooflens.analyzers.findings.contract import Tier
 from rooflens.analyzers.findings.drafts import tier_for
 
-TIME_TOLERANCE_PCT = 10.0
+TIME_TOLERANCE_PCT = 2.0
 SCORE_TOLERANCE = 0.02
 EFFICIENCY_LIMIT_PCT = 110.0
 EPS = 1e-9  # absorbs float noise so the limits themselves pass

@@ -39,6 +39,7 @@ class CategoryTable:
     by_name: MappingProxyType[str, str]
     patterns: tuple[tuple[re.Pattern[str], str], ...]
     kernel_fallbacks: tuple[KernelFallback, ...]
+    kernel_names: tuple[tuple[re.Pattern[str], str], ...] = ()
 
     def category(self, op_name: str, first_kernel: str | None = None) -> str:
         """Category of an op, given the name of its first kernel for the fallback rules."""
@@ -52,6 +53,13 @@ class CategoryTable:
             for rule in self.kernel_fallbacks:
                 if rule.matches(first_kernel):
                     return rule.category
+        return OTHER
+
+    def kernel_category(self, kernel: str) -> str:
+        """Category of a kernel by its name alone (GPU-only traces), else "other"."""
+        for pattern, category in self.kernel_names:
+            if pattern.search(kernel):
+                return category
         return OTHER
 
     def categories(self) -> list[str]:
@@ -70,6 +78,7 @@ class CategoryTable:
             by_name=MappingProxyType(by_name),
             patterns=extra.patterns + self.patterns,
             kernel_fallbacks=extra.kernel_fallbacks + self.kernel_fallbacks,
+            kernel_names=extra.kernel_names + self.kernel_names,
         )
 
 
@@ -83,19 +92,13 @@ def _parse(document: dict[str, Any], source: str) -> CategoryTable:
         if not isinstance(ops, list) or not all(isinstance(o, str) for o in ops):
             raise CategoryFileError(f"{source}: categories.{category}.ops must be a list of names")
         by_name.update(dict.fromkeys(ops, category))
-    for section in ("patterns", "kernel_fallbacks"):
+    for section in ("patterns", "kernel_fallbacks", "kernel_names"):
         if not isinstance(document.get(section, []), list):
             raise CategoryFileError(
                 f"{source}: {section} must be an array of tables ([[{section}]])"
             )
-    patterns = []
-    for i, entry in enumerate(document.get("patterns", [])):
-        try:
-            patterns.append((re.compile(entry["regex"]), str(entry["category"])))
-        except (KeyError, TypeError) as exc:
-            raise CategoryFileError(f"{source}: patterns[{i}] needs regex and category") from exc
-        except re.error as exc:
-            raise CategoryFileError(f"{source}: patterns[{i}].regex: {exc}") from exc
+    patterns = _regexes(document, "patterns", source, 0)
+    kernel_names = _regexes(document, "kernel_names", source, re.IGNORECASE)
     fallbacks = []
     for i, entry in enumerate(document.get("kernel_fallbacks", [])):
         try:
@@ -106,7 +109,24 @@ def _parse(document: dict[str, Any], source: str) -> CategoryTable:
             raise CategoryFileError(
                 f"{source}: kernel_fallbacks[{i}] needs prefix, contains and category"
             ) from exc
-    return CategoryTable(MappingProxyType(by_name), tuple(patterns), tuple(fallbacks))
+    return CategoryTable(
+        MappingProxyType(by_name), patterns, tuple(fallbacks), kernel_names=kernel_names
+    )
+
+
+def _regexes(
+    document: dict[str, Any], section: str, source: str, flags: int
+) -> tuple[tuple[re.Pattern[str], str], ...]:
+    """The (regex, category) entries of an array-of-tables section."""
+    found = []
+    for i, entry in enumerate(document.get(section, [])):
+        try:
+            found.append((re.compile(entry["regex"], flags), str(entry["category"])))
+        except (KeyError, TypeError) as exc:
+            raise CategoryFileError(f"{source}: {section}[{i}] needs regex and category") from exc
+        except re.error as exc:
+            raise CategoryFileError(f"{source}: {section}[{i}].regex: {exc}") from exc
+    return tuple(found)
 
 
 @cache

@@ -25,6 +25,7 @@ from rooflens.analyzers.categories.multi_kernel import analyze_multi_kernel
 from rooflens.analyzers.categories.system_inputs import SystemInputs, Timeline
 from rooflens.analyzers.findings.contract import Findings
 from rooflens.analyzers.findings.drafts import draft_findings
+from rooflens.analyzers.findings.model_info import UNKNOWN as UNKNOWN_MODEL
 from rooflens.analyzers.findings.model_info import (
     ModelIdentification,
     merged_identity,
@@ -40,6 +41,7 @@ from rooflens.analyzers.perf.platforms import Platform
 from rooflens.analyzers.pipeline.folder import RunFolder
 from rooflens.analyzers.prepare.run import CategoryData, prepare
 from rooflens.analyzers.report.build import PerfReport
+from rooflens.analyzers.trace.health import assess
 from rooflens.analyzers.trace.model import TraceModel
 
 LOADED, PREPARED, AGGREGATED, REPORTED = "loaded", "prepared", "aggregated", "reported"
@@ -303,6 +305,7 @@ class Pipeline:
                 has_plot=self.has_plot(),
                 prose=self.results.prose,
                 platform=self.results.platform,
+                health=tuple(assess(self.results.model).warnings),
             )
         )
         self.results.report_text = text
@@ -361,6 +364,7 @@ def missing_gpu_work(model: TraceModel) -> str | None:
 
 
 def plot_title(identity: ModelIdentification | None, platform: Platform | None) -> str:
-    name = identity.model if identity else "Unidentified model"
+    known = identity is not None and identity.model not in ("", UNKNOWN_MODEL)
+    name = identity.model if identity is not None and known else "Unidentified model"
     where = platform.name if platform else "an unknown platform"
     return f"{name} on {where} - Performance Breakdown"

@@ -41,6 +41,7 @@ SKILLS: dict[str, str] = {
 }
 
 KERNEL_TIME = "Kernel Time (µs)_sum"
+COMPUTATION_TIME = "Computation Time (µs)_sum"  # prepare/computation_time.py's column
 DIRECT_KERNEL_MS = "total_direct_kernel_time_ms"
 DURATION = "total_duration_us"
 DURATION_FALLBACK = "Duration (µs)_sum"
@@ -188,7 +189,9 @@ def _numbers(rows: pd.DataFrame, column: str) -> pd.Series:
 def time_breakdown(rows: pd.DataFrame) -> TimeBreakdown:
     """The time breakdown of one category's unified_perf_summary rows.
 
-    Kernel time: `Kernel Time (µs)_sum` (else `total_direct_kernel_time_ms`); CPU duration:
+    Kernel time: `Computation Time (µs)_sum` when the rows carry it
+    (docs/analysis.md#category-time), else `Kernel Time (µs)_sum` (else
+    `total_direct_kernel_time_ms`); the sync test reads the rows' own kernel time. CPU duration:
     `total_duration_us` (else `Duration (µs)_sum`, else the kernel time). A row with kernel
     time > 0 and duration > 5x kernel time adds (duration - kernel) to the sync time. The
     bottleneck flag needs sync > 10 % of kernel time and > 1 ms (on unrounded sums); the
@@ -206,7 +209,10 @@ def time_breakdown(rows: pd.DataFrame) -> TimeBreakdown:
         duration_us = _numbers(rows, DURATION_FALLBACK)
     else:
         duration_us = kernel_us
-    gpu_ms = float(kernel_us.sum()) / 1000.0
+    if COMPUTATION_TIME in rows:  # the category's share of computation time
+        gpu_ms = float(_numbers(rows, COMPUTATION_TIME).sum()) / 1000.0
+    else:
+        gpu_ms = float(kernel_us.sum()) / 1000.0
     cpu_ms = float(duration_us.sum()) / 1000.0
     synced = (kernel_us > 0) & (duration_us > SYNC_FACTOR * kernel_us) & ~_copied_op_rows(rows)
     count = int(synced.sum())

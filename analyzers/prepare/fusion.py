@@ -161,11 +161,15 @@ def _kernel_traits(name: str) -> tuple[str, bool]:
     return classify_kernel(name)[0], _eligible(name)
 
 
-def _category_text(column: pd.Series, uids: np.ndarray) -> np.ndarray:
-    """`str()` of a categorical column's values at `uids` ("None" where missing)."""
+def _base_names(column: pd.Series, uids: np.ndarray) -> np.ndarray:
+    """`base_name` of each event's name, computed once per distinct name ("None" when it
+    has none)."""
     values = column.array
-    table = np.array([*map(str, values.categories), "None"], dtype=object)
-    return table[values.codes[uids]]
+    codes = np.asarray(values.codes[uids], dtype=np.int64)
+    table = np.empty(len(values.categories) + 1, dtype=object)
+    for code in np.unique(codes).tolist():
+        table[code] = base_name(str(values.categories[code]) if code >= 0 else "None")
+    return table[codes]
 
 
 def _container_kernels(model: TraceModel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -175,22 +179,23 @@ def _container_kernels(model: TraceModel) -> tuple[np.ndarray, np.ndarray, np.nd
     slice of those nodes); a container's slice is empty when it launched only copies/sets.
     """
     ev = model.events
-    parent = model.tree.parent
+    ts = ev["ts"].to_numpy()
     gpu = model.gpu
     linked = gpu.index.to_numpy()[gpu["linked"].to_numpy()]
+    linked = linked[np.lexsort((linked, ts[linked]))]  # by start time, then uid
+    rank = np.zeros(len(ev), dtype=np.int64)
+    rank[linked] = np.arange(len(linked))
     is_container = ~ev["cat"].isin(SKIPPED_CONTAINERS).to_numpy() & (ev["ph"] == "X").to_numpy()
-    pairs = subtree_pairs(parent, linked, is_container)
+    pairs = subtree_pairs(model.tree.parent, linked, is_container)
     anc, node = pairs["ancestor"].to_numpy(), pairs["node"].to_numpy()
-    order = np.lexsort((node, ev["ts"].to_numpy()[node], anc))
+    order = np.argsort(anc * max(len(linked), 1) + rank[node])  # by container, then time
     anc, node = anc[order], node[order]
-    uids, counts = np.unique(anc, return_counts=True)
-    uids = uids[counts >= 2]
-    kernel = (ev["cat"] == "kernel").to_numpy()[node]
-    anc, node = anc[kernel], node[kernel]
-    keep = np.isin(anc, uids)
-    anc, node = anc[keep], node[keep]
-    starts = np.searchsorted(anc, uids, side="left")
-    return uids, node, np.append(starts, len(node))
+    starts = np.flatnonzero(np.r_[True, anc[1:] != anc[:-1]]) if len(anc) else anc
+    counts = np.diff(np.r_[starts, len(anc)])
+    big = counts >= 2
+    keep = np.repeat(big, counts) & (ev["cat"] == "kernel").to_numpy()[node]
+    uids, anc, node = anc[starts[big]], anc[keep], node[keep]
+    return uids, node, np.append(np.searchsorted(anc, uids, side="left"), len(node))
 
 
 def _first_instances(
@@ -228,7 +233,7 @@ def _module_pass(model: TraceModel) -> list[FusionCandidate]:
     uids, nodes, bounds = _container_kernels(model)
     if not len(uids):
         return []
-    bases = np.array([base_name(n) for n in _category_text(model.events["name"], uids)])
+    bases = _base_names(model.events["name"], uids)
     named = bases != ""
     qualifies = named & (np.diff(bounds) >= 2)
     entries = []
@@ -286,7 +291,7 @@ def _sibling_pass(model: TraceModel, ops: pd.DataFrame, owned: pd.DataFrame) -> 
         return []
     times = _segment_sums(dur[gpu], bounds)[grouped]
     parents, ends, starts = parents[grouped], bounds[1:][grouped], starts[grouped]
-    bases = np.array([base_name(n) for n in _category_text(model.events["name"], parents)])
+    bases = _base_names(model.events["name"], parents)
     entries = []
     every = np.ones(len(parents), dtype=bool)
     for pos, count, total in _first_instances(bases, every, every, times):

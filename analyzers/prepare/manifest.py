@@ -25,7 +25,9 @@ from rooflens.analyzers.prepare.categories import (
     skill_for,
     time_breakdown,
 )
+from rooflens.analyzers.prepare.computation_time import COLUMN, RowComputation
 from rooflens.analyzers.prepare.documents import ComparisonScope, OmitNone
+from rooflens.analyzers.prepare.kernel_rows import NOTE as KERNEL_ROWS_NOTE
 from rooflens.analyzers.prepare.tree_data import tree_data
 from rooflens.analyzers.report.build import PerfReport
 
@@ -179,12 +181,18 @@ def categorise(
     has_multi_kernel: bool,
     fusion_count: int,
     scope: ComparisonScope = "standalone",
+    computation: RowComputation | None = None,
+    kernel_table: pd.DataFrame | None = None,
 ) -> CategoryTables:
     """Split the unified table into categories, with their metadata and the manifest.
 
     `has_multi_kernel` says whether copies or collectives warrant the multi-kernel category,
     `fusion_count` (the fusion candidates found) whether kernel fusion has one. The manifest
-    and metadata name `output_dir` (the run's final folder).
+    and metadata name `output_dir` (the run's final folder). With `computation` (what the
+    pipeline passes), each category's time is its share of the timeline's computation time and
+    rows that ran only copies or memsets leave the compute categories
+    (docs/analysis.md#category-time); without it the figures are TraceLens's. A trace with no
+    unified table takes `kernel_table`, its kernels by name (prepare/kernel_rows.py).
     """
     utilization = GpuUtilization(**gpu_utilization(report.sheets.get("gpu_timeline")))
     common = _common_metadata(platform, trace_path, output_dir, utilization)
@@ -210,6 +218,11 @@ def categorise(
     entries = tables.manifest.categories
     entries.append(_system_entry("cpu_idle", CPU_IDLE_DISPLAY, layout.ops_csv("cpu_idle"), 0))
     unified = report.sheets.get("unified_perf_summary")
+    if unified is not None and computation is not None:
+        unified = _computation_rows(unified, computation, tables.manifest)
+    elif unified is None and kernel_table is not None and not kernel_table.empty:
+        unified = kernel_table
+        tables.manifest.notes = [*(tables.manifest.notes or []), KERNEL_ROWS_NOTE]
     if unified is not None and not unified.empty:
         _add_compute_categories(tables, unified, common)
     if has_multi_kernel:
@@ -221,6 +234,25 @@ def categorise(
         fusion = _system_entry("kernel_fusion", KERNEL_FUSION_DISPLAY, None, fusion_count)
         entries.append(fusion.with_breakdown(TimeBreakdown.zeros()))
     return tables
+
+
+def _computation_rows(
+    unified: pd.DataFrame, computation: RowComputation, manifest: Manifest
+) -> pd.DataFrame:
+    """The unified rows with their computation time; rows that ran no computation kernel
+    (copies, memsets) leave, and the manifest notes say how many and how much time."""
+    uid = unified["ex_UID"].astype(int)
+    computes = uid.map(computation.computes).fillna(False).astype(bool).to_numpy()
+    rows = unified.assign(**{COLUMN: uid.map(computation.time_us).fillna(0.0).to_numpy()})
+    left = rows[~computes]
+    if len(left):
+        kernel_ms = float(pd.to_numeric(left["Kernel Time (µs)_sum"]).sum()) / 1000.0
+        note = (
+            f"{len(left)} operator rows ({kernel_ms:.3f} ms of GPU time) ran only copies or "
+            "memsets: they are not in the compute categories (see multi_kernel for copies)."
+        )
+        manifest.notes = [*(manifest.notes or []), note]
+    return rows[computes]
 
 
 def _common_metadata(

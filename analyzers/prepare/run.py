@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rooflens.analyzers.perf.categories import default_table
 from rooflens.analyzers.perf.platforms import Platform
+from rooflens.analyzers.prepare.computation_time import row_computation
 from rooflens.analyzers.prepare.fusion import FusionCandidate, fusion_candidates
+from rooflens.analyzers.prepare.kernel_rows import kernel_rows
 from rooflens.analyzers.prepare.manifest import CategoryTables, Manifest, categorise
 from rooflens.analyzers.prepare.multi_kernel import MultiKernelData, multi_kernel_data
 from rooflens.analyzers.report.build import PerfReport
@@ -48,6 +51,8 @@ def prepare(
         output_dir,
         has_multi_kernel=has_multi_kernel,
         fusion_count=len(candidates),
+        computation=row_computation(model, report.unified) if report.unified else None,
+        kernel_table=None if report.unified else kernel_rows(model, default_table()),
     )
     idle = idle_causes(model) if len(model.gpu) else None
     return CategoryData(tables, data, candidates, idle, kernel_counts(model))

@@ -158,13 +158,13 @@ def _iteration_regions(iterations: Iterations, work: GpuWork) -> tuple[Intervals
 def _host_spans(model: TraceModel) -> pd.DataFrame:
     """Top-level cpu_ops and user annotations (not ProfilerStep#), and every runtime call."""
     ev = model.events
-    cat = ev["cat"].to_numpy()
-    is_op = cat == "cpu_op"
+    cat = ev["cat"]
+    is_op = (cat == "cpu_op").to_numpy()
     uids = np.flatnonzero(is_op)
     top = uids[nearest_ancestor(model.tree.parent, is_op, uids) == MISSING]
     not_step = name_matches(ev["name"], lambda n: STEP_NAME.fullmatch(n) is None)
-    notes = np.flatnonzero((cat == "user_annotation") & not_step)
-    runtime = np.flatnonzero((cat == "cuda_runtime") | (cat == "cuda_driver"))
+    notes = np.flatnonzero((cat == "user_annotation").to_numpy() & not_step)
+    runtime = np.flatnonzero(cat.isin(["cuda_runtime", "cuda_driver"]).to_numpy())
     uid = np.concatenate([top, notes, runtime])
     start = ev["ts"].to_numpy(dtype=np.float64)[uid]
     end = start + np.nan_to_num(ev["dur"].to_numpy(dtype=np.float64)[uid])

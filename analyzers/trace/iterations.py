@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
-from rooflens.analyzers.trace.columns import MISSING
+from rooflens.analyzers.trace.columns import MISSING, name_matches
 from rooflens.analyzers.trace.idle_window import GpuWork, gpu_work, length_within
 from rooflens.analyzers.trace.intervals import grouped_union_length
 from rooflens.analyzers.trace.model import TraceModel
@@ -129,8 +129,8 @@ def _nothing() -> tuple[np.ndarray, np.ndarray, list[str]]:
 def _profiler_steps(model: TraceModel) -> tuple[np.ndarray, np.ndarray, list[str]] | None:
     """Union span per `ProfilerStep#N` name (one step can appear on several threads)."""
     ev = model.events
-    is_step = ev["cat"].isin(STEP_CATEGORIES).to_numpy() & np.array(
-        [n is not None and STEP_NAME.fullmatch(n) is not None for n in model.names]
+    is_step = ev["cat"].isin(STEP_CATEGORIES).to_numpy() & name_matches(
+        ev["name"], lambda n: STEP_NAME.fullmatch(n) is not None
     )
     if not is_step.any():
         return None

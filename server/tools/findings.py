@@ -132,14 +132,18 @@ def aggregate(st: AppState, run: Run) -> r.AggregateResult:
 
 
 def priority_rows(data: PriorityData) -> list[r.PriorityRow]:
+    """The ranked items, P1 first (docs/analysis.md#one-impact-scale)."""
     return [
         r.PriorityRow(
-            rank=p.rank,
-            category=p.category,
-            display_name=p.display_name,
-            impact_score=p.impact_score,
+            p=item.p_number,
+            kind=item.kind,
+            category=item.category,
+            title=item.title,
+            estimate_method=item.estimate_method,
+            saving_ms=tuple(round(v, 3) for v in item.saving.range_ms),
+            percent_of_window=item.percent_mid,
         )
-        for p in data.priorities
+        for item in data.items
     ]
 
 

@@ -25,9 +25,10 @@ def test_demo_without_a_trace_validates_and_writes_its_summary_into_the_report(
     assert "Report validated: yes" in out
     assert "GPU utilisation" in out
     # the client's executive summary reached the report, built from the ranked priorities
-    priorities = json.loads((run / "priority_data.json").read_text())["priorities"]
-    summary = executive_summary(priorities)
-    assert priorities and priorities[0]["display_name"] in summary
+    items = json.loads((run / "priority_data.json").read_text())["items"]
+    summary = executive_summary([{"p": i["p_number"], "category": i["category"]} for i in items])
+    assert items and f"P1 ({items[0]['category']})" in summary
+    assert f"P1. {items[0]['title']}" in out  # the ranked items, as the tool returned them
     assert summary in reports[0].read_text()
     assert summary in out
     record = json.loads((run / "run.json").read_text())
@@ -36,7 +37,7 @@ def test_demo_without_a_trace_validates_and_writes_its_summary_into_the_report(
 
 
 def test_executive_summary_without_priorities_says_so() -> None:
-    assert "No category shows a quantified saving" in executive_summary([])
+    assert "No finding shows a saving" in executive_summary([])
 
 
 def test_demo_with_a_missing_trace_is_bad_input(tmp_path: Path, capsys) -> None:

@@ -264,7 +264,11 @@ async def test_run_full_analysis_reports_progress_and_a_valid_report(connect, sa
         run_id = result.structured_content["run_id"]
         report = await client.read_resource(f"rooflens://runs/{run_id}/report")
     assert result.structured_content["report_valid"] is True
-    assert result.structured_content["priorities"][0]["category"] == "gemm"
+    ranked = result.structured_content["priorities"]
+    assert [row["p"] for row in ranked] == list(range(1, len(ranked) + 1))
+    assert {"gemm", "cpu_idle"} <= {row["category"] for row in ranked}  # compute and system
+    mids = [row["saving_ms"][1] for row in ranked if row["estimate_method"] == "quantified"]
+    assert mids == sorted(mids, reverse=True)
     # one tick per step of the declared pipeline: load, prepare, the sample's seven analyses
     # (system ones first), ranking, the report; the total is known only at the end
     analyses = ["cpu_idle", "multi_kernel", "kernel_fusion", "gemm", "elementwise"]

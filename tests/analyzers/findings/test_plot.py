@@ -10,6 +10,8 @@ import pytest
 from PIL import Image
 
 from rooflens.analyzers import layout
+from rooflens.analyzers.findings.impact_scale import Candidate, Saving, rank_items, totals
+from rooflens.analyzers.findings.model_info import ModelIdentification
 from rooflens.analyzers.findings.plot import (
     REMAINDER_LABEL,
     PlotResult,
@@ -17,8 +19,11 @@ from rooflens.analyzers.findings.plot import (
     read_savings,
     render_plot,
 )
-from rooflens.analyzers.findings.priorities import PriorityData, Recommendation, RollupPriority
+from rooflens.analyzers.findings.priorities import PriorityData
+from rooflens.analyzers.perf.platforms import get_platform
 from rooflens.analyzers.pipeline.folder import RunFolder
+from rooflens.analyzers.pipeline.steps import plot_title
+from rooflens.analyzers.prepare.categories import GpuUtilization
 from rooflens.analyzers.prepare.manifest import Manifest
 from tests.helpers.pipeline_runs import entry, manifest, written
 
@@ -38,41 +43,35 @@ def _manifest(total: float = 100.0) -> Manifest:
     )
 
 
-def _recommendation(category: str, mid: float, low: float, high: float) -> Recommendation:
-    return Recommendation(
-        category=category,
-        impact_score=mid,
-        impact_score_low=low,
-        impact_score_high=high,
-        operation_count=1,
-    )
+def _candidate(category: str, kind: str, mid: float, method: str = "quantified") -> Candidate:
+    pool = "idle" if kind == "system" else "kernels"
+    saving = Saving(low_ms=mid / 2, mid_ms=mid, high_ms=mid * 1.5, cap_ms=50.0, pool=pool,
+                    basis="b")  # fmt: skip
+    rank = None if kind == "system" else 1
+    return Candidate(category=category, kind=kind, title=f"{category} {kind} item",
+                     estimate_method=method, saving=saving, source_rank=rank)  # fmt: skip
 
 
+# 100 ms window: 85 ms of kernels, 15 ms idle. The idle item (6 ms at the mid) ranks first,
+# then sdpa (5 ms), fusion (3 ms), GEMM (2 ms); the heuristic elementwise one (4 ms) comes last.
+CANDIDATES = [
+    _candidate("gemm", "compute", 2.0),
+    _candidate("sdpa_fwd", "compute", 5.0),
+    _candidate("kernel_fusion", "kernel_fusion", 3.0),
+    _candidate("cpu_idle", "system", 6.0),
+    _candidate("elementwise", "compute", 4.0, method="heuristic"),
+]
+UTIL = GpuUtilization(total_time_ms=100.0, computation_time_percent=85.0, idle_time_percent=15.0)
+ITEMS = rank_items(CANDIDATES, 100.0)
 RANKED = PriorityData(
     baseline_ms=100.0,
     priorities=[],
-    recommendations=[
-        _recommendation("gemm", 5.0, 4.0, 8.0),
-        _recommendation("sdpa_fwd", 10.0, 6.0, 12.0),
-        _recommendation("gemm", 1.0, 1.0, 1.0),
-    ],
+    recommendations=[],
     findings=[],
     all_estimates=[],
     failed_categories=[],
-)
-
-PRIORITY = PriorityData(
-    baseline_ms=200.0,
-    priorities=[],
-    recommendations=[
-        _recommendation("gemm", 5.0, 4.0, 8.0),
-        _recommendation("sdpa_fwd", 10.0, 6.0, 12.0),
-        _recommendation("gemm", 1.0, 1.0, 1.0),
-        _recommendation("other", 0.0, 0.0, 0.0),
-    ],
-    findings=[],
-    all_estimates=[],
-    failed_categories=[],
+    items=ITEMS,
+    saving_totals=totals(ITEMS, UTIL),
 )
 
 
@@ -91,33 +90,25 @@ def test_no_remainder_when_compute_fills_baseline() -> None:
     assert "non_compute" not in [s.name for s in segs]
 
 
-def test_savings_read_from_priority_data() -> None:
-    sav = read_savings(PRIORITY, 200.0, {"gemm": "GEMM"})
-    by = {s.category: s for s in sav}
-    assert set(by) == {"gemm", "sdpa_fwd"}
-    assert by["sdpa_fwd"].mid_ms == pytest.approx(20.0)
-    assert (by["sdpa_fwd"].low_ms, by["sdpa_fwd"].high_ms) == pytest.approx((12.0, 24.0))
-    # gemm rows summed: mid 5+1, low 4+1, high 8+1; a zero saving is no bar
-    assert by["gemm"].mid_ms == pytest.approx(12.0)
-    assert (by["gemm"].low_ms, by["gemm"].high_ms) == pytest.approx((10.0, 18.0))
-    assert by["gemm"].label == "GEMM"
-    assert sav[0].category == "sdpa_fwd"  # sorted by mid savings desc
+def test_one_bar_per_item_in_p_order() -> None:
+    bars = read_savings(RANKED)
+    assert [b.label for b in bars] == [
+        "P1 cpu_idle system item", "P2 sdpa_fwd compute item",
+        "P3 kernel_fusion kernel_fusion item", "P4 gemm compute item",
+        "P5 elementwise compute item",
+    ]  # fmt: skip
+    assert [b.kind for b in bars] == ["system", "compute", "kernel_fusion", "compute", "compute"]
+    first = bars[0]
+    assert (first.low_ms, first.mid_ms, first.high_ms, first.mid_pct) == (3.0, 6.0, 9.0, 6.0)
+    assert [b.heuristic for b in bars] == [False, False, False, False, True]
+    assert read_savings(None) == []
 
 
-def test_savings_fall_back_to_priorities_key() -> None:
-    row = RollupPriority(
-        rank=1,
-        category="gemm",
-        display_name="GEMM",
-        impact_score=2.0,
-        impact_score_low=1.0,
-        impact_score_high=3.0,
-        source="findings_rollup",
-    )
-    pri = RANKED.model_copy(update={"recommendations": [], "priorities": [row]})
-    (s,) = read_savings(pri, 50.0, {})
-    assert (s.low_ms, s.mid_ms, s.high_ms) == pytest.approx((0.5, 1.0, 1.5))
-    assert read_savings(None, 50.0, {}) == []
+def test_long_titles_are_shortened_on_their_bar() -> None:
+    long = _candidate("gemm", "compute", 2.0).model_copy(update={"title": "GEMM " * 30})
+    (bar,) = read_savings(RANKED.model_copy(update={"items": rank_items([long], 100.0)}))
+    assert bar.label.startswith("P1 GEMM GEMM") and bar.label.endswith("…")
+    assert len(bar.label) <= len("P1 ") + 48
 
 
 @pytest.mark.parametrize("with_priority", [True, False])
@@ -188,3 +179,12 @@ def test_no_plot_without_segments() -> None:
 def test_single_category_filling_baseline() -> None:
     m = manifest({"total_time_ms": 10.0}, [entry("gemm", gpu_kernel_time_ms=10.0)])
     assert render_plot(m, None, "t").categories_drawn == ["gemm"]
+
+
+def test_default_title_never_shows_the_unknown_sentinel() -> None:
+    mi300x = get_platform("MI300X")
+    assert plot_title(ModelIdentification(), mi300x) == (
+        "Unidentified model on MI300X - Performance Breakdown"
+    )
+    named = ModelIdentification(model="Llama")
+    assert plot_title(named, None) == "Llama on an unknown platform - Performance Breakdown"

@@ -22,7 +22,8 @@ def test_composed_report_passes_and_has_every_part(run):
     assert validate_report(run.folder) == []
     heads = [ln for ln in text.splitlines() if ln.startswith("## ")]
     assert heads == [
-        "## Executive Summary", "## Priorities", "## Warnings",
+        "## Executive Summary", "## Priorities",
+        "## What this analysis could and could not see", "## Warnings",
         "## Compute Kernel Optimizations", "## Kernel Fusion Opportunities (Experimental)",
         "## System-Level Optimizations", "## Detailed Analysis", "## Appendix",
     ]  # fmt: skip

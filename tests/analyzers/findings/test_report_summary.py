@@ -5,13 +5,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import numpy as np
-
+from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics, HostSide, IterationSummary
 from rooflens.analyzers.findings.report import compose_report
 from rooflens.analyzers.findings.report_prose import ReportProse
 from rooflens.analyzers.findings.report_summary import iteration_line
 from rooflens.analyzers.perf.platforms import get_platform
-from rooflens.analyzers.trace.iterations import Iteration, Iterations, Spread
 from tests.helpers.pipeline_runs import entry, manifest
 
 
@@ -23,10 +21,11 @@ def test_executive_summary_states_the_window_busy_idle_and_top_fixes(run):
     assert "- **Analysed window**: 10.00 ms, from the first to the last GPU event" in summary
     assert "- **GPU busy**: 7.00 ms (70.00 %): compute 7.00 ms (70.00 %), exposed " in summary
     assert "- **GPU idle**: 3.00 ms (30.00 %)." in summary
-    assert "**Iterations**" not in summary  # no iterations passed: the line is left out
+    assert "**Iterations**" not in summary  # the host side found none: no line
     assert summary.count("  - P") == 3
-    assert "  - P1 cpu_idle item: 0.75–2.25 ms (mid 1.50 ms, 15.00 % of the window)" in summary
-    assert "  - P3 elementwise item: 0.150–0.250 ms (mid 0.200 ms, 2.00 % of the window)" in summary
+    p1 = "  - P1: cpu_idle item — could save 0.75–2.25 ms (mid 1.50 ms, 15.00 % of the window)"
+    p3 = "  - P3: elementwise item — could save 0.150–0.250 ms (mid 0.200 ms, 2.00 % of the"
+    assert p1 in summary and p3 in summary
     assert "Together they could save at most 2.32 ms (23.20 % of the window)" in summary
     assert "| GPU Busy % | 70.00% |" in summary
 
@@ -71,18 +70,17 @@ def test_a_measured_platform_labels_both_figures(run):
     assert "| FP4 matrix, peak (datasheet) | not published |" in hardware
 
 
-def test_iterations_line_when_the_host_side_passes_them():
-    steps = [
-        Iteration(index=i, label=f"ProfilerStep#{i}", host_start_ms=10.0 * i,
-                  host_end_ms=10.0 * i + ms, host_ms=ms, open_end=False, gpu_start_ms=None,
-                  gpu_end_ms=None, gpu_span_ms=0.0, gpu_busy_ms=0.0, gpu_events=0)
-        for i, ms in enumerate((9.0, 10.0, 12.0))
-    ]  # fmt: skip
-    spread = Spread.of(np.array([9.0, 10.0, 12.0]))
-    found = Iterations(method="profiler_step", confidence=1.0, confident=True, detail="3 spans",
-                       origin_us=0.0, iterations=steps, time_per_iteration=spread,
-                       gpu_span=spread, gpu_busy=spread, gaps=[])  # fmt: skip
-    assert iteration_line(found) == (
-        "3 (from ProfilerStep# marks); 10.00 ms per iteration (median of 3, 9.00–12.00 ms)."
-    )
+def test_iterations_line_from_the_host_side(run):
+    """Five ProfilerStep# iterations of 9-12 ms (median 10 ms) found by cpu_idle's host side."""
+    found = IterationSummary(method="profiler_step", confident=True, count=5, mean_ms=10.2,
+                             median_ms=10.0, cv=0.11, min_ms=9.0, max_ms=12.0)  # fmt: skip
+    side = HostSide(iterations=found, idle_causes=[], call_sites=[])
+    idle = CpuIdleMetrics(status="OK", idle_flagged=True, host_side=side)
+    text = compose_report(replace(run.inputs, metrics={**run.inputs.metrics, "cpu_idle": idle}))
+    line = "- **Iterations**: 5 (from ProfilerStep# marks); 10.00 ms per iteration (median; "
+    assert line + "9.00–12.00 ms, CV 0.11)." in text
+    unsure = found.model_copy(update={"method": "repeating_ops", "confident": False})
+    assert iteration_line(unsure).startswith("5 (from repeating operators, low confidence); ")
+    one = found.model_copy(update={"count": 1, "min_ms": 10.0, "max_ms": 10.0})
+    assert iteration_line(one) == "1 (from ProfilerStep# marks); 10.00 ms."
     assert iteration_line(None) is None

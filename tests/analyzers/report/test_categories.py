@@ -35,6 +35,17 @@ MULTI_TENSOR = "void at::native::(anonymous namespace)::multi_tensor_apply_kerne
         ("aten::relu", None, "other"),
         ("my::op", "", "other"),
         ("not_triton_op", None, "other"),  # `^triton` is anchored
+        # cuDNN / MIOpen convolution variants (docs/deviations.md)
+        ("aten::cudnn_convolution_backward_input", None, "CONV_bwd"),
+        ("aten::cudnn_convolution_backward_weight", None, "CONV_bwd"),
+        ("aten::cudnn_convolution_transpose", None, "CONV_fwd"),
+        ("aten::cudnn_convolution_transpose_backward_input", None, "CONV_bwd"),
+        ("aten::cudnn_convolution_relu", None, "CONV_fwd"),
+        ("aten::miopen_convolution_backward_weight", None, "CONV_bwd"),
+        ("aten::miopen_convolution_transpose", None, "CONV_fwd"),
+        ("aten::miopen_depthwise_convolution", None, "CONV_fwd"),
+        ("aten::miopen_depthwise_convolution_backward_input", None, "CONV_bwd"),
+        ("aten::cudnn_convolution", None, "CONV_fwd"),  # exact entry
     ],
 )
 def test_default_table_resolution_order(op, kernel, category):

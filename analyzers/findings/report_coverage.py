@@ -1,0 +1,141 @@
+"""The report's "What this analysis could and could not see" (docs/analysis.md#the-report):
+how much kernel time has a roofline, what was left unmodelled and why, and every
+trace-health warning with what it weakens and how to profile again.
+
+A row counts as modelled when it has a roofline efficiency that is not anomalous (at most
+110 % of its roof, every instance included): only those rows feed a measured estimate. A row
+without one says why when its metrics carry `unmodelled_reason`; otherwise the report names
+what it can see (no shapes recorded, an anomalous efficiency, no model for the operation).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from rooflens.analyzers.categories.documents import Metrics
+from rooflens.analyzers.categories.models import CategoryMetrics, Operation
+from rooflens.analyzers.findings.report_cards import ms
+from rooflens.analyzers.trace.health import HealthWarning
+
+HEADING = "What this analysis could and could not see"
+TOP_UNMODELLED = 5
+SEVERITY_ICONS = {"error": "⛔", "warning": "⚠️", "info": "ℹ️"}
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """A compute category's kernel time and the part of it with a roofline."""
+
+    category: str
+    kernel_ms: float
+    modelled_ms: float
+
+    @property
+    def percent(self) -> float:
+        return self.modelled_ms / self.kernel_ms * 100 if self.kernel_ms > 0 else 0.0
+
+
+def modelled(op: Operation) -> bool:
+    return op.efficiency.efficiency_percent is not None and not op.efficiency.is_anomaly
+
+
+def unmodelled_reason(op: Operation) -> str:
+    """Why `op` has no usable roofline, in words."""
+    stated = op.get("unmodelled_reason")
+    if isinstance(stated, str) and stated:
+        return stated
+    if op.efficiency.is_anomaly:
+        return "above 110 % of its roofline, so its model or timing is suspect"
+    dims = op.get("Input Dims")
+    if not isinstance(dims, list) or not any(isinstance(d, list) and d for d in dims):
+        return "its input shapes were not recorded, so its FLOPs and bytes are unknown"
+    return "no performance model for this operation"
+
+
+def coverage(metrics: Mapping[str, Metrics]) -> list[Coverage]:
+    """Per compute category with operations, in the files' order."""
+    rows = []
+    for key in sorted(metrics, key=lambda k: f"{k}_metrics.json"):
+        found = metrics[key]
+        if not isinstance(found, CategoryMetrics) or not found.operations:
+            continue
+        ops = found.operations
+        total = sum(op.time_ms for op in ops)
+        rows.append(
+            Coverage(found.category or key, total, sum(o.time_ms for o in ops if modelled(o)))
+        )
+    return rows
+
+
+def _unmodelled(metrics: Mapping[str, Metrics]) -> list[tuple[str, Operation]]:
+    found = [
+        (m.category or key, op)
+        for key, m in metrics.items()
+        if isinstance(m, CategoryMetrics)
+        for op in m.operations or ()
+        if not modelled(op) and op.time_ms > 0
+    ]
+    return sorted(found, key=lambda pair: (-pair[1].time_ms, pair[0], pair[1].name))
+
+
+def _coverage_part(rows: list[Coverage]) -> str:
+    if not rows:
+        return (
+            "**Roofline coverage.** No compute category has operations, so nothing was "
+            "scored against a roofline."
+        )
+    total = sum(r.kernel_ms for r in rows)
+    covered = sum(r.modelled_ms for r in rows)
+    share = covered / total * 100 if total > 0 else 0.0
+    lead = (
+        f"**Roofline coverage.** {share:.1f} % of the compute categories' kernel time "
+        f"({ms(covered)} of {ms(total)} ms) ran in operations with a performance "
+        "model: only those have a roofline efficiency and a measured estimate; the rest get "
+        "at most a heuristic one."
+    )
+    head = "| Category | Kernel time (ms) | With a roofline (ms) | Coverage |"
+    body = [head, "| --- | --- | --- | --- |"]
+    body += [
+        f"| {r.category} | {ms(r.kernel_ms)} | {ms(r.modelled_ms, r.kernel_ms)} "
+        f"| {r.percent:.1f} % |"
+        for r in rows
+    ]
+    return lead + "\n\n" + "\n".join(body)
+
+
+def _unmodelled_part(metrics: Mapping[str, Metrics]) -> str:
+    found = _unmodelled(metrics)
+    if not found:
+        return "**Unmodelled.** Every operation of the compute categories has a roofline."
+    lines = ["**Unmodelled.** The largest operations without a usable roofline:"]
+    lines += [
+        f"- {op.name} ({category}, {ms(op.time_ms)} ms): {unmodelled_reason(op)}."
+        for category, op in found[:TOP_UNMODELLED]
+    ]
+    rest = found[TOP_UNMODELLED:]
+    if rest:
+        lines.append(f"- and {len(rest)} more ({ms(sum(op.time_ms for _, op in rest))} ms).")
+    return "\n".join(lines)
+
+
+def _health_part(warnings: Iterable[HealthWarning] | None) -> str:
+    if warnings is None:
+        return "**Trace health.** Not assessed for this report."
+    found = list(warnings)
+    if not found:
+        return (
+            "**Trace health.** No warning: nothing the health check looks for is missing "
+            "(GPU work linked to its launches, operators and their shapes, call stacks, module "
+            "names, profiler steps)."
+        )
+    lines = ["**Trace health.** What the trace lacks, what it weakens, how to profile again:"]
+    lines += [f"- {SEVERITY_ICONS.get(w.severity, '')} `{w.code}`: {w.message}" for w in found]
+    return "\n".join(lines)
+
+
+def what_we_saw(metrics: Mapping[str, Metrics], health: Iterable[HealthWarning] | None) -> str:
+    """The section: coverage by category, the unmodelled operations, the health warnings."""
+    parts = [f"## {HEADING}", _coverage_part(coverage(metrics))]
+    parts += [_unmodelled_part(metrics), _health_part(health)]
+    return "\n\n".join(parts)

@@ -1,0 +1,75 @@
+"""The report of an idle-heavy run: the generator's host-bound trace (five 10 ms steps whose
+data loader holds the host 9 ms each), where the idle GPU is worth more than any kernel fix.
+
+Worked out from the plan (analyzers/trace/synthetic_host.py, HostBoundPlan): each step's 40
+kernels start at 9.018 ms into it (the first operator at 9 ms, its launch call 8 µs later,
+10 µs of launch latency) and run back to back, a 30 µs copy then 39 × 45 µs = 1.785 ms, to
+10.803 ms. After the five steps the host waits 2 ms and launches one 45 µs kernel at
+52.018 ms. So the window is 52.063 − 9.018 = 43.045 ms; compute 5 × 1.755 + 0.045 = 8.82 ms;
+copies 5 × 0.030 = 0.150 ms; idle 43.045 − 8.97 = 34.075 ms, of which 4 × (19.018 − 10.803)
+= 32.86 ms lies between iterations and 1.215 ms after the last one (the window's edge, no
+finding). The between-iterations item saves 25/50/75 % of 32.86 ms.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rooflens.analyzers.perf.platforms import get_platform
+from rooflens.analyzers.pipeline.steps import LOADED, REPORTED, Pipeline, RunResults
+from rooflens.analyzers.report.build import build_report
+from rooflens.analyzers.trace.load import load_trace
+from rooflens.analyzers.trace.model import build_model
+from rooflens.analyzers.trace.synthetic_host import write_host_bound_trace
+
+
+def _report(folder: Path, *, marked: bool) -> str:
+    trace = write_host_bound_trace(folder / "host_bound.json.gz", profiler_steps=marked)
+    platform = get_platform("H100_SXM")
+    model = build_model(load_trace(trace))
+    results = RunResults(model, build_report(model, platform), platform, str(trace), "run")
+    done = [LOADED]
+    steps = Pipeline(results, None, done=done.__contains__, mark=lambda *s: done.extend(s))
+    steps.run(until=REPORTED)
+    assert results.report_text is not None
+    return results.report_text
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return _report(tmp_path_factory.mktemp("host"), marked=True)
+
+
+def test_the_idle_gpu_is_p1_of_the_report(report: str) -> None:
+    table = report.split("## Priorities\n", 1)[1].split("\n## ", 1)[0]
+    p1 = next(ln for ln in table.splitlines() if ln.startswith("| P1 |"))
+    # 25/50/75 % of the 32.86 ms between iterations; 16.43 ms is 38.17 % of 43.045 ms
+    assert p1.startswith("| P1 | system | The GPU sat idle between iterations: 32.9 ms (76.3 %")
+    assert "| 8.21–24.64 | 16.43 | 19.08–57.25 | the GPU idle time, 32.86 ms |" in p1
+    system = report.split("## System-Level Optimizations", 1)[1].split("\n## ", 1)[0]
+    assert "### 🔴 P1: " in system
+    assert "**Impact**: 8.21–24.64 ms (mid 16.43 ms, 38.17 % of the window)" in system
+    compute = report.split("## Compute Kernel Optimizations", 1)[1].split("\n## ", 1)[0]
+    assert "### 🔴" not in compute and "### 🟡 P2: " in compute
+
+
+def test_the_summary_of_the_host_bound_run(report: str) -> None:
+    summary = report.split("## Executive Summary\n", 1)[1].split("\n## ", 1)[0]
+    assert "- **Analysed window**: 43.05 ms, from the first to the last GPU event" in summary
+    assert "- **Iterations**: 5 (from ProfilerStep# marks); 10.00 ms per iteration" in summary
+    busy = "- **GPU busy**: 8.97 ms (20.84 %): compute 8.82 ms (20.49 %), exposed communication"
+    assert busy in summary and "exposed copies 0.150 ms (0.35 %)." in summary
+    assert "- **GPU idle**: 34.08 ms (79.16 %)." in summary
+    assert "  - P1: The GPU sat idle between iterations: 32.9 ms" in summary
+
+
+def test_health_warnings_reach_the_report(tmp_path: Path) -> None:
+    """Without ProfilerStep# marks, trace health warns, and the iterations come from the
+    repeating operators instead."""
+    text = _report(tmp_path, marked=False)
+    seen = text.split("## What this analysis could and could not see\n", 1)[1].split("\n## ")[0]
+    assert "- ℹ️ `no_profiler_steps`: No ProfilerStep annotations" in seen
+    assert "Call prof.step() once per training or inference step." in seen
+    assert "- **Iterations**: 5 (from repeating operators" in text
