@@ -9,6 +9,8 @@ step seals the ledger in `run.json`, and the finished folder is swapped into pla
 from __future__ import annotations
 
 import argparse
+import hashlib
+import queue
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -113,14 +115,19 @@ def run_report(args: argparse.Namespace, *, until: str = LOADED) -> int:
         if args.platform_file:
             load_platform_file(args.platform_file)
         with progress.step("checking the trace and the output folder"):
-            hashing = _Identity(trace)
-            if not occupant(out).empty:  # only then does the check need the hash: wait
-                check_destination(out, hashing.result(), force=args.force)
+            if occupant(out).empty:  # no check needs the hash: take it from the parse's read
+                hashing, identity = _Identity(trace), None
+            else:
+                hashing, identity = None, _identity(trace)
+                check_destination(out, identity, force=args.force)
             earlier = read_record(out) if out.is_dir() else None
         with progress.step("reading the trace"):
-            model = open_trace(trace, captures=capture_choice(args))
+            feed = hashing.feed if hashing else None
+            try:
+                model = open_trace(trace, captures=capture_choice(args), on_read=feed)
+            finally:
+                identity = identity or hashing.result()  # type: ignore[union-attr]
             health = assess(model)
-        identity = hashing.result()
         platform, source = choose_platform(args.platform, args.platform_file, health.gpu)
     except BAD_INPUT as exc:
         return fail(str(exc))
@@ -153,36 +160,47 @@ def run_report(args: argparse.Namespace, *, until: str = LOADED) -> int:
 
 
 class _Identity:
-    """The trace's size and hash, computed on a thread while the trace is parsed (hashing and
-    reading release the GIL: the hash costs no time on a second core). A missing or
-    unreadable file is a TraceError, raised here or by `result()`."""
+    """The trace's size and SHA-256 from the bytes the loader reads (`feed`), hashed on a
+    worker thread while the trace is decoded: hashing releases the GIL, so on a second core
+    it costs no time, and the file is read once. A missing or unreadable file is a
+    TraceError, raised here or by `result()`."""
 
     def __init__(self, trace: Path) -> None:
         self.trace = trace
-        self._value: TraceIdentity | None = None
-        self._error: BaseException | None = None
-        self._call(require_regular_file)
-        self._thread = threading.Thread(target=self._run, daemon=True)
+        try:
+            self._stat = require_regular_file(trace).stat()
+        except OSError as exc:
+            raise TraceError(trace, (exc.strerror or str(exc)).lower()) from None
+        self._digest = hashlib.sha256()
+        self._blocks: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._hash, daemon=True)
         self._thread.start()
 
-    def _call(self, function: Callable[[Path], Any]) -> Any:
-        try:
-            return function(self.trace)
-        except OSError as exc:
-            raise TraceError(self.trace, (exc.strerror or str(exc)).lower()) from None
+    def feed(self, block: bytes) -> None:
+        self._blocks.put(block)
 
-    def _run(self) -> None:
-        try:
-            self._value = self._call(TraceIdentity.of)
-        except BaseException as exc:  # handed to the caller of result()
-            self._error = exc
+    def _hash(self) -> None:
+        while (block := self._blocks.get()) is not None:
+            self._digest.update(block)
 
     def result(self) -> TraceIdentity:
+        """The identity of the bytes fed; the file's stat must still match them."""
+        self._blocks.put(None)
         self._thread.join()
-        if self._error is not None:
-            raise self._error
-        assert self._value is not None
-        return self._value
+        return TraceIdentity(
+            name=self.trace.name,
+            size=self._stat.st_size,
+            mtime_ns=self._stat.st_mtime_ns,
+            sha256=self._digest.hexdigest(),
+        )
+
+
+def _identity(trace: Path) -> TraceIdentity:
+    """The trace's size and hash, read now; a missing or unreadable file is a TraceError."""
+    try:
+        return TraceIdentity.of(require_regular_file(trace))
+    except OSError as exc:
+        raise TraceError(trace, (exc.strerror or str(exc)).lower()) from None
 
 
 @dataclass

@@ -87,10 +87,12 @@ class Trace:
         return self.id_labels.get(ident, str(ident))
 
 
-def load_trace(path: str | Path) -> Trace:
-    """Decode a trace file. Raises TraceError with a plain message for any unusable input."""
+def load_trace(path: str | Path, *, on_read: Callable[[bytes], object] | None = None) -> Trace:
+    """Decode a trace file. Raises TraceError with a plain message for any unusable input.
+
+    `on_read` sees the file's bytes as they are read (read.py), e.g. to hash them."""
     path = Path(path)
-    raw = read_trace_bytes(path)
+    raw = read_trace_bytes(path, on_read)
     json_bytes = len(raw)
     with gc_paused():
         header, repaired = _decode_header(path, raw)

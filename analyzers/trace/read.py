@@ -18,7 +18,7 @@ import os
 import stat
 import sys
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from io import BufferedReader
 from pathlib import Path
@@ -65,8 +65,14 @@ def _too_big(path: Path, problem: str, limit: int) -> TraceError:
     )
 
 
-def read_trace_bytes(path: Path) -> bytes | bytearray:
-    """The JSON text of a trace file, gunzipped when needed; TraceError for anything else."""
+def read_trace_bytes(
+    path: Path, on_read: Callable[[bytes], object] | None = None
+) -> bytes | bytearray:
+    """The JSON text of a trace file, gunzipped when needed; TraceError for anything else.
+
+    `on_read` is handed every block of the file's own bytes, in order, as it is read (the
+    compressed bytes of a .gz): a caller hashes the file without reading it a second time.
+    """
     name = path.name.lower()
     if not name.endswith(SUFFIXES):
         raise TraceError(
@@ -78,7 +84,8 @@ def read_trace_bytes(path: Path) -> bytes | bytearray:
         limit = trace_size_limit_bytes()
     except ValueError as exc:
         raise TraceError(path, str(exc), "Set it to a size in MB, e.g. 4096") from None
-    with _open_regular(path) as f:
+    with _open_regular(path) as opened:
+        f = opened if on_read is None else _Tee(opened, on_read)
         size = os.fstat(f.fileno()).st_size
         if f.peek(2)[:2] == GZIP_MAGIC:
             data = _inflate(path, f, limit)
@@ -95,6 +102,26 @@ def read_trace_bytes(path: Path) -> bytes | bytearray:
     if not data:
         raise TraceError(path, "is empty (0 bytes of JSON)", "Re-export the trace")
     return data
+
+
+class _Tee:
+    """A reader that hands every block it reads to `on_read` too (peeks are not reads)."""
+
+    def __init__(self, f: BufferedReader, on_read: Callable[[bytes], object]) -> None:
+        self._f = f
+        self._on_read = on_read
+
+    def fileno(self) -> int:
+        return self._f.fileno()
+
+    def peek(self, size: int = 0) -> bytes:
+        return self._f.peek(size)
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._f.read(size)
+        if data:
+            self._on_read(data)
+        return data
 
 
 def require_regular_file(path: Path) -> Path:
@@ -152,7 +179,7 @@ def _refuse_kind(path: Path, mode: int) -> NoReturn:
     )
 
 
-def _read_bounded(path: Path, f: BufferedReader, size: int, limit: int) -> bytes | bytearray:
+def _read_bounded(path: Path, f: BufferedReader | _Tee, size: int, limit: int) -> bytes | bytearray:
     """The whole file in one read; a file that grew past its stat size is read in chunks."""
     data = f.read(size + 1)
     if len(data) <= size:
@@ -165,7 +192,7 @@ def _read_bounded(path: Path, f: BufferedReader, size: int, limit: int) -> bytes
     return grown
 
 
-def _inflate(path: Path, f: BufferedReader, limit: int) -> bytearray:
+def _inflate(path: Path, f: BufferedReader | _Tee, limit: int) -> bytearray:
     """Gunzip every member of the stream into one buffer, stopping past `limit` bytes.
 
     Output never exceeds the limit by more than one byte: each step asks zlib for at most
@@ -210,7 +237,7 @@ def _inflate(path: Path, f: BufferedReader, limit: int) -> bytearray:
     return out
 
 
-def _only_padding(data: bytes, f: BufferedReader) -> bool:
+def _only_padding(data: bytes, f: BufferedReader | _Tee) -> bool:
     """True when the rest of the file is NUL bytes (tape-style padding gzip tolerates)."""
     while data:
         if data.strip(b"\x00"):

@@ -169,3 +169,14 @@ def test_an_empty_file_is_named_as_such(tmp_path: Path) -> None:
 def test_a_path_through_a_file_is_named_not_raised(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("x")
     _refused(tmp_path / "file" / "t.json", "cannot be opened (Not a directory)")
+
+
+@pytest.mark.parametrize("name", ["t.json", "t.json.gz"])
+def test_on_read_sees_every_byte_of_the_file_once_in_order(tmp_path: Path, name: str) -> None:
+    text = json.dumps(TRACE).encode()
+    path = tmp_path / name
+    # two gzip members: the reader goes on after the first one ends
+    path.write_bytes(gzip.compress(text[:20]) + gzip.compress(text[20:]) if ".gz" in name else text)
+    blocks: list[bytes] = []
+    assert read.read_trace_bytes(path, blocks.append) == text
+    assert b"".join(blocks) == path.read_bytes()
