@@ -23,6 +23,7 @@ from pydantic import BaseModel
 
 from rooflens.analyzers import layout
 from rooflens.analyzers.categories.documents import finding_count
+from rooflens.analyzers.findings.model_info import UNKNOWN
 from rooflens.analyzers.perf.categories import CategoryFileError, load_table
 from rooflens.analyzers.perf.platform_choice import choose_platform
 from rooflens.analyzers.perf.platforms import (
@@ -329,7 +330,10 @@ def print_outcome(o: Outcome, out: TextIO) -> None:
             out.write("Model: not identified (the trace records no operators)\n")
         else:
             m = o.model
-            out.write(f"Model: {m['model']} ({m['scale']}, {m['precision']})\n")
+            known = [m[k] for k in ("scale", "precision") if m[k] != UNKNOWN]
+            detail = f" ({', '.join(known)})" if known else ""
+            name = m["model"] if m["model"] != UNKNOWN else "not identified"
+            out.write(f"Model: {name}{detail}\n")
         out.write(f"Plot: {where / o.plot}\n" if o.plot else f"No plot: {o.plot_reason}\n")
         out.write(f"Report: {where / (o.report or '')}\n")
     replaced = f" (replaced run {o.replaced_run})" if o.replaced_run else ""
