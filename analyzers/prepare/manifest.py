@@ -196,33 +196,19 @@ def categorise(
     """
     utilization = GpuUtilization(**gpu_utilization(report.sheets.get("gpu_timeline")))
     common = _common_metadata(platform, trace_path, output_dir, utilization)
-    tables = CategoryTables(
-        manifest=Manifest(
-            platform=platform.name,
-            trace_path=trace_path,
-            output_dir=output_dir,
-            comparison_scope=scope,
-            gpu_utilization=utilization,
-            categories=[],
-            top_operations=top_operations(report.sheets.get("ops_summary")),
-            notes=list(report.notes) or None,
-        ),
-        ops={"cpu_idle": pd.DataFrame()},
-        metadata={
-            "cpu_idle": CategoryMetadata(
-                **common, category=CPU_IDLE_DISPLAY, category_name="cpu_idle"
-            )
-        },
-        tree_data={},
+    manifest = Manifest(
+        platform=platform.name,
+        trace_path=trace_path,
+        output_dir=output_dir,
+        comparison_scope=scope,
+        gpu_utilization=utilization,
+        categories=[],
+        top_operations=top_operations(report.sheets.get("ops_summary")),
+        notes=list(report.notes) or None,
     )
+    tables = _with_cpu_idle(manifest, common)
     entries = tables.manifest.categories
-    entries.append(_system_entry("cpu_idle", CPU_IDLE_DISPLAY, layout.ops_csv("cpu_idle"), 0))
-    unified = report.sheets.get("unified_perf_summary")
-    if unified is not None and computation is not None:
-        unified = _computation_rows(unified, computation, tables.manifest)
-    elif unified is None and kernel_table is not None and not kernel_table.empty:
-        unified = kernel_table
-        tables.manifest.notes = [*(tables.manifest.notes or []), KERNEL_ROWS_NOTE]
+    unified = _compute_rows(report, manifest, computation, kernel_table)
     if unified is not None and not unified.empty:
         _add_compute_categories(tables, unified, common)
     if has_multi_kernel:
@@ -234,6 +220,40 @@ def categorise(
         fusion = _system_entry("kernel_fusion", KERNEL_FUSION_DISPLAY, None, fusion_count)
         entries.append(fusion.with_breakdown(TimeBreakdown.zeros()))
     return tables
+
+
+def _with_cpu_idle(manifest: Manifest, common: dict) -> CategoryTables:
+    """The tables of a run before its compute categories: the manifest and CPU/idle."""
+    tables = CategoryTables(
+        manifest=manifest,
+        ops={"cpu_idle": pd.DataFrame()},
+        metadata={
+            "cpu_idle": CategoryMetadata(
+                **common, category=CPU_IDLE_DISPLAY, category_name="cpu_idle"
+            )
+        },
+        tree_data={},
+    )
+    entry = _system_entry("cpu_idle", CPU_IDLE_DISPLAY, layout.ops_csv("cpu_idle"), 0)
+    tables.manifest.categories.append(entry)
+    return tables
+
+
+def _compute_rows(
+    report: PerfReport,
+    manifest: Manifest,
+    computation: RowComputation | None,
+    kernel_table: pd.DataFrame | None,
+) -> pd.DataFrame | None:
+    """The rows the compute categories are split from: the unified table (its times the
+    computation shares when `computation` is given), else the kernels by name."""
+    unified = report.sheets.get("unified_perf_summary")
+    if unified is not None and computation is not None:
+        return _computation_rows(unified, computation, manifest)
+    if unified is None and kernel_table is not None and not kernel_table.empty:
+        manifest.notes = [*(manifest.notes or []), KERNEL_ROWS_NOTE]
+        return kernel_table
+    return unified
 
 
 def _computation_rows(
