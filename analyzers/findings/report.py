@@ -17,14 +17,8 @@ Choices:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
-
 from rooflens.analyzers import layout
-from rooflens.analyzers.categories.documents import Metrics
-from rooflens.analyzers.findings.contract import DetailBlock, Findings, PItem
-from rooflens.analyzers.findings.model_info import ModelIdentification
-from rooflens.analyzers.findings.priorities import PriorityData
+from rooflens.analyzers.findings.contract import DetailBlock, PItem
 from rooflens.analyzers.findings.report_appendix import appendix
 from rooflens.analyzers.findings.report_cards import (
     Placed,
@@ -36,18 +30,14 @@ from rooflens.analyzers.findings.report_cards import (
 )
 from rooflens.analyzers.findings.report_coverage import HEADING as COVERAGE_HEADING
 from rooflens.analyzers.findings.report_coverage import what_we_saw
-from rooflens.analyzers.findings.report_prose import ReportProse
 from rooflens.analyzers.findings.report_summary import (
-    ReportRun,
+    ReportInputs,
     executive_summary,
     pct,
     priorities_table,
     top_operations,
     warnings,
 )
-from rooflens.analyzers.perf.platforms import Platform
-from rooflens.analyzers.prepare.manifest import CategoryMetadata, Manifest
-from rooflens.analyzers.trace.health import HealthWarning
 
 REPORT_NAME = layout.REPORT
 POSITION_ICONS = ("🔴", "🟡")
@@ -101,23 +91,7 @@ def link(tier: str, n: int) -> str:
     return f"→ *See [Detailed Analysis: {LINK_LABEL[tier]} > P{n}](#{anchor(tier, n)}) for details*"
 
 
-@dataclass(frozen=True)
-class ReportInputs:
-    """Everything the report is composed from, as the pipeline holds it."""
-
-    manifest: Manifest
-    metadata: Mapping[str, CategoryMetadata]
-    metrics: Mapping[str, Metrics]
-    findings: Mapping[str, Findings]
-    priorities: PriorityData
-    identity: ModelIdentification | None
-    has_plot: bool
-    prose: ReportProse | None = None
-    platform: Platform | None = None
-    health: tuple[HealthWarning, ...] | None = None  # the trace's health warnings
-
-
-def _title(run: ReportRun) -> str:
+def _title(run: ReportInputs) -> str:
     model = run.identity.model if run.identity else ""
     known = model and not model.startswith("Cannot be inferred")
     name = model if known else "Unidentified model"
@@ -153,7 +127,7 @@ def _detail_text(placed: Placed) -> str:
     return f'<a id="{anchor(placed.tier, n)}"></a>\n\n{renumbered.render()}'
 
 
-def _system_clear(run: ReportRun) -> str:
+def _system_clear(run: ReportInputs) -> str:
     u = run.util
     return (
         f"✅ No system-level bottlenecks detected. GPU activity breakdown shows "
@@ -167,11 +141,8 @@ def _system_clear(run: ReportRun) -> str:
 def compose_report(inputs: ReportInputs) -> str:
     """The complete ``analysis.md`` text (see the module docstring); the model's prose, when
     given, replaces the summary paragraph code writes."""
-    run = ReportRun(
-        inputs.manifest, inputs.metadata, inputs.metrics, inputs.findings, inputs.priorities,
-        inputs.identity, inputs.has_plot, inputs.platform,
-    )  # fmt: skip
-    placed = placed_cards(run.priority.items, inputs.findings, inputs.metrics)
+    run = inputs
+    placed = placed_cards(run.priorities.items, inputs.findings, inputs.metrics)
     by_tier = {t: sorted((p for p in placed if p.tier == t), key=lambda p: p.number)
                for t in INSIGHTS}  # fmt: skip
     cards = {t: [_card_text(p) for p in ps] for t, ps in by_tier.items()}

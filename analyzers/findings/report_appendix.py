@@ -10,7 +10,7 @@ metadata's roofs are shown as the roofs the analysis used, without claiming eith
 from __future__ import annotations
 
 from rooflens.analyzers.findings.model_info import ModelIdentification
-from rooflens.analyzers.findings.report_summary import UNKNOWN, ReportRun
+from rooflens.analyzers.findings.report_summary import UNKNOWN, ReportInputs
 from rooflens.analyzers.perf.platforms import Platform
 
 PRECISIONS = (("matrix_fp16", "FP16"), ("matrix_bf16", "BF16"), ("matrix_fp8", "FP8"),
@@ -47,7 +47,7 @@ def platform_rows(platform: Platform) -> list[tuple[str, object]]:
     return rows
 
 
-def _metadata_rows(run: ReportRun) -> list[tuple[str, object]]:
+def _metadata_rows(run: ReportInputs) -> list[tuple[str, object]]:
     peaks = run.peaks()
     roofs = peaks.max_achievable_tflops if peaks else {}
     platform = run.manifest.platform or (peaks.platform if peaks else None) or UNKNOWN
@@ -58,7 +58,7 @@ def _metadata_rows(run: ReportRun) -> list[tuple[str, object]]:
     return rows
 
 
-def appendix(run: ReportRun) -> str:
+def appendix(run: ReportInputs) -> str:
     m = run.identity or ModelIdentification()
     keys = ("model", "architecture", "scale", "precision")
     model_rows: list[tuple[str, object]] = [

@@ -19,6 +19,7 @@ from rooflens.analyzers.findings.report_prose import ReportProse
 from rooflens.analyzers.perf.platforms import Platform
 from rooflens.analyzers.prepare.categories import GpuUtilization
 from rooflens.analyzers.prepare.manifest import CategoryEntry, CategoryMetadata, Manifest
+from rooflens.analyzers.trace.health import HealthWarning
 
 UNKNOWN = "Cannot be inferred from trace"
 KIND_WORDS = {"compute": "compute", "kernel_fusion": "kernel fusion", "system": "system"}
@@ -29,17 +30,20 @@ def pct(value: float | None) -> str:
 
 
 @dataclass(frozen=True)
-class ReportRun:
-    """The report's typed inputs and the figures several parts share."""
+class ReportInputs:
+    """Everything the report is composed from, as the pipeline holds it, and the figures
+    several of its parts share."""
 
     manifest: Manifest
     metadata: Mapping[str, CategoryMetadata]
     metrics: Mapping[str, Metrics]
     findings: Mapping[str, Findings]
-    priority: PriorityData
+    priorities: PriorityData
     identity: ModelIdentification | None
     has_plot: bool
+    prose: ReportProse | None = None
     platform: Platform | None = None
+    health: tuple[HealthWarning, ...] | None = None  # the trace's health warnings
 
     @property
     def util(self) -> GpuUtilization:
@@ -88,7 +92,7 @@ class ReportRun:
         return None
 
 
-def _top_category(run: ReportRun) -> tuple[str, str]:
+def _top_category(run: ReportInputs) -> tuple[str, str]:
     """The compute category with the most kernel time, and its share of compute time."""
     cats = [c for c in run.compute_categories() if c.gpu_kernel_time_ms is not None]
     if not cats:
@@ -97,7 +101,7 @@ def _top_category(run: ReportRun) -> tuple[str, str]:
     return top.display_name or top.name, run.compute_share(top.gpu_kernel_time_ms)
 
 
-def executive_summary(run: ReportRun, prose: ReportProse | None = None) -> str:
+def executive_summary(run: ReportInputs, prose: ReportProse | None = None) -> str:
     """What the window held, what it is worth fixing first; the prose, when a model wrote
     one, replaces only the opening paragraph."""
     u = run.util
@@ -122,8 +126,8 @@ def executive_summary(run: ReportRun, prose: ReportProse | None = None) -> str:
     return "\n\n".join(parts)
 
 
-def _paragraph(run: ReportRun) -> str:
-    items, totals = run.priority.items, run.priority.saving_totals
+def _paragraph(run: ReportInputs) -> str:
+    items, totals = run.priorities.items, run.priorities.saving_totals
     if not items:
         return "No finding has an estimated saving: nothing in this window is ranked."
     kinds = [i.kind for i in items]
@@ -141,7 +145,7 @@ def _paragraph(run: ReportRun) -> str:
     return text
 
 
-def _facts(run: ReportRun) -> str:
+def _facts(run: ReportInputs) -> str:
     """The window, its iterations (when known), GPU busy vs idle, and the top three fixes."""
     u, window = run.util, run.util.total_time_ms
 
@@ -162,7 +166,7 @@ def _facts(run: ReportRun) -> str:
         f"{part(u.exposed_memcpy_time_percent)}.",
         f"- **GPU idle**: {part(u.idle_time_percent)}.",
     ]
-    top = run.priority.items[:3]
+    top = run.priorities.items[:3]
     if top:
         lines.append("- **Top fixes**:")
         lines += [f"  - P{i.p_number}: {i.title} — could save {saving_text(i)}" for i in top]
@@ -191,9 +195,9 @@ PRIORITIES_HEAD = (
 )
 
 
-def priorities_table(run: ReportRun) -> str:
+def priorities_table(run: ReportInputs) -> str:
     """Every item, P1..Pn, with its saving, and what they could save together."""
-    items = run.priority.items
+    items = run.priorities.items
     window = run.util.total_time_ms
     intro = (
         f"Every finding on one scale: what it could save of the analysed window "
@@ -214,7 +218,7 @@ def priorities_table(run: ReportRun) -> str:
             f"{item.percent_low:.2f}–{item.percent_high:.2f} | {cap_text(item)} |"
         )
     parts = ["## Priorities", intro, "\n".join([PRIORITIES_HEAD, *rows])]
-    totals = run.priority.saving_totals
+    totals = run.priorities.saving_totals
     if totals is not None:
         parts.append(
             f"Together, at most {ms(totals.mid_ms)} ms ({totals.percent_mid:.2f} % of the "
@@ -224,7 +228,7 @@ def priorities_table(run: ReportRun) -> str:
     return "\n\n".join(parts)
 
 
-def warnings(run: ReportRun) -> str | None:
+def warnings(run: ReportInputs) -> str | None:
     failed = _failed(run)
     variance: list[tuple[str, str, str, str]] = []
     for key, metrics in run.metrics_in_file_order():
@@ -249,11 +253,11 @@ def warnings(run: ReportRun) -> str | None:
     return "\n\n".join(out)
 
 
-def _failed(run: ReportRun) -> list[tuple[str, str, str]]:
+def _failed(run: ReportInputs) -> list[tuple[str, str, str]]:
     """(analysis, tier, error) of every failed analysis, from the priorities and the files."""
     failed = [
         (item.category, _tier_name(item.category), item.message or "analysis failed")
-        for item in run.priority.failed_categories
+        for item in run.priorities.failed_categories
         if item.status == "ERROR"
     ]
     seen = {f[0] for f in failed}
@@ -270,11 +274,11 @@ def _tier_name(key: str) -> str:
     return "fusion" if key == FUSION_KEY else "system" if key in SYSTEM_KEYS else "compute"
 
 
-def top_operations(run: ReportRun) -> str:
+def top_operations(run: ReportInputs) -> str:
     """The reference's Top Operations rows: time, share of compute time, calls (Ops) and
     unique shapes (the manifest's `ops_count`, the rows of the category table)."""
     rows = []
-    for p in run.priority.priorities:
+    for p in run.priorities.priorities:
         cat = run.by_name.get(p.category)
         kernel_ms = cat.gpu_kernel_time_ms if cat else getattr(p, "gpu_kernel_time_ms", None)
         metrics = run.metrics.get(p.category)
