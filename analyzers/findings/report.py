@@ -138,17 +138,16 @@ def _system_clear(run: ReportInputs) -> str:
     )
 
 
-def compose_report(inputs: ReportInputs) -> str:
+def compose_report(run: ReportInputs) -> str:
     """The complete ``analysis.md`` text (see the module docstring); the model's prose, when
     given, replaces the summary paragraph code writes."""
-    run = inputs
-    placed = placed_cards(run.priorities.items, inputs.findings, inputs.metrics)
+    placed = placed_cards(run.priorities.items, run.findings, run.metrics)
     by_tier = {t: sorted((p for p in placed if p.tier == t), key=lambda p: p.number)
                for t in INSIGHTS}  # fmt: skip
     cards = {t: [_card_text(p) for p in ps] for t, ps in by_tier.items()}
 
-    parts = [_title(run), executive_summary(run, inputs.prose), priorities_table(run)]
-    parts.append(what_we_saw(inputs.metrics, inputs.health))
+    parts = [_title(run), executive_summary(run, run.prose), priorities_table(run)]
+    parts.append(what_we_saw(run.metrics, run.health))
     warn = warnings(run)
     if warn:
         parts.append(warn)
