@@ -181,8 +181,12 @@ class _Identity:
         self._blocks.put(block)
 
     def _hash(self) -> None:
-        while (block := self._blocks.get()) is not None:
+        while True:
+            block = self._blocks.get()
+            if block is None:
+                return
             self._digest.update(block)
+            del block  # a 575 MB file is one block: the loader frees it as soon as it can
 
     def result(self) -> TraceIdentity:
         """The identity of the bytes fed; the file's stat must still match them."""
