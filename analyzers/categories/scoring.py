@@ -303,6 +303,9 @@ def _operation(
     }
     if eff.warning:
         fields["efficiency_warning"] = eff.warning
+    reason = row.get("unmodelled_reason")
+    if isinstance(reason, str) and reason:  # the perf report's column (docs/perf-models.md)
+        fields["unmodelled_reason"] = reason
     fields |= _row_fields(row, extra_fields)
     fields |= _variance(row, fields["count"], pct_total)
     if classify is not None and (classification := classify(row)) is not None:

@@ -25,6 +25,8 @@ from typing import Any
 from rooflens.analyzers.perf.base import OpArgs, PerfModel, Shape, Unsupported, Work, numel
 from rooflens.analyzers.perf.dtypes import bytes_per_element, precision
 
+UNRECORDED_GEOMETRY = "convolution stride/padding/dilation"
+
 ConcreteValue = int | float | bool | tuple[int | float | bool, ...] | None
 
 
@@ -186,6 +188,9 @@ def parse(args: OpArgs, layout: _Layout) -> tuple[ConvShape, dict[str, Any]]:
     ndims = len(x) - 2
     if ndims not in (1, 2, 3) or len(w) != len(x):
         raise Unsupported(f"{args.name}: input {x} / weight {w} is not a conv1d/2d/3d")
+    # without Concrete Inputs the output size (stride, padding, dilation) is unknown: no
+    # default is a bound, so the row is unmodelled (docs/perf-models.md#unmodelled)
+    args.require_values(UNRECORDED_GEOMETRY)
     at = layout.stride
     stride = _spatial(args, at, ndims, 1)
     padding = _spatial(args, at + 1, ndims, 0)
