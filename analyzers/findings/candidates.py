@@ -86,6 +86,7 @@ def _compute(
                 estimate_method="unquantified",
                 saving=None,
                 unquantified_reason=reasons(ops),
+                time_ms=sum(m.time_ms for m in finding.members),
             )
             continue
         yield Candidate(

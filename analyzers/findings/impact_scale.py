@@ -81,6 +81,7 @@ class Candidate(BaseModel):
     saving: Saving | None
     source_rank: int | None = None  # its rank among its own category's findings
     unquantified_reason: str | None = None
+    time_ms: float | None = None  # kernel time an unquantified finding covers (its rank)
 
     @model_validator(mode="after")
     def _saving_or_reason(self) -> Candidate:
@@ -123,12 +124,12 @@ def pool_sizes(gpu: GpuUtilization) -> dict[Pool, float]:
 
 def rank_items(candidates: Iterable[Candidate], window_ms: float) -> list[PriorityItem]:
     """Quantified items by mid saving (then high, then category), then the unquantified ones
-    by category and their rank there."""
+    by the kernel time they cover."""
     order = sorted(
         candidates,
         key=lambda c: (
             c.saving is None,
-            -c.saving.mid_ms if c.saving else 0.0,
+            -c.saving.mid_ms if c.saving else -(c.time_ms or 0.0),
             -c.saving.high_ms if c.saving else 0.0,
             c.category,
             c.source_rank or 0,

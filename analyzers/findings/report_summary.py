@@ -139,8 +139,8 @@ def _paragraph(run: ReportInputs) -> str:
     unquantified = sum(1 for i in items if i.saving is None)
     if unquantified:
         text += (
-            f" {unquantified} of them cannot be quantified from this trace (no usable "
-            "roofline) and are ranked last, with the reason."
+            f" Not quantifiable from this trace (no usable roofline): {unquantified}, "
+            "ranked last with the reason."
         )
     if totals is not None:
         text += (

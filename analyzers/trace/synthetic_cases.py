@@ -15,12 +15,18 @@ Both are byte-for-byte the same for a seed.
 
 from __future__ import annotations
 
-import gzip
-import json
 from pathlib import Path
 from typing import Any
 
-from rooflens.analyzers.trace.synthetic import BF16, DEVICE, GEMM, _metadata, _record_step, _Step
+from rooflens.analyzers.trace.synthetic import (
+    BF16,
+    DEVICE,
+    GEMM,
+    _metadata,
+    _record_step,
+    _Step,
+    write_document,
+)
 
 SHAPE_ARGS = ("Input Dims", "Input type", "Input Strides", "Concrete Inputs")
 OLD_CATEGORIES = {
@@ -50,11 +56,7 @@ def _write(path: Path, events: list[dict[str, Any]], **header: Any) -> Path:
         "traceName": "rooflens_synthetic_case",
         "displayTimeUnit": "ms",
     }
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = json.dumps(document, separators=(",", ":")).encode("utf-8")
-    path.write_bytes(gzip.compress(data, mtime=0))
-    return path
+    return write_document(Path(path), document)
 
 
 def write_no_shapes_trace(path: Path, *, seed: int = 0) -> Path:
