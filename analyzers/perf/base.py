@@ -53,15 +53,19 @@ class OpArgs:
     shapes_recorded: bool = True
     values_recorded: bool = True
 
-    def check_recorded(self) -> None:
-        """Unrecorded when the shapes every formula reads are missing: no `Input Dims` at
-        all, or a tensor list recorded without its tensors' shapes. The one check every
-        model passes through (report/unified_table.py), so no formula falls back to scalars."""
+    def check_recorded(self, needs_values: str | None = None) -> None:
+        """Unrecorded when the shapes every formula reads are missing (no `Input Dims` at
+        all, or a tensor list recorded without its tensors' shapes), or when the model needs
+        `Concrete Inputs` (`needs_values` names them) and the trace has none. The one check
+        every model passes through (report/unified_table.py), so no formula falls back to
+        scalars or to default values."""
         if not self.shapes_recorded:
             raise Unrecorded(SHAPES_NOT_RECORDED)
         for dims, kind in zip(self.dims, self.types, strict=False):
             if kind == "TensorList" and dims == ():
                 raise Unrecorded(TENSOR_LIST_WITHOUT_SHAPES)
+        if needs_values is not None:
+            self.require_values(needs_values)
 
     def require_values(self, what: str) -> None:
         """Unrecorded when the formula needs `Concrete Inputs` (`what` names them) and the
@@ -134,6 +138,9 @@ class PerfModel:
     forward: Formula
     backward: Formula | None = None
     bwd_category: str | None = None
+    # the `Concrete Inputs` its FLOPs or bytes depend on, in words ("convolution stride/
+    # padding/dilation"); a trace without any leaves the row unmodelled (OpArgs.check_recorded)
+    needs_values: str | None = None
 
 
 def precision_of(args: OpArgs, i: int) -> str | None:

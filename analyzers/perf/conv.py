@@ -25,7 +25,9 @@ from typing import Any
 from rooflens.analyzers.perf.base import OpArgs, PerfModel, Shape, Unsupported, Work, numel
 from rooflens.analyzers.perf.dtypes import bytes_per_element, precision
 
-UNRECORDED_GEOMETRY = "convolution stride/padding/dilation"
+# without Concrete Inputs the output size is unknown and no default is a bound, so such a row
+# is unmodelled (docs/perf-models.md#unmodelled)
+GEOMETRY = "convolution stride/padding/dilation"
 
 ConcreteValue = int | float | bool | tuple[int | float | bool, ...] | None
 
@@ -188,9 +190,6 @@ def parse(args: OpArgs, layout: _Layout) -> tuple[ConvShape, dict[str, Any]]:
     ndims = len(x) - 2
     if ndims not in (1, 2, 3) or len(w) != len(x):
         raise Unsupported(f"{args.name}: input {x} / weight {w} is not a conv1d/2d/3d")
-    # without Concrete Inputs the output size (stride, padding, dilation) is unknown: no
-    # default is a bound, so the row is unmodelled (docs/perf-models.md#unmodelled)
-    args.require_values(UNRECORDED_GEOMETRY)
     at = layout.stride
     stride = _spatial(args, at, ndims, 1)
     padding = _spatial(args, at + 1, ndims, 0)
@@ -259,10 +258,10 @@ def convolution_backward(args: OpArgs) -> Work:
     return _work(args, BACKWARD, backward=True)
 
 
-_FORWARD_MODEL = PerfModel(convolution, convolution_as_backward, "CONV_bwd")
+_FORWARD_MODEL = PerfModel(convolution, convolution_as_backward, "CONV_bwd", GEOMETRY)
 
 MODELS: dict[str, PerfModel] = {
     "aten::convolution": _FORWARD_MODEL,
     "aten::_convolution": _FORWARD_MODEL,
-    "aten::convolution_backward": PerfModel(convolution_backward),
+    "aten::convolution_backward": PerfModel(convolution_backward, needs_values=GEOMETRY),
 }

@@ -401,14 +401,22 @@ MODELS: dict[str, PerfModel] = {
     **{f"aten::{name}": PerfModel(unary) for name in _UNARY},
     **{f"aten::{name}": PerfModel(binary) for name in _BINARY},
     "LigerSiLUMulFunction": PerfModel(binary),
-    **{f"aten::replication_pad{k}d": PerfModel(replication_pad(k)) for k in (1, 2, 3)},
-    **{f"aten::upsample_nearest{k}d": PerfModel(upsample_nearest(k)) for k in (1, 2, 3)},
+    **{
+        f"aten::replication_pad{k}d": PerfModel(replication_pad(k), needs_values="padding")
+        for k in (1, 2, 3)
+    },
+    **{
+        f"aten::upsample_nearest{k}d": PerfModel(
+            upsample_nearest(k), needs_values="output size or scale factors"
+        )
+        for k in (1, 2, 3)
+    },
     **{name: PerfModel(model) for name, model in _POINTWISE.items()},
     "aten::fill_": PerfModel(fill),
     "aten::zero_": PerfModel(fill),
     "aten::cat": PerfModel(concat),
     "aten::stack": PerfModel(stack),
-    "aten::index_select": PerfModel(index_select),
+    "aten::index_select": PerfModel(index_select, needs_values="index_select dim"),
     "aten::index": PerfModel(index),
     "aten::gather": PerfModel(gather),
     "aten::scatter": PerfModel(scatter(in_place=False)),

@@ -76,7 +76,7 @@ def _evaluate(
             continue
         try:
             args = parse_args(name, dims, types, strides, concrete, annotation, kernels)
-            args.check_recorded()
+            args.check_recorded(model.needs_values)
             works.append(formula(args))
         except Unrecorded as exc:
             reason = str(exc)

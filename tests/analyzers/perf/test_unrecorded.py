@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from rooflens.analyzers.perf import conv, elementwise
+from rooflens.analyzers.perf import conv, elementwise, registry
 from rooflens.analyzers.perf.base import (
     SHAPES_NOT_RECORDED,
     TENSOR_LIST_WITHOUT_SHAPES,
@@ -53,9 +53,31 @@ def test_a_convolution_without_concrete_inputs_is_unrecorded() -> None:
     args = parse_args("aten::convolution", CONV_DIMS, CONV_TYPES, None, None)
     args.check_recorded()  # its shapes are there
     reason = "convolution stride/padding/dilation not recorded (no Concrete Inputs)"
-    with pytest.raises(Unrecorded) as raised:
-        conv.convolution(args)
-    assert str(raised.value) == reason
+    for name in ("aten::convolution", "aten::_convolution", "aten::convolution_backward"):
+        model = registry.model_for(name)
+        assert model is not None
+        with pytest.raises(Unrecorded) as raised:
+            args.check_recorded(model.needs_values)
+        assert str(raised.value) == reason
+
+
+@pytest.mark.parametrize(
+    ("name", "dims", "types", "reason"),
+    [
+        # layer_norm(x, normalized_shape, w, b, eps): the normalised size is a value
+        ("aten::layer_norm", [[8, 512, 1024], [], [1024], [1024], []],
+         [BF16, "ScalarList", BF16, BF16, "Scalar"], "normalisation normalized shape"),
+        # sum(x, dim, keepdim, dtype): the output size depends on dim and keepdim
+        ("aten::sum", [[8, 512, 1024], [], [], []], [BF16, "ScalarList", "Scalar", ""],
+         "reduction dims"),
+    ],
+)  # fmt: skip
+def test_models_that_read_values_name_them(name, dims, types, reason) -> None:
+    args = parse_args(name, json.dumps(dims), json.dumps(types), None, None)
+    model = registry.model_for(name)
+    assert model is not None
+    with pytest.raises(Unrecorded, match=f"^{reason} not recorded \\(no Concrete Inputs\\)$"):
+        args.check_recorded(model.needs_values)
 
 
 def test_the_same_convolution_with_its_values_is_modelled() -> None:
