@@ -15,6 +15,7 @@ import pandas as pd
 
 from rooflens.analyzers.categories.impact import category_findings, impact_estimates
 from rooflens.analyzers.categories.models import CategoryMetrics, Efficiency, Operation
+from rooflens.analyzers.perf.platform_choice import NO_PLATFORM_REASON
 from rooflens.analyzers.prepare.manifest import CategoryMetadata
 from rooflens.analyzers.report.cells import finite_number, structured
 
@@ -304,6 +305,8 @@ def _operation(
     if eff.warning:
         fields["efficiency_warning"] = eff.warning
     fields |= _row_fields(row, extra_fields)
+    if metadata.platform is None and not fields.get("unmodelled_reason"):
+        fields["unmodelled_reason"] = NO_PLATFORM_REASON  # a row's own reason comes first
     fields |= _variance(row, fields["count"], pct_total)
     if classify is not None and (classification := classify(row)) is not None:
         fields["classification"] = classification

@@ -68,6 +68,7 @@ def register(mcp: MCPServer) -> None:
             run_id=run.id,
             reused=loaded.reused,
             platform=run.platform,
+            warnings=[r.HealthNote.of(w) for w in steps.own_warnings()],
             categories=steps.analysable(),
             failed=failed,
             priorities=findings.priority_rows(steps.priorities())[:10],
