@@ -10,7 +10,7 @@ from __future__ import annotations
 import gzip
 import json
 import random
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
@@ -264,7 +264,7 @@ def _record_step(step: _Step, layers: int, mlp_module: bool) -> None:
                 step.elementwise("aten::add", ADD, numel=H)
 
 
-def _metadata(device_name: str) -> list[dict[str, Any]]:
+def _metadata() -> list[dict[str, Any]]:
     def meta(kind: str, pid: int, tid: int, **args: Any) -> dict[str, Any]:
         return {"ph": "M", "name": kind, "pid": pid, "tid": tid, "ts": BASE_US, "args": args}
 
@@ -273,35 +273,28 @@ def _metadata(device_name: str) -> list[dict[str, Any]]:
         meta("thread_name", HOST_PID, MAIN_TID, name="thread 4242 (python)"),
         meta("thread_name", HOST_PID, BWD_TID, name="thread 4300 (pt_autograd_0)"),
         meta("process_name", GPU_PID, 0, name="GPU 0"),
-        meta("process_labels", GPU_PID, 0, labels=device_name),
+        meta("process_labels", GPU_PID, 0, labels="AMD Instinct MI300X"),
         meta("thread_name", GPU_PID, STREAM, name="stream 7"),
         meta("thread_name", GPU_PID, COMM_STREAM, name="stream 13"),
     ]
 
 
 def write_sample_trace(
-    path: Path,
-    *,
-    seed: int = 0,
-    layers: int = LAYERS,
-    mlp_module: bool = False,
-    device: Mapping[str, Any] | None = None,
+    path: Path, *, seed: int = 0, layers: int = LAYERS, mlp_module: bool = False
 ) -> Path:
     """Write the sample trace (gzip, fixed mtime) to `path` and return it.
 
     `seed` draws the timing jitter; `layers` is the number of transformer blocks (each adds
     its forward and backward kernels and grows the all-reduce); `mlp_module` wraps each
-    block's MLP in an `nn.Module: MLP_<n>` frame (a GEMM, GELU, GEMM fusion candidate);
-    `device` replaces the MI300X's `deviceProperties` entry (a GPU the catalogue lacks).
+    block's MLP in an `nn.Module: MLP_<n>` frame (a GEMM, GELU, GEMM fusion candidate).
     """
-    device = dict(device or DEVICE)
     if layers < 1:
         raise ValueError("the sample model needs at least one layer")
     step = _Step(seed)
     _record_step(step, layers, mlp_module)
     document = {
         "schemaVersion": 1,
-        "deviceProperties": [device],
+        "deviceProperties": [DEVICE],
         "distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 8, "pg_count": 1},
         "record_shapes": 1,
         "with_stack": 1,
@@ -309,7 +302,7 @@ def write_sample_trace(
         "hip_runtime_version": 60342,
         "hip_driver_version": 60342,
         "roctracer_version": 4,
-        "traceEvents": _metadata(str(device.get("name", ""))) + step.events,
+        "traceEvents": _metadata() + step.events,
         "traceName": "rooflens_sample_trace",
         "displayTimeUnit": "ms",
         "baseTimeNanoseconds": 1700000000000000000,
