@@ -305,13 +305,18 @@ def _operation(
     if eff.warning:
         fields["efficiency_warning"] = eff.warning
     fields |= _row_fields(row, extra_fields)
-    if metadata.platform is None and not fields.get("unmodelled_reason"):
+    if metadata.platform is None and _has_work(row) and not fields.get("unmodelled_reason"):
         fields["unmodelled_reason"] = NO_PLATFORM_REASON  # a row's own reason comes first
     fields |= _variance(row, fields["count"], pct_total)
     if classify is not None and (classification := classify(row)) is not None:
         fields["classification"] = classification
     fields |= _source_fields(row, name, fusion_map, with_chain)
     return Operation.model_validate(fields)
+
+
+def _has_work(row: dict[str, Any]) -> bool:
+    """A perf model gave the row FLOPs or bytes: only a platform is missing for a roofline."""
+    return any(finite_number(row.get(k)) for k in ("GFLOPS", "Data Moved (MB)"))
 
 
 def _row_fields(row: dict[str, Any], extra_fields: tuple[str, ...]) -> dict[str, Any]:
