@@ -262,6 +262,9 @@ def estimate(
     if high < MIN_IMPACT_SCORE:
         return None
     missing = len(kernels) - modelled
+    notes = [UNMODELLED_WARNING.format(k=missing, n=len(kernels))] if missing else []
+    if peaks.hbm_tbs is None and not is_matrix[0]:  # a non-matrix run was projected
+        notes.append(NO_PLATFORM_WARNING)
     return FusionEstimate(
         operation=str(c.get("base_name")),
         impact_score=round(high * MID_FACTOR, 2),
@@ -278,7 +281,7 @@ def estimate(
         ),
         affected_gpu_kernels=names,
         fusion_type="matrix_compute" if any(is_matrix) else "memory_bound",
-        warning=UNMODELLED_WARNING.format(k=missing, n=len(kernels)) if missing else None,
+        warning="; ".join(notes) or None,
     )
 
 
@@ -314,8 +317,6 @@ def analyze_kernel_fusion(inputs: SystemInputs) -> KernelFusionMetrics:
     estimates = [e for c in survivors if (e := estimate(c, lookup, peaks, baseline_ms))]
     estimates.sort(key=lambda e: -e.impact_score)
     warnings = list(dict.fromkeys(e.warning for e in estimates if e.warning))
-    if platform is None and estimates:
-        warnings.insert(0, NO_PLATFORM_WARNING)
     kernel_map = {
         k: e.operation for e in estimates if e.confidence == "high" for k in e.affected_gpu_kernels
     }

@@ -256,7 +256,7 @@ def test_without_a_platform_a_chain_is_projected_at_the_bandwidth_it_achieved():
     e = estimate(c, LOOKUP, NO_PEAKS, baseline_ms=5.0)
     # each kernel moves 1 MB in 100 µs (0.01 MB/µs); the fused one moves 0.5 MB in and 0.5 MB
     # out at that rate: 100 µs, so 200 of 300 µs are saved; 0.3 ms of 5 ms -> 2/3 x 6 %
-    assert e is not None and e.bound_type == "memory"
+    assert e is not None and e.bound_type == "memory" and e.warning == NO_PLATFORM_WARNING
     assert e.impact_score_high == pytest.approx(4.0)
     assert e.impact_score_low == pytest.approx(3.0)
 
@@ -267,6 +267,7 @@ def test_without_a_platform_an_epilogue_saves_its_kernels_time_as_always():
     by_time = estimate(c, LOOKUP, NO_PEAKS, baseline_ms=10.0)
     assert by_time is not None and with_roof is not None
     assert by_time.impact_score_high == with_roof.impact_score_high == pytest.approx(5.0)
+    assert by_time.warning is None  # nothing was projected
 
 
 def test_without_a_platform_the_document_has_no_roof_and_says_how_it_estimated():
