@@ -304,6 +304,9 @@ def _operation(
     }
     if eff.warning:
         fields["efficiency_warning"] = eff.warning
+    reason = row.get("unmodelled_reason")
+    if isinstance(reason, str) and reason:  # the perf report's column (docs/perf-models.md)
+        fields["unmodelled_reason"] = reason
     fields |= _row_fields(row, extra_fields)
     if metadata.platform is None and _has_work(row) and not fields.get("unmodelled_reason"):
         fields["unmodelled_reason"] = NO_PLATFORM_REASON  # a row's own reason comes first
