@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from rooflens.analyzers.categories.copies import CopyAnalysis, analyse_copies
 from rooflens.analyzers.categories.system_inputs import SystemInputs, Timeline
 from rooflens.analyzers.prepare.documents import OmitNone
 
@@ -137,6 +138,7 @@ class MultiKernelMetrics(OmitNone):
     patterns_detected: list[Pattern]
     cross_validation: CrossValidation | None = None
     impact_estimates: list[dict[str, Any]] | None = None
+    copies: CopyAnalysis | None = None  # each group of copies against its link (ours)
 
 
 def error_document(message: str) -> MultiKernelMetrics:
@@ -321,4 +323,5 @@ def analyze_multi_kernel(inputs: SystemInputs) -> MultiKernelMetrics:
         patterns_detected=patterns,
         cross_validation=cross_validate(overlap, timeline),
         impact_estimates=[],
+        copies=analyse_copies(inputs.copies, inputs.platform) if inputs.copies else None,
     )

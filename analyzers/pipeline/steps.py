@@ -195,6 +195,7 @@ class Pipeline:
                 platform=r.platform,  # type: ignore[arg-type]  # checked by _categorise
                 idle=data.idle,
                 kernels=data.kernels,
+                copies=data.copies,
             )
             analyses = {
                 "cpu_idle": analyze_cpu_idle,
