@@ -15,7 +15,9 @@ report's gpu_timeline, else the manifest's gpu_utilization). Rules, all on unrou
   difference exceeds CROSS_VALIDATION_TOLERANCE_PERCENT of the larger one.
 
 Output rounding follows TraceLens: ms to 3 decimals, percents to 2. The top-level status is
-"SUCCESS" (not "OK"), and no numeric impact is produced: `impact_estimates` is always empty.
+"SUCCESS" (not "OK"), and `impact_estimates` is always empty. `copies` (ours) holds each group
+of copies judged against its link and their saving (categories/copies.py,
+docs/analysis.md#copies).
 """
 
 from __future__ import annotations
