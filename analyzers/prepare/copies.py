@@ -26,12 +26,11 @@ from rooflens.analyzers.trace.model import TraceModel
 Route = Literal["H2D", "D2H", "D2D", "P2P", "other"]
 HostMemory = Literal["pageable", "pinned", "unknown", "none"]  # none: no host side
 
-# ROCm copy kernels name their route in capitals; peer copies are `Memcpy PtoP`.
+# ROCm copy kernels name their route in capitals (MEMORY_COPY_HOST_TO_DEVICE).
 _ROUTE_WORDS: tuple[tuple[Route, str], ...] = (
     ("H2D", "host_to_device"),
     ("D2H", "device_to_host"),
     ("D2D", "device_to_device"),
-    ("P2P", "ptop"),
 )
 _ENDS = re.compile(r"\(\s*(\w+)\s*->\s*(\w+)\s*\)")
 _MEMORY: dict[str, HostMemory] = {"pageable": "pageable", "pinned": "pinned"}
@@ -77,11 +76,14 @@ class CopyData(BaseModel):
 
 
 def copy_route(name: str) -> Route:
-    """A copy's route from its name (the multi-kernel directions, then ROCm's and peers')."""
+    """A copy's route from its name: a peer copy (`Memcpy PtoP (Device -> Device)`), else the
+    multi-kernel directions, else ROCm's copy-kernel words."""
+    lower = name.lower()
+    if "ptop" in lower:
+        return "P2P"
     found = str(memcpy_direction(pd.Series([name]))[0])
     if found != "other":
         return found  # type: ignore[return-value]
-    lower = name.lower()
     return next((route for route, word in _ROUTE_WORDS if word in lower), "other")
 
 
