@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rooflens.analyzers.categories.copies import SMALL_COPY_BYTES
+from rooflens.analyzers.findings.candidates import MIN_SYSTEM_SHARE as MIN_SHARE
 
 SOURCE = "(source: `multi_kernel_metrics.json` → `{}`)."
 REASON = (
@@ -28,17 +29,28 @@ LOW_LINK_PERCENT = 50.0  # a copy under half its link is flagged in the table
 
 
 def has_copy_card(m: Mapping[str, Any]) -> bool:
-    """The card is drafted when the memcpy assessment flagged any direction."""
+    """The card is drafted when the memcpy assessment flagged any direction, or when the
+    exposed copies are worth an item on the impact scale (so the item has its card)."""
     memcpy = m.get("memcpy_assessment") or {}
-    return bool(memcpy.get("flagged") and memcpy.get("issues"))
+    return bool(memcpy.get("flagged") and memcpy.get("issues")) or _worth_an_item(m)
+
+
+def _worth_an_item(m: Mapping[str, Any]) -> bool:
+    copies, total = _copies(m), float(m.get("total_time_ms") or 0.0)
+    return copies is not None and total > 0 and copies["exposed_ms"] / total * 100 >= MIN_SHARE
+
+
+def _copies(m: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    copies = m.get("copies")
+    return copies if isinstance(copies, Mapping) and copies.get("groups") else None
 
 
 def copy_card(m: Mapping[str, Any]) -> tuple | None:
     """(title, insight, action, identification, rows, reason) of the copy card, or None."""
     if not has_copy_card(m):
         return None
-    copies = m.get("copies")
-    if isinstance(copies, Mapping) and copies.get("groups"):
+    copies = _copies(m)
+    if copies is not None:
         return _judged(copies, float(m.get("total_time_ms") or 0.0))
     return _by_direction(m["memcpy_assessment"]["issues"])
 
