@@ -5,35 +5,23 @@ matplotlib takes longer to import than most stages of a run take to compute
 reads the trace, so the import happens on another core meanwhile and the plot step costs only
 the drawing. The MCP server draws in its own process: it pays the import once in its life.
 
-Anything that goes wrong in the helper (it cannot start, it dies, drawing raises) only makes
+The helper is `python -m` this module: it never re-runs the caller's main script (as
+multiprocessing's spawn would). It reads one pickled job on stdin and writes the pickled PNG
+on stdout. Anything that goes wrong in it (it cannot start, it dies, drawing raises) only makes
 the run draw in its own process, as it would without the helper.
 """
 
 from __future__ import annotations
 
-import multiprocessing
-from multiprocessing.connection import Connection
-from multiprocessing.process import BaseProcess
+import pickle
+import subprocess
+import sys
+from contextlib import suppress
 from types import TracebackType
 
 from rooflens.analyzers.findings.plot import Savings, Segment, draw_png
 
-_JOIN_SECONDS = 2.0
-
-
-def _serve(conn: Connection) -> None:
-    """The helper's life: import matplotlib, then draw the one plot it is sent, if any."""
-    import matplotlib.backends.backend_agg
-    import matplotlib.figure  # noqa: F401
-
-    try:
-        job = conn.recv()
-    except (EOFError, OSError):  # the run ended without asking for a plot
-        return
-    try:
-        conn.send(("png", draw_png(*job)))
-    except Exception as exc:  # the run draws in its own process instead
-        conn.send(("error", f"{type(exc).__name__}: {exc}"))
+_WAIT_SECONDS = 2.0
 
 
 class PlotProcess:
@@ -41,48 +29,48 @@ class PlotProcess:
     helper never outlives the run (commands leave through `os._exit`, which skips atexit)."""
 
     def __init__(self) -> None:
-        self._conn: Connection | None = None
-        self._proc: BaseProcess | None = None
-        try:
-            ctx = multiprocessing.get_context("spawn")  # no fork of a process with threads
-            parent, child = ctx.Pipe()
-            proc = ctx.Process(target=_serve, args=(child,), name="rooflens-plot", daemon=True)
-            proc.start()
-        except OSError:
-            return
-        child.close()
-        self._conn, self._proc = parent, proc
+        self._proc: subprocess.Popen[bytes] | None = None
+        with suppress(OSError):
+            self._proc = subprocess.Popen(
+                [sys.executable, "-P", "-m", __name__],  # -P: no cwd on sys.path
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+            )
 
     @property
     def alive(self) -> bool:
         """Started and not yet used, stopped or dead."""
-        return self._proc is not None and self._proc.is_alive()
+        return self._proc is not None and self._proc.poll() is None
 
     def draw(self, title: str, total: float, segments: list[Segment], savings: Savings) -> bytes:
         """The PNG, drawn by the helper when it is alive, else here."""
-        conn = self._conn
-        if conn is not None:
+        proc = self._proc
+        if proc is not None and proc.stdin is not None and proc.stdout is not None:
             try:
-                conn.send((title, total, segments, savings))
-                kind, value = conn.recv()
-                if kind == "png" and isinstance(value, bytes):
-                    return value
-            except (EOFError, OSError):
+                proc.stdin.write(pickle.dumps((title, total, segments, savings)))
+                proc.stdin.close()
+                answer = proc.stdout.read()
+                png = pickle.loads(answer) if answer else None
+                if isinstance(png, bytes):
+                    return png
+            except (OSError, pickle.UnpicklingError, EOFError):
                 pass
             finally:
                 self.close()
         return draw_png(title, total, segments, savings)
 
     def close(self) -> None:
-        """Stop the helper if it is still waiting or importing."""
-        proc, conn = self._proc, self._conn
-        self._proc = self._conn = None
-        if conn is not None:
-            conn.close()
-        if proc is not None:
-            if proc.is_alive():
-                proc.terminate()
-            proc.join(_JOIN_SECONDS)
+        """Stop the helper if it is still importing or waiting."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        if proc.poll() is None:
+            proc.kill()
+        for pipe in (proc.stdin, proc.stdout):
+            if pipe is not None and not pipe.closed:
+                pipe.close()
+        proc.wait(_WAIT_SECONDS)
 
     def __enter__(self) -> PlotProcess:
         return self
@@ -94,3 +82,23 @@ class PlotProcess:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _serve() -> None:
+    """The helper's life: import matplotlib, then draw the one plot it is sent, if any."""
+    import matplotlib.backends.backend_agg
+    import matplotlib.figure  # noqa: F401
+
+    job = sys.stdin.buffer.read()
+    if not job:  # the run ended without asking for a plot
+        return
+    try:
+        png: bytes | None = draw_png(*pickle.loads(job))
+    except Exception:  # the run draws in its own process instead, and sees why
+        png = None
+    sys.stdout.buffer.write(pickle.dumps(png))
+    sys.stdout.buffer.flush()
+
+
+if __name__ == "__main__":
+    _serve()

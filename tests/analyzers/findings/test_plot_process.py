@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from rooflens.analyzers.findings import plot_process
 from rooflens.analyzers.findings.plot import Bar, Savings, Segment, draw_png
 from rooflens.analyzers.findings.plot_process import PlotProcess
 
@@ -12,12 +15,18 @@ SAVINGS = Savings([BAR], 1, 20.0, 20.0)
 JOB = ("A model on H100", 100.0, SEGMENTS, SAVINGS)
 
 
-def test_the_helper_draws_the_same_png_as_the_run_itself() -> None:
+def test_the_helper_draws_the_same_png_as_the_run_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    here = draw_png(*JOB)
+
+    def not_here(*_: object) -> bytes:
+        raise AssertionError("drawn in the run's own process")
+
+    monkeypatch.setattr(plot_process, "draw_png", not_here)
     with PlotProcess() as helper:
         assert helper.alive
         png = helper.draw(*JOB)
         assert not helper.alive  # used once, then gone
-    assert png == draw_png(*JOB)
+    assert png == here
 
 
 def test_a_helper_never_asked_is_stopped_on_exit() -> None:
@@ -30,6 +39,6 @@ def test_a_dead_helper_means_drawing_here() -> None:
     helper = PlotProcess()
     assert helper._proc is not None
     helper._proc.kill()  # as if it had crashed
-    helper._proc.join()
+    helper._proc.wait()
     assert not helper.alive
     assert helper.draw(*JOB) == draw_png(*JOB)
