@@ -106,7 +106,7 @@ def share_problems(run: Pipeline | RunView) -> list[str]:
             if part.percent_of_window > limit or part.percent_of_idle > limit:
                 problems.append(f"idle cause {part.cause}: {part.percent_of_window} % of window")
     for item in view.priorities.items:
-        if item.percent_high > limit:
+        if (item.percent_high or 0) > limit:
             problems.append(f"P{item.p_number} saves {item.percent_high} % of the window")
     totals = view.priorities.saving_totals
     if totals is not None and totals.percent_mid > limit:

@@ -9,7 +9,7 @@ are not computation. Computation 8.82 ms: GEMM 91.84 %, other 7.65 %, elementwis
 Without operators no iteration can be found, so all 34.075 ms of idle time is one cause.
 
 Answer: P1 is the idle GPU, 25 / 50 / 75 % of 34.075 ms (8.519 / 17.038 / 25.556 ms); the
-GEMM kernels, with no perf model, get only a heuristic item ranked after it.
+GEMM kernels, with no perf model, get no measured saving and rank after it.
 """
 
 from __future__ import annotations
@@ -59,11 +59,8 @@ def test_p1_is_the_idle_gpu(steps) -> None:
     assert top.saving.range_ms == pytest.approx(
         (0.25 * IDLE_MS, 0.5 * IDLE_MS, 0.75 * IDLE_MS), abs=1e-6
     )
-    gemm = next(i for i in items if i.category == "gemm")
-    assert gemm.estimate_method == "heuristic" and gemm.p_number > 1
-    assert gemm.saving.range_ms == pytest.approx(
-        (0.15 * GEMM_MS, 0.30 * GEMM_MS, 0.45 * GEMM_MS), rel=2e-3
-    )
+    gemm = next(i for i in items if i.category == "gemm")  # no perf model: no measured saving
+    assert gemm.estimate_method != "quantified" and gemm.p_number > 1
 
 
 def test_the_system_analyses_ran(steps) -> None:
