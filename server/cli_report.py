@@ -14,7 +14,7 @@ import queue
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -24,6 +24,8 @@ from pydantic import BaseModel
 from rooflens.analyzers import layout
 from rooflens.analyzers.categories.documents import finding_count
 from rooflens.analyzers.findings.model_info import UNKNOWN
+from rooflens.analyzers.findings.plot import Drawer, draw_png
+from rooflens.analyzers.findings.plot_process import PlotProcess
 from rooflens.analyzers.perf.categories import CategoryFileError, load_table
 from rooflens.analyzers.perf.platform_choice import choose_platform
 from rooflens.analyzers.perf.platforms import (
@@ -106,7 +108,13 @@ class Outcome(BaseModel):
 
 def run_report(args: argparse.Namespace, *, until: str = LOADED) -> int:
     """Check, read, build in a staging folder (the pipeline's steps up to `until`), swap into
-    `--out`; then print the outcome."""
+    `--out`; then print the outcome. A run that will draw the plot starts the drawing process
+    first, so matplotlib's import overlaps the reading (findings/plot_process.py)."""
+    with PlotProcess() if until == REPORTED else nullcontext() as plotter:
+        return _run_report(args, until, plotter.draw if plotter else draw_png)
+
+
+def _run_report(args: argparse.Namespace, until: str, draw: Drawer) -> int:
     progress = Progress()
     trace, out = Path(args.trace), Path(args.out)
     try:
@@ -146,7 +154,7 @@ def run_report(args: argparse.Namespace, *, until: str = LOADED) -> int:
     name = platform.name if platform else None
     fields = record_fields(trace.absolute(), identity, name, pfile, capture_choice(args))
     record = RunRecord(run_id=new_run_id(), **fields)
-    run = _Run(args, record, model, health, platform, source, progress)
+    run = _Run(args, record, model, health, platform, source, progress, draw)
     try:
         with staged_output(out) as stage:
             outcome = run.build(stage, categories, until=until)
@@ -219,6 +227,7 @@ class _Run:
     platform: Platform | None
     source: str
     progress: Progress
+    draw: Drawer
 
     def mark(self, stage: Path, *steps: str) -> None:
         """Record `steps` (and the hash of every artifact written so far) in run.json."""
@@ -258,6 +267,7 @@ class _Run:
             done=lambda s: s in self.record.steps,
             mark=lambda *s: self.mark(stage, *s),
             label=f"the run of {Path(self.args.trace).name}",
+            draw=self.draw,
         )
         if until != LOADED:
             with _ticks(self.progress) as tick:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -141,7 +142,7 @@ class Savings:
     together_pct: float
 
 
-def _draw(title: str, total: float, segments: list[Segment], savings: Savings) -> bytes:
+def draw_png(title: str, total: float, segments: list[Segment], savings: Savings) -> bytes:
     """Lay out the three panels (breakdown bar, its legend, savings) and return the PNG."""
     legend_rows = (len(segments) + 1) // 2
     heights = [1.3, 0.3 * legend_rows + 0.2, 1.0 + 0.5 * max(len(savings.bars), 1)]
@@ -209,7 +210,7 @@ def _draw_savings(bx: Axes, segments: list[Segment], savings: Savings) -> None:
     bars = savings.bars
     ys = list(range(len(bars)))
     err = [[b.mid_ms - b.low_ms for b in bars], [b.high_ms - b.mid_ms for b in bars]]
-    from matplotlib.colors import to_rgba  # imported when drawing, as in _draw
+    from matplotlib.colors import to_rgba  # imported when drawing, as in draw_png
 
     colors = {seg.name: seg.color for seg in segments}
     fills = [
@@ -275,8 +276,18 @@ def _titled_png(fig: Figure, title: str) -> bytes:
     return buf.getvalue()
 
 
-def render_plot(manifest: Manifest, priorities: PriorityData | None, title: str) -> PlotResult:
-    """Draw the plot of a run; never raises for degenerate inputs (says why instead)."""
+Drawer = Callable[[str, float, list[Segment], Savings], bytes]
+
+
+def render_plot(
+    manifest: Manifest,
+    priorities: PriorityData | None,
+    title: str,
+    draw: Drawer = draw_png,
+) -> PlotResult:
+    """Draw the plot of a run; never raises for degenerate inputs (says why instead).
+    `draw` turns the laid-out data into PNG bytes (`PlotProcess.draw` does it in a helper
+    process whose matplotlib import overlapped the run)."""
     total, segments = compute_segments(manifest)
     if total <= 0:
         return PlotResult(None, reason="baseline (total_time_ms) is not positive")
@@ -285,5 +296,5 @@ def render_plot(manifest: Manifest, priorities: PriorityData | None, title: str)
     bars = read_savings(priorities)
     together_ms, together_pct = _together(priorities, bars, total)
     savings = Savings(bars[:MAX_BARS], len(bars), together_ms, together_pct)
-    png = _draw(title, total, segments, savings)
+    png = draw(title, total, segments, savings)
     return PlotResult(png, [s.name for s in segments])

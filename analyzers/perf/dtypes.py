@@ -1,7 +1,9 @@
 """Bytes per element and precision labels of the dtype strings PyTorch writes in traces.
 
 See docs/perf-models.md#dtypes; TraceLens's gaps fixed (docs/deviations.md#dtypes): float8_e5m2
-and e5m2fnuz are fp8, int8/uint8 are int8, bool is one byte, short is two.
+and e5m2fnuz are fp8, signed char (int8) is int8, bool is one byte, short is two. `unsigned
+char` (uint8) takes fp8's peak: fp8 tensors are often stored as uint8, and TraceLens reads
+them so.
 """
 
 from __future__ import annotations

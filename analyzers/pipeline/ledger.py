@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -117,9 +118,22 @@ def artifacts(folder: Path) -> Iterator[Path]:
                 yield Path(root) / name
 
 
+@lru_cache(maxsize=4096)
+def _hash_of_version(path: str, inode: int, size: int, mtime_ns: int) -> str:
+    """One version of a file (atomic writes give every version a new inode and mtime): a run
+    seals after each of its ~20 steps, and this keeps it from re-reading what it sealed."""
+    return file_sha256(Path(path))
+
+
+def _sealed_hash(path: Path) -> str:
+    st = path.stat()
+    return _hash_of_version(str(path), st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 def seal(folder: Path, record: RunRecord, step: str | None = None) -> RunRecord:
-    """Record `step` as done and every artifact's hash in the ledger; write run.json."""
-    ledger = {p.relative_to(folder).as_posix(): file_sha256(p) for p in artifacts(folder)}
+    """Record `step` as done and every artifact's hash in the ledger; write run.json.
+    (`verify` always reads every file again.)"""
+    ledger = {p.relative_to(folder).as_posix(): _sealed_hash(p) for p in artifacts(folder)}
     steps = record.steps if step is None or step in record.steps else [*record.steps, step]
     sealed = record.model_copy(update={"artifacts": ledger, "steps": steps})
     write_record(folder, sealed)

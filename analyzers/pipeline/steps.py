@@ -32,7 +32,7 @@ from rooflens.analyzers.findings.model_info import (
     model_identification,
     op_rows,
 )
-from rooflens.analyzers.findings.plot import PlotResult, render_plot
+from rooflens.analyzers.findings.plot import Drawer, PlotResult, draw_png, render_plot
 from rooflens.analyzers.findings.priorities import PriorityData, priority_data
 from rooflens.analyzers.findings.report import ReportInputs, compose_report
 from rooflens.analyzers.findings.report_prose import ReportProse
@@ -111,6 +111,7 @@ class Pipeline:
     mark: Callable[..., None]
     label: str = "the run"  # how messages name the run, e.g. "run run-3f9a1c2b7d4e"
     call_hint: Callable[[str, str | None], str] = field(default=lambda tool, cat: f"{tool}")
+    draw: Drawer = draw_png  # the CLI passes PlotProcess.draw (findings/plot_process.py)
 
     # -- order ---------------------------------------------------------------------------
 
@@ -272,7 +273,8 @@ class Pipeline:
     def plot(self, title: str | None = None) -> PlotResult:
         priorities = self.priorities()
         title = title or plot_title(self.identify(), self.results.platform)
-        result = self.results.plot = render_plot(self.category_data().manifest, priorities, title)
+        manifest = self.category_data().manifest
+        result = self.results.plot = render_plot(manifest, priorities, title, self.draw)
         self._written(lambda folder: folder.write_plot(result))
         return result
 

@@ -307,8 +307,15 @@ def write_sample_trace(
         "displayTimeUnit": "ms",
         "baseTimeNanoseconds": 1700000000000000000,
     }
-    path = Path(path)
+    return write_document(Path(path), document, compress=True)
+
+
+def write_document(path: Path, document: dict, *, compress: bool | None = None) -> Path:
+    """Write a generated trace document as Kineto does: compact JSON, gzip (fixed mtime, so
+    the bytes are reproducible) when `compress` or, by default, when the name ends in .gz."""
     path.parent.mkdir(parents=True, exist_ok=True)
     data = json.dumps(document, separators=(",", ":")).encode("utf-8")
-    path.write_bytes(gzip.compress(data, mtime=0))
+    if path.name.endswith(".gz") if compress is None else compress:
+        data = gzip.compress(data, mtime=0)
+    path.write_bytes(data)
     return path

@@ -14,11 +14,11 @@ plan constants below. The layout of each step is described next to its constants
 
 from __future__ import annotations
 
-import gzip
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from rooflens.analyzers.trace.synthetic import write_document
 
 HOST_PID, MAIN_TID, GPU_PID, STREAM = 3100, 3100, 0, 7
 BASE_US = 8_000_000_000.0
@@ -291,8 +291,4 @@ def _write(path: Path, w: _Writer) -> Path:
         "displayTimeUnit": "ms",
         "baseTimeNanoseconds": 1700000000000000000,
     }
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = json.dumps(document, separators=(",", ":")).encode("utf-8")
-    path.write_bytes(gzip.compress(data, mtime=0) if path.name.endswith(".gz") else data)
-    return path
+    return write_document(Path(path), document)
