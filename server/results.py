@@ -3,12 +3,13 @@ the big artifacts instead of their content."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
 from rooflens.analyzers.findings.model_info import ModelIdentification
 from rooflens.analyzers.perf.platforms import PlatformSummary
+from rooflens.analyzers.trace.health import HealthWarning
 
 
 class PlatformList(BaseModel):
@@ -19,6 +20,19 @@ class HealthNote(BaseModel):
     code: str
     severity: str
     message: str
+
+    @classmethod
+    def of(cls, warning: HealthWarning) -> HealthNote:
+        return cls(code=warning.code, severity=str(warning.severity), message=warning.message)
+
+
+RunWarnings = Annotated[
+    list[HealthNote],
+    Field(
+        description="the run's own warnings, e.g. no platform known (no roofline) and how to "
+        "pass one"
+    ),
+]
 
 
 class GpuRow(BaseModel):
@@ -56,6 +70,7 @@ class CategorySummary(BaseModel):
 
 class PrepareResult(BaseModel):
     run_id: str
+    warnings: RunWarnings = []
     categories: list[CategorySummary]
     gpu_idle_percent: float
     resources: list[str]
@@ -230,6 +245,7 @@ class FullAnalysisResult(BaseModel):
     run_id: str
     reused: bool
     platform: str | None
+    warnings: RunWarnings = []
     categories: list[str]
     failed: list[str]
     priorities: list[PriorityRow]

@@ -17,6 +17,7 @@ from rooflens.analyzers.categories.documents import Metrics
 from rooflens.analyzers.categories.kernel_fusion import KernelFusionMetrics
 from rooflens.analyzers.categories.models import CategoryMetrics, Finding
 from rooflens.analyzers.categories.multi_kernel import MultiKernelMetrics
+from rooflens.analyzers.findings.copy_item import copy_candidates
 from rooflens.analyzers.findings.impact_scale import Candidate, Pool, Saving, pool_sizes
 from rooflens.analyzers.findings.unmodelled import reasons
 from rooflens.analyzers.prepare.categories import GpuUtilization
@@ -56,9 +57,17 @@ def candidates(
         elif isinstance(analysed, CpuIdleMetrics):
             found.extend(_idle(analysed, gpu))
         elif isinstance(analysed, MultiKernelMetrics):
-            found.extend(_stretch("multi_kernel", "exposed_memcpy", gpu, "Exposed copies"))
+            found.extend(_copies(analysed, gpu))
             found.extend(_stretch("multi_kernel", "exposed_comm", gpu, "Exposed communication"))
     return found
+
+
+def _copies(metrics: MultiKernelMetrics, gpu: GpuUtilization) -> Iterator[Candidate]:
+    """The one copy item: judged against the link when the copies were analysed, else a
+    share of the exposed copy time."""
+    if metrics.copies is not None:
+        return copy_candidates(metrics.copies, gpu, MIN_SYSTEM_SHARE)
+    return _stretch("multi_kernel", "exposed_memcpy", gpu, "Exposed copies")
 
 
 def _ms(percent: float, gpu: GpuUtilization) -> float:

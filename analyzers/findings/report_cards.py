@@ -31,6 +31,7 @@ from rooflens.analyzers.findings.contract import (
     Section,
     Status,
 )
+from rooflens.analyzers.findings.copy_draft import has_copy_card
 from rooflens.analyzers.findings.drafts import SYSTEM_KEYS
 from rooflens.analyzers.findings.impact_scale import Pool, PriorityItem
 
@@ -121,9 +122,8 @@ def system_pools(key: str, metrics: Metrics | None) -> list[Pool]:
     if not isinstance(metrics, MultiKernelMetrics) or metrics.status != "SUCCESS":
         return []
     pools: list[Pool] = []
-    memcpy = metrics.memcpy_assessment
-    if memcpy.flagged:
-        pools += ["exposed_memcpy"] * len(memcpy.issues or ())
+    if has_copy_card(metrics.model_dump(mode="json")):
+        pools.append("exposed_memcpy")  # one card for all copies
     pools += ["exposed_comm"] if metrics.nccl_blocking_assessment.flagged else []
     pools += ["exposed_comm"] if metrics.overlap_assessment.flagged else []
     return pools

@@ -15,6 +15,7 @@ from rooflens.analyzers.categories.documents import Metrics
 from rooflens.analyzers.categories.models import CategoryMetrics, Operation
 from rooflens.analyzers.findings.report_cards import ms
 from rooflens.analyzers.findings.unmodelled import modelled, unmodelled_reason
+from rooflens.analyzers.perf.platform_choice import NO_PLATFORM
 from rooflens.analyzers.trace.health import HealthWarning
 
 HEADING = "What this analysis could and could not see"
@@ -116,8 +117,25 @@ def _health_part(warnings: Iterable[HealthWarning] | None) -> str:
     return "\n".join(lines)
 
 
+def _no_platform_part(rows: list[Coverage]) -> str:
+    total = sum(r.kernel_ms for r in rows)
+    return (
+        f"**Roofline coverage.** None: no platform is known, so none of the compute "
+        f"categories' {ms(total)} ms of kernel time was scored against a roofline and no "
+        "operation has a roofline efficiency or a measured estimate (at most a heuristic one); "
+        f"the `{NO_PLATFORM}` warning below says how to pass a platform. The timeline, "
+        "categories, host side, copies and kernel fusion do not need one."
+    )
+
+
 def what_we_saw(metrics: Mapping[str, Metrics], health: Iterable[HealthWarning] | None) -> str:
-    """The section: coverage by category, the unmodelled operations, the health warnings."""
-    parts = [f"## {HEADING}", _coverage_part(coverage(metrics))]
-    parts += [_unmodelled_part(metrics), _health_part(health)]
+    """The section: coverage by category, the unmodelled operations, the health warnings.
+    Without a platform (the run's `no_platform` warning) coverage is one sentence and no
+    operation is listed as unmodelled: every one is, for that reason."""
+    warnings = None if health is None else list(health)
+    if any(w.code == NO_PLATFORM for w in warnings or ()):
+        parts = [f"## {HEADING}", _no_platform_part(coverage(metrics))]
+    else:
+        parts = [f"## {HEADING}", _coverage_part(coverage(metrics)), _unmodelled_part(metrics)]
+    parts.append(_health_part(warnings))
     return "\n\n".join(parts)
