@@ -37,6 +37,6 @@ async def test_load_prepare_and_full_analysis_work_and_warn(connect, allowed: Pa
     assert full["warnings"] == [first] and full["failed"] == []
     assert full["report_valid"] is True
     assert {row["estimate_method"] for row in full["priorities"] if row["kind"] == "compute"} == {
-        "heuristic"
+        "unquantified"
     }
     assert f"`no_platform`: {message}" in report.contents[0].text
