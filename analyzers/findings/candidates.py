@@ -98,7 +98,15 @@ def _compute_title(name: str, finding: Finding) -> str:
     return f"{name}: {what} ({bound}, {finding.library})"
 
 
+FUSION_BASIS = "the candidate's kernels replaced by one fused kernel at its roofline"
+FUSION_BASIS_BY_TIME = (  # no platform known (docs/analysis.md#without-a-platform)
+    "the candidate's kernels replaced by one fused kernel: a GEMM epilogue's kernels saved "
+    "whole, a run of other kernels at the bandwidth it achieved (no platform, no roofline)"
+)
+
+
 def _fusion(metrics: KernelFusionMetrics, gpu: GpuUtilization) -> Iterator[Candidate]:
+    basis = FUSION_BASIS if metrics.platform else FUSION_BASIS_BY_TIME
     for rank, estimate in enumerate(metrics.impact_estimates or (), start=1):
         yield Candidate(
             category="kernel_fusion",
@@ -112,7 +120,7 @@ def _fusion(metrics: KernelFusionMetrics, gpu: GpuUtilization) -> Iterator[Candi
                 high_ms=_ms(estimate.impact_score_high, gpu),
                 cap_ms=estimate.time_ms,
                 pool="kernels",
-                basis="the candidate's kernels replaced by one fused kernel at its roofline",
+                basis=basis,
             ),
         )
 
