@@ -43,11 +43,12 @@ def no_platform_warning(gpu: GpuIdentity) -> HealthWarning:
         message=(
             f"The GPU ({gpu.model}) is not in the platform catalogue and no platform was "
             f"given ({gpu.reason}), so nothing is scored against a roofline: no efficiency, "
-            "roofline bound or roofline-based saving is reported. The timeline, categories, "
-            "host side, copies and kernel fusion (estimated from measured times) are all "
-            "here. To add the roofline, run again with --platform NAME for a catalogue GPU "
-            "(`rooflens platforms` lists them) or --platform-file PATH (MCP tools: `platform` "
-            "or `platform_file`) naming a JSON file with the GPU's figures, at least "
+            "roofline bound or roofline-based saving is reported. The rest of the analysis "
+            "(timeline, categories, host side, copies, kernel fusion from measured times) "
+            "does not need one. To add the roofline, run again with --platform NAME for a "
+            "catalogue GPU (`rooflens platforms` lists them) or --platform-file PATH (MCP "
+            "tools: `platform` or `platform_file`) naming a JSON file with the GPU's figures, "
+            "at least "
             f"{PLATFORM_FILE_EXAMPLE} (bandwidth in GB/s; dense TFLOPS keyed by kind and "
             "precision, such as matrix_bf16 or vector_fp32; docs/perf-models.md#platforms)."
         ),
