@@ -334,8 +334,10 @@ def print_outcome(o: Outcome, out: TextIO) -> None:
     if REPORTED in o.steps:
         out.write("Priorities (estimated saving, mid, of the analysed window):\n")
         for row in o.priorities[:TOP_PRINTED]:
-            guess = ", heuristic" if row["estimate_method"] == "heuristic" else ""
-            saving = f"{row['saving']['mid_ms']:.3f} ms, {row['percent_mid']:.2f} %{guess}"
+            if row["saving"] is None:
+                saving = f"not quantifiable: {row['unquantified_reason']}"
+            else:
+                saving = f"{row['saving']['mid_ms']:.3f} ms, {row['percent_mid']:.2f} %"
             out.write(f"  P{row['p_number']}. {row['title']}: {saving}\n")
         if len(o.priorities) > TOP_PRINTED:
             out.write(f"  ... {len(o.priorities) - TOP_PRINTED} more in {layout.PRIORITIES}\n")

@@ -148,13 +148,20 @@ class PriorityRow(BaseModel):
     kind: Literal["compute", "kernel_fusion", "system"]
     category: str
     title: str
-    estimate_method: Literal["quantified", "heuristic"] = Field(
-        description="heuristic: no roofline behind it, ranked after every quantified item"
+    estimate_method: Literal["quantified", "unquantified"] = Field(
+        description="unquantified: no usable roofline behind it (no saving, a reason instead),"
+        " ranked after every quantified item"
     )
-    saving_ms: tuple[float, float, float] = Field(
-        description="estimated saving (low, mid, high) in ms, capped by the time it can recover"
+    saving_ms: tuple[float, float, float] | None = Field(
+        description="estimated saving (low, mid, high) in ms, capped by the time it can "
+        "recover; null when not quantifiable"
     )
-    percent_of_window: float = Field(description="the mid saving, % of the analysed window")
+    percent_of_window: float | None = Field(
+        description="the mid saving, % of the analysed window; null when not quantifiable"
+    )
+    unquantified_reason: str | None = Field(
+        default=None, description="why the trace supports no saving for it"
+    )
 
 
 class AggregateResult(BaseModel):

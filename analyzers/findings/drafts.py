@@ -29,6 +29,7 @@ from rooflens.analyzers.findings.contract import (
     Tier,
     no_findings,
 )
+from rooflens.analyzers.findings.copy_draft import copy_card
 
 SYSTEM_KEYS = ("cpu_idle", "multi_kernel")
 FUSION_KEY = "kernel_fusion"
@@ -314,23 +315,9 @@ def cpu_idle_pairs(m: Mapping) -> list:
 def multi_kernel_pairs(m: Mapping) -> list:
     out: list = []
     src = "(source: `multi_kernel_metrics.json` → `{}`)."
-    memcpy = m.get("memcpy_assessment") or {}
-    for issue in memcpy.get("issues") or [] if memcpy.get("flagged") else []:
-        d, pct = issue.get("direction"), num(issue.get("percent_of_total"))
-        rows = [
-            (f"{d} copies", num(issue.get("count")), "true"),
-            (f"{d} time", f"{num(issue.get('time_ms'))} ms ({pct}%)", "true"),
-            (f"{d} average size", f"{num(issue.get('avg_bytes'))} bytes", "false"),
-        ]
-        out.append((
-            f"{d} memory copies take {pct}% of the trace",
-            f"{num(issue.get('count'))} {d} copies take {num(issue.get('time_ms'))} ms ({pct}%).",
-            "Keep tensors on the device, batch small copies, and use pinned host memory with "
-            "asynchronous copies.",
-            f"Host-device copies in the {d} direction " + src.format("memcpy_assessment.issues"),
-            rows,
-            "Copies between host and device stall the stream when they are frequent or large.",
-        ))  # fmt: skip
+    copies = copy_card(m)  # one card for every copy, whatever its direction
+    if copies is not None:
+        out.append(copies)
     nccl = m.get("nccl_blocking_assessment") or {}
     if nccl.get("flagged"):
         exp, pct = num(nccl.get("exposed_comm_time_ms")), num(nccl.get("exposed_percent_of_total"))

@@ -192,6 +192,7 @@ class Pipeline:
                 platform=r.platform,
                 idle=data.idle,
                 kernels=data.kernels,
+                copies=data.copies,
             )
             analyses = {
                 "cpu_idle": analyze_cpu_idle,

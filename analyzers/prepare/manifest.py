@@ -26,6 +26,7 @@ from rooflens.analyzers.prepare.categories import (
     time_breakdown,
 )
 from rooflens.analyzers.prepare.computation_time import COLUMN, RowComputation
+from rooflens.analyzers.prepare.copy_rows import without_copies
 from rooflens.analyzers.prepare.documents import ComparisonScope, OmitNone
 from rooflens.analyzers.prepare.kernel_rows import NOTE as KERNEL_ROWS_NOTE
 from rooflens.analyzers.prepare.tree_data import tree_data
@@ -264,7 +265,8 @@ def _computation_rows(
     unified: pd.DataFrame, computation: RowComputation, manifest: Manifest
 ) -> pd.DataFrame:
     """The unified rows with their computation time; rows that ran no computation kernel
-    (copies, memsets) leave, and the manifest notes say how many and how much time."""
+    (copies, memsets) leave, and the manifest notes say how many and how much time; rows that
+    also ran copies lose the copies' time (copy_rows.py)."""
     uid = unified["ex_UID"].astype(int)
     computes = uid.map(computation.computes).fillna(False).astype(bool).to_numpy()
     rows = unified.assign(**{COLUMN: uid.map(computation.time_us).fillna(0.0).to_numpy()})
@@ -276,7 +278,7 @@ def _computation_rows(
             "memsets: they are not in the compute categories (see multi_kernel for copies)."
         )
         manifest.notes = [*(manifest.notes or []), note]
-    return rows[computes]
+    return without_copies(rows[computes], computation.copy_us)
 
 
 def _common_metadata(

@@ -172,8 +172,9 @@ def test_no_roofline_number_anywhere(run: Path) -> None:
 def test_no_item_has_a_roofline_based_saving(run: Path) -> None:
     priorities = load(run, layout.PRIORITIES)
     compute = [i for i in priorities["items"] if i["kind"] == "compute"]
-    assert compute, "the unmodelled ops still get their heuristic items"
-    assert {i["estimate_method"] for i in compute} == {"heuristic"}
+    assert compute, "the unmodelled ops still get their (unquantified) items"
+    assert {i["estimate_method"] for i in compute} == {"unquantified"}
+    assert all(i["saving"] is None for i in compute)
     for key in ("gemm", "elementwise", "norm_fwd", "sdpa_fwd"):
         estimates = load(run, layout.metrics(key)).get("impact_estimates") or []
         assert all(e["estimate_method"] == "heuristic" for e in estimates), key

@@ -289,11 +289,25 @@ def test_operations_sorted_by_time_with_shares() -> None:
     assert [op.name for op in metrics.operations] == ["b", "a"]
     assert [op.percent_of_category for op in metrics.operations] == [75.0, 25.0]
     assert metrics.operations[0].percent_of_total == 3.0
-    assert (metrics.total_time_ms, metrics.percent_of_compute, metrics.operation_count) == (
+    assert (metrics.total_time_ms, metrics.percent_of_total, metrics.operation_count) == (
         4.0,
         4.0,
         2,
     )
+    assert metrics.percent_of_compute is None  # the metadata gives no computation time
+
+
+def test_percent_of_compute_is_a_share_of_computation_time() -> None:
+    """4 ms of kernels in a 100 ms window whose computation time is 40 ms: the category holds
+    3.8 ms of it (0.8 + 3.0, its kernels overlapping others), 9.5 % of compute; 4 % of E2E."""
+    meta = category_metadata(util={"total_time_ms": 100.0, "computation_time_percent": 40.0})
+    ops = frame(
+        row("a", 1000.0, **{"Computation Time (µs)_sum": 800.0}),
+        row("b", 3000.0, **{"Computation Time (µs)_sum": 3000.0}),
+    )
+    metrics = score(ops, meta, "x")
+    assert (metrics.percent_of_compute, metrics.percent_of_total) == (9.5, 4.0)
+    assert metrics.document()["percent_of_compute"] == 9.5
 
 
 def test_other_drops_communication_only_for_other() -> None:

@@ -85,14 +85,17 @@ def test_totals_never_give_out_more_than_a_pool_holds() -> None:
                       estimate_method="quantified", saving=saving(30.0, 45.0)),
             Candidate(category="cpu_idle", kind="system", title="idle",
                       estimate_method="quantified", saving=saving(10.0, 40.0, "idle")),
-            Candidate(category="c", kind="compute", title="guess", estimate_method="heuristic",
-                      saving=saving(90.0, 90.0)),
+            Candidate(category="c", kind="compute", title="guess",
+                      estimate_method="unquantified", saving=None,
+                      unquantified_reason="input shapes not recorded"),
         ],
         100.0,
     )  # fmt: skip
-    assert [i.category for i in items] == ["a", "b", "cpu_idle", "c"]  # heuristic last
+    assert [i.category for i in items] == ["a", "b", "cpu_idle", "c"]  # unquantified last
+    assert (items[-1].saving, items[-1].percent_mid) == (None, None)
     total = totals(items, gpu)
-    # kernels pool 60 ms: 40 + min(30, 20); idle pool 40 ms: 10; the heuristic item adds nothing
+    # kernels pool 60 ms: 40 + min(30, 20); idle pool 40 ms: 10; the unquantified item adds
+    # nothing
     assert total.by_pool_mid_ms["kernels"] == 60.0 and total.by_pool_mid_ms["idle"] == 10.0
     assert total.mid_ms == 70.0 and total.percent_mid == 70.0
     # high: kernels 50 (a, capped) + 10 (b: 45 capped, 10 left in the pool); idle 20
