@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from rooflens.analyzers.categories.copies import PIN, analyse_copies, judge
+from rooflens.analyzers.categories.copies import (
+    BASIS,
+    OVERLAP_BASIS,
+    PIN,
+    analyse_copies,
+    judge,
+)
 from rooflens.analyzers.perf.platforms import get_platform
 from rooflens.analyzers.prepare.copies import (
     CopyData,
@@ -116,6 +122,9 @@ def test_the_summary_sums_the_groups_and_keeps_the_fixes_that_matter() -> None:
     )
     assert not any("view" in fix for fix in analysis.fixes)  # D2D: under 5 % of the exposed time
     assert (analysis.memset_count, analysis.memset_ms) == (2, 0.003)
+    assert analysis.basis == BASIS
+    pinned = data.model_copy(update={"groups": [group("Memcpy HtoD (Pinned -> Device)")]})
+    assert analyse_copies(pinned, H100).basis == OVERLAP_BASIS
 
 
 def test_copy_data_of_the_copy_bound_trace(tmp_path: Path) -> None:
