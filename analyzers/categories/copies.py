@@ -84,8 +84,11 @@ OVERLAP_BASIS = (
 )
 
 
-def _link(group: CopyGroup, platform: Platform) -> tuple[str | None, float | None, float]:
-    """(link name, its GB/s one way, bytes moved per byte copied)."""
+def _link(group: CopyGroup, platform: Platform | None) -> tuple[str | None, float | None, float]:
+    """(link name, its GB/s one way, bytes moved per byte copied); no link without a platform
+    (an unknown GPU): the copies are still listed, with the overlap share as their saving."""
+    if platform is None:
+        return None, None, 1.0
     if group.route in ("H2D", "D2H") and platform.host_link is not None:
         return platform.host_link.kind, platform.host_link.one_way_gbps(), 1.0
     if group.route == "D2D":
@@ -131,7 +134,7 @@ def _saving(group: CopyGroup, link_gbps: float | None) -> tuple[float, float, fl
     return out[0], out[1], out[2]
 
 
-def judge(group: CopyGroup, platform: Platform) -> CopyVerdict:
+def judge(group: CopyGroup, platform: Platform | None) -> CopyVerdict:
     link, gbps, moved = _link(group, platform)
     known = group.with_bytes > 0
     timed = group.time_us * group.with_bytes / group.count  # time of the copies with bytes
@@ -155,7 +158,7 @@ def judge(group: CopyGroup, platform: Platform) -> CopyVerdict:
     )
 
 
-def analyse_copies(data: CopyData, platform: Platform) -> CopyAnalysis:
+def analyse_copies(data: CopyData, platform: Platform | None) -> CopyAnalysis:
     """Every group judged, with the run's summed saving (uncapped: the impact scale caps it)."""
     verdicts = [judge(group, platform) for group in data.groups]
     fixes: list[str] = []
