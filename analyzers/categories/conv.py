@@ -1,4 +1,5 @@
-"""Convolution (conv_fwd, conv_bwd): scored against the matrix roof; sizes transpose overhead."""
+"""Convolution (conv_fwd, conv_bwd): scored against the matrix roof; sizes the layout
+transposes the convolution ops launch (docs/analysis.md#compute-categories)."""
 
 from __future__ import annotations
 
@@ -8,18 +9,38 @@ import pandas as pd
 
 from rooflens.analyzers.categories import scoring
 from rooflens.analyzers.prepare.manifest import CategoryMetadata
+from rooflens.analyzers.report.cells import finite_number, structured
+
+TRANSPOSE = "transpose"  # MIOpen's batched_transpose_*, transpose_NCHW2CNHW_* ...
+
+
+def _transposes(row: dict[str, Any]) -> tuple[int, float]:
+    """(launches, µs) of the layout-transpose kernels one row's op launched. A row without
+    kernel details (a row per kernel name, GPU-only traces) counts when its name is one."""
+    details = structured(row.get("kernel_details_summary"))
+    if not isinstance(details, list):
+        if TRANSPOSE not in str(row.get("name", "")).lower():
+            return 0, 0.0
+        count = finite_number(row.get("operation_count")) or 0
+        return int(count), finite_number(row.get("Kernel Time (µs)_sum")) or 0.0
+    launches, total_us = 0, 0.0
+    for kernel in details:
+        if isinstance(kernel, dict) and TRANSPOSE in str(kernel.get("name", "")).lower():
+            launches += int(finite_number(kernel.get("count")) or 0)
+            total_us += finite_number(kernel.get("total_duration_us")) or 0.0
+    return launches, total_us
 
 
 def specific(ops: pd.DataFrame, metadata: CategoryMetadata) -> dict[str, Any]:
-    """The transpose share; reads `name` and `Kernel Time (µs)_sum`."""
-    names = ops["name"].astype(str) if "name" in ops else pd.Series(dtype=str)
+    """The layout-transpose share: NCHW<->NHWC (and CNHW) transpose kernels the convolution
+    ops launched around their GEMM kernels, in % of the category's kernel time; reads
+    `name`, `kernel_details_summary`, `operation_count` and `Kernel Time (µs)_sum`."""
+    found = [_transposes(row) for row in scoring.records(ops)]
+    transpose_ms = sum(us for _, us in found) / 1000
     kernel_us = pd.to_numeric(ops.get("Kernel Time (µs)_sum"), errors="coerce")
-    kernel_us = pd.Series(kernel_us, dtype=float).fillna(0.0)
-    transpose = names.str.contains("transpose", case=False, regex=False)
-    transpose_ms = float(kernel_us[transpose.to_numpy()].sum()) / 1000 if len(ops) else 0.0
-    total_ms = float(kernel_us.sum()) / 1000
+    total_ms = float(pd.Series(kernel_us, dtype=float).fillna(0.0).sum()) / 1000
     return {
-        "transpose_count": int(transpose.sum()),
+        "transpose_count": sum(n for n, _ in found),
         "transpose_time_ms": round(transpose_ms, 3),
         "transpose_overhead_percent": round(transpose_ms / total_ms * 100, 2) if total_ms else 0.0,
         **scoring.peaks(metadata),

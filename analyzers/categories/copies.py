@@ -78,15 +78,11 @@ BASIS = (
     "pageable host copies brought to 75/87.5/100 % of the host link once pinned, then "
     "25/50/75 % of the exposed copy time left hidden by overlapping copies with compute"
 )
-OVERLAP_BASIS = (
-    "25/50/75 % of the exposed copy time hidden by overlapping copies with compute (no copy "
-    "with its bytes recorded reads or writes pageable memory, so pinning speeds none up)"
-)
 
 
 def _link(group: CopyGroup, platform: Platform | None) -> tuple[str | None, float | None, float]:
     """(link name, its GB/s one way, bytes moved per byte copied); no link without a platform
-    (an unknown GPU): the copies are still listed, with the overlap share as their saving."""
+    (then only the overlap part of the saving is estimated)."""
     if platform is None:
         return None, None, 1.0
     if group.route in ("H2D", "D2H") and platform.host_link is not None:
@@ -115,19 +111,15 @@ def _fixes(group: CopyGroup) -> list[str]:
     return fixes
 
 
-def _speeds(group: CopyGroup, link_gbps: float | None) -> bool:
-    """Pinning speeds the group up: pageable host memory, every copy sized, a known link."""
-    known = group.with_bytes == group.count and group.bytes > 0
-    return group.host_memory == "pageable" and known and bool(link_gbps) and group.time_us > 0
-
-
 def _saving(group: CopyGroup, link_gbps: float | None) -> tuple[float, float, float]:
     """The group's low/mid/high saving in ms (module docstring)."""
     exposed, time = group.exposed_us, group.time_us
+    known = group.with_bytes == group.count and group.bytes > 0
+    speeds = group.host_memory == "pageable" and known and link_gbps and time > 0
     out = []
     for fraction, overlap in zip(LINK_FRACTION, OVERLAP, strict=True):
         faster = 0.0
-        if _speeds(group, link_gbps) and link_gbps:
+        if speeds:
             pinned = max(group.count * COPY_FLOOR_US, group.bytes / (fraction * link_gbps * 1e3))
             faster = max(0.0, time - pinned) * exposed / time
         out.append((faster + overlap * (exposed - faster)) / 1000.0)
@@ -174,7 +166,5 @@ def analyse_copies(data: CopyData, platform: Platform | None) -> CopyAnalysis:
         groups=verdicts,
         saving_ms=tuple(round(sum(v.saving_ms[k] for v in verdicts), 4) for k in range(3)),  # type: ignore[arg-type]
         fixes=fixes,
-        basis=BASIS
-        if any(_speeds(g, _link(g, platform)[1]) for g in data.groups)
-        else OVERLAP_BASIS,
+        basis=BASIS,
     )

@@ -112,6 +112,7 @@ class CategoryMetrics(BaseModel):
     message: str | None = None
     total_time_ms: float | None = None
     percent_of_compute: float | None = None
+    percent_of_total: float | None = None
     operation_count: int | None = None
     operations: tuple[Operation, ...] | None = None
     category_specific: dict[str, Any] | None = None
@@ -135,6 +136,7 @@ class CategoryMetrics(BaseModel):
         data |= {
             "total_time_ms": self.total_time_ms,
             "percent_of_compute": self.percent_of_compute,
+            "percent_of_total": self.percent_of_total,
             "operation_count": self.operation_count,
             "operations": [op.model_dump(mode="json") for op in self.operations or ()],
             "category_specific": self.category_specific or {},
@@ -157,6 +159,7 @@ def no_data_metrics(category: str, message: str) -> CategoryMetrics:
         message=message,
         total_time_ms=0,
         percent_of_compute=0,
+        percent_of_total=0,
         operation_count=0,
         operations=(),
         category_specific={},

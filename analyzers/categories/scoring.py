@@ -15,6 +15,8 @@ import pandas as pd
 
 from rooflens.analyzers.categories.impact import category_findings, impact_estimates
 from rooflens.analyzers.categories.models import CategoryMetrics, Efficiency, Operation
+from rooflens.analyzers.perf.platform_choice import NO_PLATFORM_REASON
+from rooflens.analyzers.prepare.categories import COMPUTATION_TIME
 from rooflens.analyzers.prepare.manifest import CategoryMetadata
 from rooflens.analyzers.report.cells import finite_number, structured
 
@@ -93,19 +95,33 @@ def _is_nan(value: Any) -> bool:
     return isinstance(value, float) and math.isnan(value)
 
 
-def time_metrics(ops: pd.DataFrame, baseline: float | None) -> dict[str, Any]:
-    """`total_time_ms` (Σ kernel µs / 1000), `percent_of_compute` (% of E2E) and op count."""
-    total_ms = float(pd.to_numeric(ops.get("Kernel Time (µs)_sum"), errors="coerce").sum()) / 1000
+def compute_ms(metadata: CategoryMetadata) -> float | None:
+    """The timeline's computation time in ms (the denominator of `percent_of_compute`)."""
+    util = metadata.gpu_utilization
+    return finite_number(util.total_time_ms * util.computation_time_percent / 100) or None
+
+
+def time_metrics(ops: pd.DataFrame, metadata: CategoryMetadata) -> dict[str, Any]:
+    """`total_time_ms` (Σ kernel µs / 1000), `percent_of_compute` (the category's share of
+    computation time), `percent_of_total` (its kernel time in % of E2E, TraceLens's
+    `percent_of_compute`) and op count (docs/analysis.md#operations)."""
+    total_ms = _column_ms(ops, "Kernel Time (µs)_sum")
+    category_ms = _column_ms(ops, COMPUTATION_TIME) if COMPUTATION_TIME in ops else total_ms
     if "operation_count" in ops:
         count = int(pd.to_numeric(ops["operation_count"], errors="coerce").fillna(0).sum())
     else:
         count = len(ops)
-    pct = total_ms / baseline * 100 if baseline else 0.0
+    baseline, compute = baseline_ms(metadata), compute_ms(metadata)
     return {
         "total_time_ms": round(total_ms, 3),
-        "percent_of_compute": round(pct, 2),
+        "percent_of_compute": round(category_ms / compute * 100, 2) if compute else None,
+        "percent_of_total": round(total_ms / baseline * 100, 2) if baseline else 0.0,
         "operation_count": count,
     }
+
+
+def _column_ms(ops: pd.DataFrame, column: str) -> float:
+    return float(pd.to_numeric(ops.get(column), errors="coerce").sum()) / 1000
 
 
 def format_args(dims: Any, types: Any) -> str | None:
@@ -303,12 +319,22 @@ def _operation(
     }
     if eff.warning:
         fields["efficiency_warning"] = eff.warning
+    reason = row.get("unmodelled_reason")
+    if isinstance(reason, str) and reason:  # the perf report's column (docs/perf-models.md)
+        fields["unmodelled_reason"] = reason
     fields |= _row_fields(row, extra_fields)
+    if metadata.platform is None and _has_work(row) and not fields.get("unmodelled_reason"):
+        fields["unmodelled_reason"] = NO_PLATFORM_REASON  # a row's own reason comes first
     fields |= _variance(row, fields["count"], pct_total)
     if classify is not None and (classification := classify(row)) is not None:
         fields["classification"] = classification
     fields |= _source_fields(row, name, fusion_map, with_chain)
     return Operation.model_validate(fields)
+
+
+def _has_work(row: dict[str, Any]) -> bool:
+    """A perf model gave the row FLOPs or bytes: only a platform is missing for a roofline."""
+    return any(finite_number(row.get(k)) for k in ("GFLOPS", "Data Moved (MB)"))
 
 
 def _row_fields(row: dict[str, Any], extra_fields: tuple[str, ...]) -> dict[str, Any]:
@@ -386,7 +412,7 @@ def score(
     return CategoryMetrics(
         category=category,
         status="OK",
-        **time_metrics(ops, baseline),
+        **time_metrics(ops, metadata),
         operations=operations,
         category_specific=dict(specific or {}),
         impact_estimates=estimates,

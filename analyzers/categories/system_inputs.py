@@ -71,7 +71,7 @@ class SystemInputs:
     multi_kernel: MultiKernelData | None
     fusion_candidates: list[FusionCandidate]
     unified: pd.DataFrame | None  # the perf report's unified_perf_summary
-    platform: Platform
+    platform: Platform | None  # None: no platform known, no roofline
     idle: IdleBreakdown | None = None  # the idle time split by cause, when the model was at hand
     kernels: KernelCounts | None = None
     copies: CopyData | None = None  # every copy by name, when the model was at hand

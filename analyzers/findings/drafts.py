@@ -154,19 +154,22 @@ class _Wording(NamedTuple):
     trailer: str = ""
 
 
-def _unmodelled_wording(finding: Mapping, names: list[str], time_ms: float) -> _Wording:
-    """An op no performance model covers: its impact is a share of time, not a roofline gap."""
+def _unmodelled_wording(finding: Mapping, names: list[str], time_ms: float, ops: list) -> _Wording:
+    """An op without a roofline: its impact is a share of time, not a roofline gap. Why it
+    has none is the op's `unmodelled_reason` when it states one (no platform known ...)."""
     pct = num(finding.get("percent_of_total"))
+    stated = next((o.get("unmodelled_reason") for o in ops if o and o.get("unmodelled_reason")), "")
+    why = stated or "no performance model covers this op"
     return _Wording(
         title=f"Unmodelled {', '.join(names)}",
         insight=f"{', '.join(names)} ({num(time_ms)} ms) takes {pct}% of GPU time.",
         reason=(
-            f"No performance model covers this op, so its roofline gap is unknown. "
+            f"{why[0].upper()}{why[1:]}, so its roofline gap is unknown. "
             f"It takes {pct}% of the end-to-end GPU time. {COUNTERS}"
         ),
         action=ACTIONS["unmodeled"],
         trailer=(
-            f"> **Estimated:** no performance model covers this op. The impact is a fixed "
+            f"> **Estimated:** {why}. The impact is a fixed "
             f"share of its GPU time ({pct}%), not a roofline gap."
         ),
     )
@@ -207,7 +210,7 @@ def compute_card(metrics: Mapping, finding: Mapping) -> tuple[PItem, DetailBlock
     count, verb = plural(n, "operation"), "runs" if n == 1 else "run"
     comparative = metrics.get("comparison_scope") == "comparative"
     if finding.get("estimate_method") == "heuristic":
-        words = _unmodelled_wording(finding, names, time_ms)
+        words = _unmodelled_wording(finding, names, time_ms, ops)
     else:
         words = _roofline_wording(finding, members, ops, category, time_ms)
     card = PItem(

@@ -159,7 +159,24 @@ def attention_bytes(s: AttentionShape, p: Phase) -> float | None:
     )
 
 
-def _attention_work(s: AttentionShape, p: Phase, assumption: str = "") -> Work:
+def _phase_work(
+    s: AttentionShape, iteration: Iteration, rows: int, requests: int | None = None
+) -> Work:
+    """The work of the phase(s) that fill `rows`, with the query tokens each phase gave
+    (`sum_ctx_tokens` prefill, `sum_gen_tokens` decode: the sdpa analysis's workload
+    profile)."""
+    p = phases_for(iteration, rows, requests)
+    both = iteration.context + iteration.generation
+    context, generation = iteration.context.sq, iteration.generation.sq
+    if p != both:
+        context, generation = (p.sq, 0) if p == iteration.context else (0, p.sq)
+    tokens = {"sum_ctx_tokens": context, "sum_gen_tokens": generation}
+    return _attention_work(s, p, tokens, iteration.assumption)
+
+
+def _attention_work(
+    s: AttentionShape, p: Phase, tokens: dict[str, int], assumption: str = ""
+) -> Work:
     return Work(
         attention_flops(s, p),
         attention_bytes(s, p),
@@ -171,6 +188,7 @@ def _attention_work(s: AttentionShape, p: Phase, assumption: str = "") -> Work:
             "sum_sk": p.sk,
             "sum_sqsq": p.sqsq,
             "sum_sqsk": p.sqsk,
+            **tokens,
             "H_Q": s.heads_q,
             "H_KV": s.heads_kv,
             "d_h_qk": s.d_qk,
@@ -228,8 +246,7 @@ def unified_attention(args: OpArgs) -> Work:
     shape = AttentionShape(
         heads_q, heads_kv, d_qk, d_v, args.dtype(0), args.dtype(1), args.dtype(3)
     )
-    iteration = _iteration(args)
-    return _attention_work(shape, phases_for(iteration, rows), iteration.assumption)
+    return _phase_work(shape, _iteration(args), rows)
 
 
 def mha_batch_prefill(args: OpArgs) -> Work:
@@ -262,7 +279,7 @@ def mha_batch_prefill(args: OpArgs) -> Work:
         args.dtype(0),
         causal=causal,
     )
-    return _attention_work(shape, phases_for(_iteration(args), rows, requests))
+    return _phase_work(shape, _iteration(args), rows, requests)
 
 
 def reshape_and_cache_flash(args: OpArgs) -> Work:
@@ -341,7 +358,7 @@ def paged_attention_ragged(args: OpArgs) -> Work:
     indptr = args.shape(5)
     requests = indptr[0] - 1 if len(indptr) == 1 else None
     shape = AttentionShape(heads_q, heads_kv, d, d, args.dtype(2), args.dtype(3), args.dtype(0))
-    return _attention_work(shape, phases_for(_iteration(args), rows, requests))
+    return _phase_work(shape, _iteration(args), rows, requests)
 
 
 def store_cache(args: OpArgs) -> Work:

@@ -38,7 +38,11 @@ class CategoryData:
 
 
 def prepare(
-    model: TraceModel, report: PerfReport, platform: Platform, trace_path: str, output_dir: str
+    model: TraceModel,
+    report: PerfReport,
+    platform: Platform | None,
+    trace_path: str,
+    output_dir: str,
 ) -> CategoryData:
     """Split the run into categories; `output_dir` is the folder the manifest names."""
     data = multi_kernel_data(model)

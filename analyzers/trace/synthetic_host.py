@@ -103,6 +103,9 @@ BLOCKING = BlockingPlan()
 LAUNCH_BOUND = LaunchBoundPlan()
 
 
+Shapes = tuple[list[list[int]], list[str]]  # an op's Input Dims and Input type
+
+
 class _Writer:
     """Host spans, launches with their flows, and kernels on one stream, at given times."""
 
@@ -123,9 +126,11 @@ class _Writer:
         """A Python frame (or `nn.Module:` frame) around [start, end] on the main thread."""
         self.x("python_function", name, start, end - start, HOST_PID, MAIN_TID)
 
-    def op(self, name: str, ts: float, dur: float) -> None:
+    def op(self, name: str, ts: float, dur: float, shapes: Shapes | None = None) -> None:
+        """A cpu_op; `shapes` (Input Dims, Input type) default to one shapeless float."""
         self.external += 1
-        args = {"External id": self.external, "Input Dims": [[]], "Input type": ["float"]}
+        dims, types = shapes or ([[]], ["float"])
+        args = {"External id": self.external, "Input Dims": dims, "Input type": types}
         self.x("cpu_op", name, ts, dur, HOST_PID, MAIN_TID, **args)
 
     def launch(
@@ -157,11 +162,18 @@ class _Writer:
         return self.gpu
 
     def launching_op(
-        self, name: str, kernel: str, ts: float, op_us: float, dur: float, api: str = ""
+        self,
+        name: str,
+        kernel: str,
+        ts: float,
+        op_us: float,
+        dur: float,
+        api: str = "",
+        shapes: Shapes | None = None,
     ) -> None:
         """An operator of `op_us - 3` µs (at least 15: its launch call ends 14 µs in) that
         launches one GPU event of `dur`."""
-        self.op(name, ts, op_us - 3.0)
+        self.op(name, ts, op_us - 3.0, shapes)
         self.launch(kernel, ts + OP_LAUNCH_AT_US, dur, api or "cudaLaunchKernel")
 
     def step(self, k: int, start: float, end: float, marked: bool) -> None:

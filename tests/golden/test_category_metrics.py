@@ -276,6 +276,19 @@ SPECIFIC_ABSENT: dict[tuple[str, str], tuple[tuple[str, ...], str]] = {
         "(docs/deviations.md), so `other` has no communication op to skip",
     ),
 }
+# category_specific keys only we emit, with our value: (folder, key) -> {key: value}.
+SPECIFIC_ADDED: dict[tuple[str, str], dict[str, Any]] = {
+    # the vLLM attention model's per-phase query tokens reach the profile (deviations.md):
+    # the annotation `execute_context_1(888_788544)_generation_0(0)`, one 888-token prompt
+    ("b200_eager_trace", "inferenceattention"): {
+        "workload_profile": {
+            "total_ctx_tokens": 888,
+            "total_gen_tokens": 0,
+            "ctx_ratio": 1.0,
+            "profile_type": "prefill_heavy",
+        }
+    },
+}
 # Efficiencies that differ on purpose: (folder, key, op name, Input Dims) -> (our %, reason).
 EFFICIENCY_DEVIATE: dict[tuple[str, str, str, Any], tuple[float, str]] = {
     ("mi300_resnet_act_checkpoint", "reduce", "aten::mean", ((10, 512, 7, 7), (), (), ())): (
@@ -430,6 +443,10 @@ def check_replaced(folder: str, key: str, ours: dict[str, Any]) -> None:
     assert [op["name"][: len(n)] for op, n in zip(ours["operations"], names, strict=True)] == names
 
 
+# top-level keys only our documents carry
+OURS_ONLY = ("percent_of_total",)
+
+
 @pytest.mark.parametrize("folder", FOLDERS)
 def test_category_metrics_match_reference(shared: Path, prepared, folder: str) -> None:
     tables, ref_dir, kernels = prepared(folder)
@@ -442,12 +459,17 @@ def test_category_metrics_match_reference(shared: Path, prepared, folder: str) -
         if (folder, key) in REPLACED:
             check_replaced(folder, key, ours)
             continue
-        assert list(ours) == list(ref), key
+        assert [k for k in ours if k not in OURS_ONLY] == list(ref), key
         absent = SPECIFIC_ABSENT.get((folder, key), ((), ""))[0]
-        expected = [k for k in ref["category_specific"] if k not in absent]
+        added = SPECIFIC_ADDED.get((folder, key), {})
+        expected = [k for k in ref["category_specific"] if k not in absent] + list(added)
         assert list(ours["category_specific"]) == expected, key
+        assert {k: ours["category_specific"][k] for k in added} == added, key
         assert close(ours["total_time_ms"], ref["total_time_ms"], 0.0011), key
-        assert close(ours["percent_of_compute"], ref["percent_of_compute"], 0.011), key
+        # TraceLens's percent_of_compute is a share of E2E: our percent_of_total
+        # (docs/deviations.md, "percent_of_compute is a share of computation time")
+        assert close(ours["percent_of_total"], ref["percent_of_compute"], 0.011), key
+        assert 0 <= ours["percent_of_compute"] <= 100, key
         assert ours["operation_count"] == ref["operation_count"], key
         check_operations(folder, key, ours["operations"], ref["operations"])
         check_findings(folder, key, ours["category_findings"], ref["category_findings"])

@@ -11,26 +11,17 @@ import pytest
 
 from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics
 from rooflens.analyzers.findings.candidates import CAUSE_RECOVERY, CAUSE_TITLES
-from rooflens.analyzers.perf.platforms import get_platform
-from rooflens.analyzers.pipeline.steps import LOADED, Pipeline, RunResults
-from rooflens.analyzers.report.build import build_report
-from rooflens.analyzers.trace.load import load_trace
-from rooflens.analyzers.trace.model import build_model
+from rooflens.analyzers.pipeline.steps import Pipeline
 from rooflens.analyzers.trace.synthetic_host import (
     write_blocking_item_trace,
     write_host_bound_trace,
     write_launch_bound_trace,
 )
+from tests.helpers import truth
 
 
 def ranked(trace: Path) -> Pipeline:
-    platform = get_platform("MI300X")
-    model = build_model(load_trace(trace))
-    results = RunResults(model, build_report(model, platform), platform, str(trace), "run")
-    done = [LOADED]
-    steps = Pipeline(results, None, done=done.__contains__, mark=lambda *s: done.extend(s))
-    steps.run(until="aggregated")
-    return steps
+    return truth.ranked(trace, "MI300X")
 
 
 CASES: dict[str, tuple[Callable[..., Path], str]] = {

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pytest
 
+from rooflens.analyzers.categories.sdpa import workload_profile
 from rooflens.analyzers.perf import registry
 from rooflens.analyzers.perf.base import OpArgs, Unsupported
 from rooflens.analyzers.perf.inference_attention import (
@@ -215,3 +216,19 @@ def test_inference_ops_are_registered_and_taken_whole() -> None:
     for name in MODELS:
         assert registry.model_for(name) is MODELS[name]
         assert registry.has_model(name)
+
+
+def test_the_params_split_query_tokens_by_phase_for_the_workload_profile() -> None:
+    """The sdpa analysis's prefill/decode profile reads `sum_ctx_tokens`/`sum_gen_tokens`:
+    8 context and 2 generation query tokens in a mixed call (a decode-light batch, 80 %
+    context, "mixed"); the prefill half alone has no generation tokens."""
+    mixed = unified(10, MIXED).params
+    assert (mixed["sum_ctx_tokens"], mixed["sum_gen_tokens"]) == (8, 2)
+    profile = workload_profile(dict(mixed))
+    assert (profile["ctx_ratio"], profile["workload_type"]) == (0.8, "mixed")
+    assert (profile["attention_pattern"], profile["gqa_ratio"]) == ("GQA", 2)
+    prefill = batch_prefill(8, 2, MIXED).params
+    assert (prefill["sum_ctx_tokens"], prefill["sum_gen_tokens"]) == (8, 0)
+    assert workload_profile(dict(prefill))["workload_type"] == "prefill_heavy"
+    padded = unified(16, MIXED).params  # 6 rows of CUDA-graph padding
+    assert (padded["sum_ctx_tokens"], padded["sum_gen_tokens"]) == (8, 2)

@@ -1,0 +1,63 @@
+"""A GEMM-bound model near its roofline (`GEMM_BOUND` of analyzers/trace/synthetic_models.py).
+
+By hand, on the H100 SXM: a 4096³ bf16 GEMM needs 138.968 µs at 989 TFLOPS; planted at
+146 µs it runs at 95.18 % of its roof. The 4096² add needs 30.049 µs at 3,350 GB/s; planted
+at 32 µs, 93.90 %. Per step 8 × (GEMM + add) run back to back, 1,424 µs, starting 268 µs into
+the 1,700 µs period: the GPU idles 276 µs between consecutive steps, 0.552 ms over 3 steps,
+in a 4.824 ms window.
+
+Answer: the GEMMs have little left to give: (1 − 0.9518) × 3.504 ms × (0.75, 0.875, 1) =
+0.127 / 0.148 / 0.169 ms, under 5 % of their time, so P1 is the idle time between iterations,
+25 / 50 / 75 % of 0.552 ms (0.138 / 0.276 / 0.414 ms); the GEMM is P2.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from rooflens.analyzers.trace.synthetic_models import (
+    GEMM_BOUND,
+    PLATFORM,
+    gemm_roofline_us,
+    write_gemm_bound_trace,
+)
+from tests.helpers.truth import assert_truthful, compute_metrics, ranked
+
+P = GEMM_BOUND
+GEMM_MS = P.steps * P.layers * P.gemm_us / 1000
+BETWEEN_MS = (P.steps - 1) * (P.period_us - P.gpu_us) / 1000
+WINDOW_MS = (P.steps * P.gpu_us) / 1000 + BETWEEN_MS
+GAP = 1 - gemm_roofline_us() / P.gemm_us
+
+
+@pytest.fixture(scope="module")
+def steps(tmp_path_factory):
+    trace = write_gemm_bound_trace(tmp_path_factory.mktemp("truth") / "gemm.json.gz")
+    return ranked(trace, PLATFORM)
+
+
+def test_the_hand_figures() -> None:
+    assert pytest.approx((3.504, 0.552, 4.824)) == (GEMM_MS, BETWEEN_MS, WINDOW_MS)
+    assert pytest.approx(0.048168, abs=1e-6) == GAP
+
+
+def test_p1_is_the_idle_time_between_iterations(steps) -> None:
+    top = steps.priorities().items[0]
+    assert (top.p_number, top.kind, top.category) == (1, "system", "cpu_idle")
+    assert top.title.startswith("The GPU sat idle between iterations")
+    assert top.saving.range_ms == pytest.approx((0.138, 0.276, 0.414), abs=1e-6)
+
+
+def test_the_gemm_saving_is_what_its_roofline_leaves(steps) -> None:
+    gemm = next(i for i in steps.priorities().items if i.category == "gemm")
+    assert (gemm.p_number, gemm.estimate_method) == (2, "quantified")
+    expected = tuple(GAP * f * GEMM_MS for f in (0.75, 0.875, 1.0))
+    assert gemm.saving.range_ms == pytest.approx(expected, rel=5e-3)
+    assert gemm.saving.high_ms <= 0.05 * GEMM_MS  # no invented saving: under 5 % of its time
+    op = compute_metrics(steps)["gemm"].operations[0]
+    assert op.efficiency.efficiency_percent == pytest.approx(95.18, abs=0.01)
+    assert op.efficiency.bound_type == "compute"
+
+
+def test_no_share_over_100_and_no_estimate_without_a_roofline(steps) -> None:
+    assert_truthful(steps)

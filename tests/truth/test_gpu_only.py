@@ -1,0 +1,74 @@
+"""GPU-only kernels: the host-bound trace (`HOST_BOUND`) as `ProfilerActivity.CUDA` alone
+records it, with no operator, module or annotation (runtime launches and the device's work
+kept).
+
+By hand: categories come from kernel names. GEMM: 5 steps × 36 `Cijk_` kernels × 45 µs =
+8.1 ms; the optimizer's `multi_tensor_apply` kernels (5 × 3 × 45 µs = 0.675 ms) match no
+kernel-name rule and are `other`; the evaluation add (45 µs) is elementwise; the H2D copies
+are not computation. Computation 8.82 ms: GEMM 91.84 %, other 7.65 %, elementwise 0.51 %.
+Without operators no iteration can be found, so all 34.075 ms of idle time is one cause.
+
+Answer: P1 is the idle GPU, 25 / 50 / 75 % of 34.075 ms (8.519 / 17.038 / 25.556 ms); the
+GEMM kernels, with no perf model, get no measured saving and rank after it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from rooflens.analyzers.trace.synthetic_host import HOST_BOUND, write_host_bound_trace
+from tests.helpers.sample_traces import gpu_only, read_document, write_document
+from tests.helpers.truth import assert_truthful, compute_metrics, ranked
+
+P = HOST_BOUND
+GEMM_MS = P.steps * (P.forward + P.backward) * P.kernel_us / 1000
+OTHER_MS = P.steps * P.optimizer * P.kernel_us / 1000
+ELEMENTWISE_MS = P.kernel_us / 1000
+COMPUTATION_MS = GEMM_MS + OTHER_MS + ELEMENTWISE_MS
+IDLE_MS = 34.075  # test_host_bound.py: 43.045 ms window − 5 × 1.785 − 0.045 ms busy
+
+
+@pytest.fixture(scope="module")
+def steps(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("truth")
+    document = read_document(write_host_bound_trace(folder / "host.json.gz"))
+    gpu_only(document)
+    return ranked(write_document(document, folder / "gpu_only.json.gz"), "H100_SXM")
+
+
+def test_categories_come_from_kernel_names(steps) -> None:
+    assert pytest.approx(8.82) == COMPUTATION_MS
+    metrics = compute_metrics(steps)
+    assert {k: m.total_time_ms for k, m in metrics.items()} == pytest.approx(
+        {"gemm": GEMM_MS, "other": OTHER_MS, "elementwise": ELEMENTWISE_MS}
+    )
+    shares = {k: m.percent_of_compute for k, m in metrics.items()}
+    assert shares == pytest.approx(
+        {k: v / COMPUTATION_MS * 100 for k, v in [("gemm", GEMM_MS), ("other", OTHER_MS),
+                                                  ("elementwise", ELEMENTWISE_MS)]},
+        abs=0.01,
+    )  # fmt: skip
+    notes = " ".join(steps.category_data().tables.manifest.notes)
+    assert "compute categories come from kernel names" in notes
+
+
+def test_p1_is_the_idle_gpu(steps) -> None:
+    items = steps.priorities().items
+    top = items[0]
+    assert (top.p_number, top.kind, top.category) == (1, "system", "cpu_idle")
+    assert top.saving.range_ms == pytest.approx(
+        (0.25 * IDLE_MS, 0.5 * IDLE_MS, 0.75 * IDLE_MS), abs=1e-6
+    )
+    gemm = next(i for i in items if i.category == "gemm")  # no perf model: no measured saving
+    assert gemm.estimate_method != "quantified" and gemm.p_number > 1
+
+
+def test_the_system_analyses_ran(steps) -> None:
+    idle = steps.results.metrics["cpu_idle"]
+    assert idle.status == "OK"
+    assert idle.kernel_analysis.total_kernel_count == P.steps * 39 + 1
+    assert steps.results.metrics["multi_kernel"].status == "SUCCESS"
+
+
+def test_no_share_over_100_and_no_estimate_without_a_roofline(steps) -> None:
+    assert_truthful(steps)

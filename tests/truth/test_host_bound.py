@@ -1,0 +1,63 @@
+"""Host-bound training, ~80 % of the window idle between iterations (`HOST_BOUND` of
+analyzers/trace/synthetic_host.py).
+
+By hand: each 10 ms step keeps the GPU busy 1.785 ms (a 30 µs copy, then 39 kernels of 45 µs
+back to back), starting 9.018 ms in (the data loader holds the host 9 ms; launch 8 µs into
+the op, 10 µs latency). Between two steps the GPU idles 10 − 1.785 = 8.215 ms: 4 × 8.215 =
+32.86 ms. The window runs from the first copy (9.018 ms) to the end of the evaluation kernel
+launched 2 ms after the loop (50 + 2 + 0.018 + 0.045 = 52.063 ms): 43.045 ms, of which
+34.075 ms idle (79.2 %; the 1.215 ms before the evaluation kernel are the window's edge).
+
+Answer: P1 is the idle time between iterations, 25 / 50 / 75 % of 32.86 ms.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from rooflens.analyzers.trace.synthetic_host import (
+    HOST_BOUND,
+    LAUNCH_LATENCY_US,
+    OP_LAUNCH_AT_US,
+    write_host_bound_trace,
+)
+from tests.helpers.truth import assert_truthful, ranked
+
+P = HOST_BOUND
+START_US = P.load_us + OP_LAUNCH_AT_US + LAUNCH_LATENCY_US  # the first copy, from BASE
+END_US = P.steps * P.period_us + P.tail_us + START_US - P.load_us + P.kernel_us
+WINDOW_MS = (END_US - START_US) / 1000
+BETWEEN_MS = (P.steps - 1) * (P.period_us - P.gpu_us) / 1000
+
+
+@pytest.fixture(scope="module")
+def steps(tmp_path_factory):
+    trace = write_host_bound_trace(tmp_path_factory.mktemp("truth") / "host_bound.json.gz")
+    return ranked(trace, "H100_SXM")
+
+
+def test_the_hand_figures() -> None:
+    assert pytest.approx((43.045, 32.86)) == (WINDOW_MS, BETWEEN_MS)
+
+
+def test_p1_is_the_idle_time_between_iterations(steps) -> None:
+    top = steps.priorities().items[0]
+    assert (top.p_number, top.kind, top.category) == (1, "system", "cpu_idle")
+    assert top.title.startswith("The GPU sat idle between iterations: 32.9 ms")
+    assert top.saving.range_ms == pytest.approx((8.215, 16.43, 24.645), abs=1e-6)
+    assert top.saving.cap_ms == pytest.approx(BETWEEN_MS, abs=1e-6)
+    assert top.percent_mid == pytest.approx(16.43 / WINDOW_MS * 100, abs=0.01)
+
+
+def test_the_window_is_mostly_idle(steps) -> None:
+    gpu = steps.category_data().tables.manifest.gpu_utilization
+    assert gpu.total_time_ms == pytest.approx(WINDOW_MS, abs=1e-6)
+    assert gpu.idle_time_percent == pytest.approx(34.075 / WINDOW_MS * 100, abs=1e-6)
+
+
+def test_no_share_over_100_and_no_estimate_without_a_roofline(steps) -> None:
+    """The kernels' operators were recorded without shapes: their items are heuristic, ranked
+    after every quantified one."""
+    assert_truthful(steps)
+    items = steps.priorities().items
+    assert all(i.kind == "system" for i in items if i.estimate_method == "quantified")
