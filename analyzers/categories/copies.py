@@ -81,7 +81,8 @@ BASIS = (
 
 
 def _link(group: CopyGroup, platform: Platform | None) -> tuple[str | None, float | None, float]:
-    """(link name, its GB/s one way, bytes moved per byte copied); no link without a platform."""
+    """(link name, its GB/s one way, bytes moved per byte copied); no link without a platform
+    (then only the overlap part of the saving is estimated)."""
     if platform is None:
         return None, None, 1.0
     if group.route in ("H2D", "D2H") and platform.host_link is not None:

@@ -72,6 +72,9 @@ class FusionEstimate(OmitNone):
     affected_gpu_kernels: list[str]
     fusion_type: Literal["matrix_compute", "memory_bound"]
     warning: str | None = None
+    # the kernel time the instances really took, when `time_ms` (the first instance times the
+    # count, as TraceLens reckons it) claims more; the impact scale scales to it and caps by it
+    measured_time_ms: float | None = None
 
 
 class KernelFusionMetrics(OmitNone):
@@ -258,6 +261,7 @@ def estimate(
     if current <= 0 or savings * instances / 1000 < MIN_SAVINGS_MS:
         return None
     time_ms = current * instances / 1000
+    measured = _measured_ms(c, time_ms)
     high = savings / current * time_ms / baseline_ms * 100
     if high < MIN_IMPACT_SCORE:
         return None
@@ -282,7 +286,18 @@ def estimate(
         affected_gpu_kernels=names,
         fusion_type="matrix_compute" if any(is_matrix) else "memory_bound",
         warning="; ".join(notes) or None,
+        measured_time_ms=measured,
     )
+
+
+def _measured_ms(c: dict[str, Any], time_ms: float) -> float | None:
+    """The instances' real kernel time when it is below the first-instance extrapolation
+    (the first instance is often the largest: the stem's BatchNorm, the vision encoder's
+    attention), else None."""
+    measured = c.get("measured_kernel_time_us")
+    if measured is None or measured / 1000 >= time_ms:
+        return None
+    return round(float(measured) / 1000, 3)
 
 
 def _peaks(platform: Platform | None) -> Peaks:

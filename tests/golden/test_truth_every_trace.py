@@ -13,7 +13,13 @@ import pytest
 
 from rooflens.server.cli import main
 from tests.helpers.golden import require_shared, shared_traces, trace_id, when_shared
-from tests.helpers.truth import RunView, category_time_problem, estimate_problems, share_problems
+from tests.helpers.truth import (
+    RunView,
+    cap_problems,
+    category_time_problem,
+    estimate_problems,
+    share_problems,
+)
 
 FALLBACK_PLATFORM = "A100"  # for a GPU the catalogue does not know (the DLRM job's V100s)
 
@@ -54,3 +60,7 @@ def test_no_share_passes_100_percent(run: Path) -> None:
 
 def test_no_estimate_from_a_row_without_a_roofline(run: Path) -> None:
     assert estimate_problems(RunView.read(run)) == []
+
+
+def test_no_item_claims_more_kernel_time_than_the_gpu_computed(run: Path) -> None:
+    assert cap_problems(RunView.read(run)) == []

@@ -6,6 +6,7 @@ a trace through the pipeline in memory, and the checks every run must pass whate
   time and the categories together, each operation's shares, the idle causes' shares of the
   window, each item's saving and the saving totals in % of the window;
 * the compute categories add up to the computation time (within 2 %);
+* no item claims more kernel time than the GPU computed;
 * no estimate from a row without a usable roofline: a quantified compute finding only from
   operations with an efficiency at most 110 % and not flagged anomalous, and no estimate of
   any kind from an operation above 110 %.
@@ -144,9 +145,26 @@ def estimate_problems(run: Pipeline | RunView) -> list[str]:
     return problems
 
 
+def cap_problems(run: Pipeline | RunView) -> list[str]:
+    """Items that claim more kernel time than the GPU computed (empty when none does): a
+    finding never saves more than its kernels ran, and they ran within the computation time."""
+    view = _view(run)
+    gpu = view.manifest.gpu_utilization
+    computation = gpu.total_time_ms * gpu.computation_time_percent / 100
+    return [
+        f"P{item.p_number} ({item.title}) is capped by {item.saving.cap_ms} ms of kernel time; "
+        f"the GPU computed {computation:.3f} ms"
+        for item in view.priorities.items
+        if item.saving is not None
+        and item.saving.pool == "kernels"
+        and item.saving.cap_ms > computation * (1 + TIME_TOLERANCE)
+    ]
+
+
 def assert_truthful(run: Pipeline | RunView) -> None:
     """The checks every run passes, whatever its trace (this module's docstring)."""
     view = _view(run)
     assert share_problems(view) == []
+    assert cap_problems(view) == []
     assert category_time_problem(view) is None
     assert estimate_problems(view) == []

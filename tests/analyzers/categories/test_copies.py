@@ -95,6 +95,10 @@ def test_without_bytes_or_a_host_link_nothing_is_measured() -> None:
     verdict = judge(group(H2D, time_us=2_000.0, nbytes=64_000_000), no_link)
     assert (verdict.link, verdict.percent_of_link) == (None, None)
     assert verdict.saving_ms == (0.5, 1.0, 1.5)
+    unknown_gpu = judge(group(H2D, time_us=2_000.0, nbytes=64_000_000), None)
+    assert (unknown_gpu.link, unknown_gpu.link_gbps, unknown_gpu.percent_of_link) == (None,) * 3
+    assert unknown_gpu.achieved_gbps == 32.0  # measured from the trace, no platform needed
+    assert unknown_gpu.saving_ms == (0.5, 1.0, 1.5)  # the overlap share only
     unsized = judge(group(H2D, time_us=2_000.0), H100)
     assert (unsized.megabytes, unsized.achieved_gbps) == (None, None)
     assert unsized.saving_ms == (0.5, 1.0, 1.5)

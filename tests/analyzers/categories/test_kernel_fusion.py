@@ -84,6 +84,18 @@ def test_gemm_epilogue_saves_the_trailing_kernels():
     assert e.confidence == "high"  # name `mlp` + 2 matrix ops with a non-matrix one
 
 
+def test_an_estimate_records_what_the_instances_really_took():
+    """Ten instances of a 250 µs first instance: 2.5 ms reckoned; they took 1.2 ms."""
+    kernels = [gemm(100), kernel(GELU, 50), gemm(100)]
+    c = cand(kernels, instances=10, name="Qwen2MLP", measured_kernel_time_us=1200.0)
+    e = estimate(c, LOOKUP, PEAKS, baseline_ms=10.0)
+    assert e is not None and e.time_ms == pytest.approx(2.5)  # TraceLens's reckoning, kept
+    assert e.impact_score_high == pytest.approx(5.0)
+    assert e.measured_time_ms == 1.2
+    same = cand(kernels, instances=10, name="Qwen2MLP", measured_kernel_time_us=2500.0)
+    assert estimate(same, LOOKUP, PEAKS, baseline_ms=10.0).measured_time_ms is None
+
+
 def test_elementwise_chain_uses_the_roofline_projection():
     c = cand([kernel("ew_0", 100), kernel("ew_1", 100), kernel("ew_2", 100)], name="chain")
     e = estimate(c, LOOKUP, PEAKS, baseline_ms=10.0)

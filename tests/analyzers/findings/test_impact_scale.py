@@ -75,6 +75,26 @@ def test_fusion_savings_are_capped_by_the_kernels_time() -> None:
     assert item.percent_mid == 30.0
 
 
+def test_a_fusion_saving_follows_the_time_its_instances_really_took() -> None:
+    """The first instance (164.8 µs) times 117 instances claims 19.28 ms; the instances took
+    3.96 ms. The saving share (16.571 of 19.281 ms at the mid) applies to 3.96 ms."""
+    gpu = GpuUtilization(total_time_ms=56.52, computation_time_percent=34.03)
+    extrapolated = FusionEstimate(
+        operation="BatchNorm2d", impact_score=29.32, impact_score_low=25.13,
+        impact_score_high=33.51, estimation="full", bound_type="memory", time_ms=19.281,
+        instance_count=117, kernel_count=4, modeled_kernel_count=4, confidence="high",
+        affected_gpu_kernels=["k"], fusion_type="memory_bound", measured_time_ms=3.961,
+    )  # fmt: skip
+    fusion = KernelFusionMetrics(status="OK", impact_estimates=[extrapolated])
+    [item] = rank_items(candidates({"kernel_fusion": fusion}, gpu, {}), 56.52)
+    share = 3.961 / 19.281
+    assert item.saving.cap_ms == 3.961
+    assert item.saving.mid_ms == pytest.approx(0.2932 * 56.52 * share)  # 3.404 ms
+    assert item.saving.high_ms == pytest.approx(0.3351 * 56.52 * share)
+    assert item.saving.high_ms < 3.961
+    assert "3.96 ms its instances took (not 19.28 ms" in item.saving.basis
+
+
 def test_totals_never_give_out_more_than_a_pool_holds() -> None:
     gpu = GpuUtilization(total_time_ms=100.0, computation_time_percent=60.0, idle_time_percent=40.0)
     items = rank_items(
