@@ -8,7 +8,9 @@ a trace through the pipeline in memory, and the checks every run must pass whate
 * the compute categories add up to the computation time (within 2 %);
 * no estimate from a row without a usable roofline: a quantified compute finding only from
   operations with an efficiency at most 110 % and not flagged anomalous, and no estimate of
-  any kind from an operation above 110 %.
+  any kind from an operation above 110 %;
+* no item capped by more time than its pool of the window holds (its kernels' time within
+  the computation time, an idle cause within the idle time ...).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics
 from rooflens.analyzers.categories.documents import Metrics, metrics_from_document
 from rooflens.analyzers.categories.models import CategoryMetrics
 from rooflens.analyzers.categories.scoring import ANOMALY_PCT
+from rooflens.analyzers.findings.impact_scale import pool_sizes
 from rooflens.analyzers.findings.priorities import PriorityData
 from rooflens.analyzers.perf.platforms import get_platform
 from rooflens.analyzers.pipeline.steps import LOADED, Pipeline, RunResults
@@ -144,9 +147,26 @@ def estimate_problems(run: Pipeline | RunView) -> list[str]:
     return problems
 
 
+def cap_problems(run: Pipeline | RunView) -> list[str]:
+    """Items whose cap (the time they could at most give back) is more than their pool of
+    the window holds: a finding never saves more than its kernels ran or the GPU waited."""
+    view = _view(run)
+    sizes = pool_sizes(view.manifest.gpu_utilization)
+    problems = []
+    for item in view.priorities.items:
+        saving = item.saving
+        if saving is not None and saving.cap_ms > sizes[saving.pool] * (1 + TIME_TOLERANCE):
+            problems.append(
+                f"P{item.p_number} {item.title}: capped by {saving.cap_ms:.3f} ms, more than "
+                f"the {sizes[saving.pool]:.3f} ms of {saving.pool} the window holds"
+            )
+    return problems
+
+
 def assert_truthful(run: Pipeline | RunView) -> None:
     """The checks every run passes, whatever its trace (this module's docstring)."""
     view = _view(run)
     assert share_problems(view) == []
     assert category_time_problem(view) is None
     assert estimate_problems(view) == []
+    assert cap_problems(view) == []
