@@ -27,7 +27,7 @@ from rooflens.analyzers.findings.model_info import UNKNOWN
 from rooflens.analyzers.findings.plot import Drawer, draw_png
 from rooflens.analyzers.findings.plot_process import PlotProcess
 from rooflens.analyzers.perf.categories import CategoryFileError, load_table
-from rooflens.analyzers.perf.platform_choice import choose_platform
+from rooflens.analyzers.perf.platform_choice import choose_platform, platform_warnings
 from rooflens.analyzers.perf.platforms import (
     Platform,
     PlatformFileError,
@@ -93,6 +93,7 @@ class Outcome(BaseModel):
     platform_source: str
     roofline_coverage_percent: float | None
     notes: list[str]
+    warnings: list[str] = []  # the run's own: no platform known (how to pass one)
     tables: list[str]
     workbook: str
     steps: list[str] = []
@@ -145,11 +146,6 @@ def _run_report(args: argparse.Namespace, until: str, draw: Drawer) -> int:
     missing = missing_gpu_work(model) if until != LOADED else None
     if missing:
         return fail(f"{trace.name} cannot be analysed: {missing}")
-    if until != LOADED and platform is None:
-        return fail(
-            f"category data needs a platform and {source}; pass --platform NAME "
-            "(see `rooflens platforms`) or --platform-file PATH"
-        )
     pfile = Path(args.platform_file).absolute() if args.platform_file else None
     name = platform.name if platform else None
     fields = record_fields(trace.absolute(), identity, name, pfile, capture_choice(args))
@@ -255,6 +251,7 @@ class _Run:
             platform_source=self.source,
             roofline_coverage_percent=None if coverage is None else round(coverage * 100, 2),
             notes=list(report.notes),
+            warnings=[w.message for w in platform_warnings(self.health.gpu, self.platform)],
             tables=[p.relative_to(stage).as_posix() for p in files.csvs],
             workbook=files.xlsx.relative_to(stage).as_posix(),
         )
@@ -324,6 +321,8 @@ def print_outcome(o: Outcome, out: TextIO) -> None:
     )
     for note in o.notes:
         out.write(f"Note: {note}\n")
+    for warning in o.warnings:
+        out.write(f"Warning: {warning}\n")
     if PREPARED in o.steps:
         names = o.prepared_categories
         out.write(
@@ -335,8 +334,10 @@ def print_outcome(o: Outcome, out: TextIO) -> None:
     if REPORTED in o.steps:
         out.write("Priorities (estimated saving, mid, of the analysed window):\n")
         for row in o.priorities[:TOP_PRINTED]:
-            guess = ", heuristic" if row["estimate_method"] == "heuristic" else ""
-            saving = f"{row['saving']['mid_ms']:.3f} ms, {row['percent_mid']:.2f} %{guess}"
+            if row["saving"] is None:
+                saving = f"not quantifiable: {row['unquantified_reason']}"
+            else:
+                saving = f"{row['saving']['mid_ms']:.3f} ms, {row['percent_mid']:.2f} %"
             out.write(f"  P{row['p_number']}. {row['title']}: {saving}\n")
         if len(o.priorities) > TOP_PRINTED:
             out.write(f"  ... {len(o.priorities) - TOP_PRINTED} more in {layout.PRIORITIES}\n")

@@ -91,11 +91,11 @@ async def _workflow(trace: Path, folder: Path) -> bool:
         return await _drive(Client(stdio_client(params, errlog=log)), trace)
 
 
-async def _identify_and_plot(client: Client, run_id: str, platform: str) -> None:
+async def _identify_and_plot(client: Client, run_id: str, platform: str | None) -> None:
     """What a model does before composing: name the model, title the plot."""
     identity = await _call(client, "get_model_identification_data", run_id=run_id)
     model = (identity.get("identification") or {}).get("model") or "Unidentified model"
-    title = f"{model} on {platform} - Performance Breakdown"
+    title = f"{model} on {platform or 'an unknown platform'} - Performance Breakdown"
     await _call(client, "render_performance_plot", run_id=run_id, title=title)
 
 
@@ -103,11 +103,17 @@ async def _drive(client: Client, trace: Path) -> bool:
     async with client:
         platforms = await _call(client, "list_platforms")
         print(f"     {len(platforms.get('platforms', []))} platforms known")
-        await _call(client, "inspect_trace", path=str(trace))
+        inspected = await _call(client, "inspect_trace", path=str(trace))
+        for warning in inspected.get("health", {}).get("warnings", []):
+            if warning["code"] == "no_gpu_events":  # stop before load_trace writes a run
+                raise DemoError(f"{trace.name} cannot be analysed: {warning['message']}")
         loaded = await _call(client, "load_trace", path=str(trace))
         run_id = loaded["run_id"]
         print(f"     run {run_id}: {loaded['gpu']}, platform {loaded['platform']}")
         print(f"     run folder {loaded['output_dir']}")
+        for warning in loaded["health_warnings"]:
+            if warning["code"] == "no_platform":  # no roofline: say how to add one
+                print(f"     warning: {warning['message']}")
         done: dict[str, dict[str, Any]] = {}
         categories: list[str] = []
         for step in STEPS[1:]:  # the declared pipeline, one tool call per step
@@ -160,6 +166,14 @@ def _summary(
             print(f"  - {problem['rule']}: {problem['message']}")
 
 
+def _leaves(group: BaseExceptionGroup) -> list[BaseException]:
+    """The errors of a group whose members may be groups themselves."""
+    found: list[BaseException] = []
+    for exc in group.exceptions:
+        found.extend(_leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
+    return found
+
+
 def run_demo(trace: str | None = None) -> int:
     """Analyse `trace` (or a new sample trace) over MCP; 0 when the report validates."""
     if trace is None:
@@ -172,12 +186,12 @@ def run_demo(trace: str | None = None) -> int:
             return fail(f"demo: {path}: file not found")
         folder = path.parent
     print(f"Starting `rooflens serve --allow-dir {folder}` and driving the workflow:")
-    failed: list[DemoError] = []
+    failed: list[BaseException] = []
     valid = False
     try:
         valid = anyio.run(_workflow, path, folder)
-    except* DemoError as group:  # raised inside the client's task group
-        failed.extend(group.exceptions)  # type: ignore[arg-type]
+    except* DemoError as group:  # raised inside the client's task groups (nested)
+        failed.extend(_leaves(group))
     if failed:
         print(f"rooflens demo: {failed[0]} (server log: {folder / SERVER_LOG})", file=sys.stderr)
         return EXIT_PROBLEMS

@@ -12,7 +12,13 @@ from rooflens.analyzers.perf.platform_choice import choose_platform
 from rooflens.analyzers.perf.platforms import get_platform, load_platform_file
 from rooflens.analyzers.pipeline.folder import RunFolder
 from rooflens.analyzers.pipeline.ledger import TraceIdentity
-from rooflens.analyzers.pipeline.steps import LOADED, Pipeline, RunResults
+from rooflens.analyzers.pipeline.steps import (
+    LOADED,
+    NotAnalysable,
+    Pipeline,
+    RunResults,
+    missing_gpu_work,
+)
 from rooflens.analyzers.report.build import build_report
 from rooflens.analyzers.trace.health import TraceHealth, assess
 from rooflens.analyzers.trace.open_trace import AUTO, open_trace
@@ -32,6 +38,7 @@ class LoadRequest:
     capture_folder: str | None = None
     output_dir: str | None = None
     fresh: bool = False
+    whole: bool = False  # run_full_analysis: refuse what cannot be analysed before writing
 
 
 @dataclass
@@ -69,6 +76,8 @@ def load_run(st: AppState, req: LoadRequest, owner: str | None) -> Loaded:
         results = run_results(st, earlier)
         return Loaded(earlier, results, assess(results.model), True, "the earlier run's platform")
     model = open_trace(trace, captures=captures, allow=st.policy.contains)
+    if req.whole and (missing := missing_gpu_work(model)):
+        raise NotAnalysable(f"{trace.name} cannot be analysed: {missing}")
     health = assess(model)
     chosen, source = choose_platform(req.platform, pfile, health.gpu)
     report = build_report(model, chosen)

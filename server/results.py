@@ -3,12 +3,13 @@ the big artifacts instead of their content."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
 from rooflens.analyzers.findings.model_info import ModelIdentification
 from rooflens.analyzers.perf.platforms import PlatformSummary
+from rooflens.analyzers.trace.health import HealthWarning
 
 
 class PlatformList(BaseModel):
@@ -19,6 +20,19 @@ class HealthNote(BaseModel):
     code: str
     severity: str
     message: str
+
+    @classmethod
+    def of(cls, warning: HealthWarning) -> HealthNote:
+        return cls(code=warning.code, severity=str(warning.severity), message=warning.message)
+
+
+RunWarnings = Annotated[
+    list[HealthNote],
+    Field(
+        description="the run's own warnings, e.g. no platform known (no roofline) and how to "
+        "pass one"
+    ),
+]
 
 
 class GpuRow(BaseModel):
@@ -56,6 +70,7 @@ class CategorySummary(BaseModel):
 
 class PrepareResult(BaseModel):
     run_id: str
+    warnings: RunWarnings = []
     categories: list[CategorySummary]
     gpu_idle_percent: float
     resources: list[str]
@@ -133,13 +148,20 @@ class PriorityRow(BaseModel):
     kind: Literal["compute", "kernel_fusion", "system"]
     category: str
     title: str
-    estimate_method: Literal["quantified", "heuristic"] = Field(
-        description="heuristic: no roofline behind it, ranked after every quantified item"
+    estimate_method: Literal["quantified", "unquantified"] = Field(
+        description="unquantified: no usable roofline behind it (no saving, a reason instead),"
+        " ranked after every quantified item"
     )
-    saving_ms: tuple[float, float, float] = Field(
-        description="estimated saving (low, mid, high) in ms, capped by the time it can recover"
+    saving_ms: tuple[float, float, float] | None = Field(
+        description="estimated saving (low, mid, high) in ms, capped by the time it can "
+        "recover; null when not quantifiable"
     )
-    percent_of_window: float = Field(description="the mid saving, % of the analysed window")
+    percent_of_window: float | None = Field(
+        description="the mid saving, % of the analysed window; null when not quantifiable"
+    )
+    unquantified_reason: str | None = Field(
+        default=None, description="why the trace supports no saving for it"
+    )
 
 
 class AggregateResult(BaseModel):
@@ -223,6 +245,7 @@ class FullAnalysisResult(BaseModel):
     run_id: str
     reused: bool
     platform: str | None
+    warnings: RunWarnings = []
     categories: list[str]
     failed: list[str]
     priorities: list[PriorityRow]

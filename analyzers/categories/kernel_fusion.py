@@ -9,7 +9,9 @@ Standalone estimate only. Inputs: `category_data/fusion_candidates.json`, the ma
 
 A candidate is split at each matrix op: a GEMM with trailing non-matrix kernels saves those
 kernels' time (epilogue fusion); a leading run of non-matrix kernels saves what a roofline
-projection of one fused kernel says; a lone GEMM saves nothing.
+projection of one fused kernel says (with no platform known: one kernel moving the run's
+input and output at the bandwidth the run's kernels achieved, so by measured time only); a
+lone GEMM saves nothing.
 """
 
 from __future__ import annotations
@@ -44,6 +46,10 @@ NAME_HINTS = {
     "rope": ("rotary", "rope", "apply_rotary"),
     "siglu": ("silu", "swiglu"),
 }
+NO_PLATFORM_WARNING = (
+    "no platform known: a run of non-matrix kernels is projected as one kernel moving its "
+    "input and output at the bandwidth those kernels achieved, not against a roofline"
+)
 UNMODELLED_WARNING = (
     "{k} of {n} kernels lack perf models; savings estimate uses trace time for unmodeled kernels"
 )
@@ -66,6 +72,9 @@ class FusionEstimate(OmitNone):
     affected_gpu_kernels: list[str]
     fusion_type: Literal["matrix_compute", "memory_bound"]
     warning: str | None = None
+    # the kernel time the instances really took, when `time_ms` (the first instance times the
+    # count, as TraceLens reckons it) claims more; the impact scale scales to it and caps by it
+    measured_time_ms: float | None = None
 
 
 class KernelFusionMetrics(OmitNone):
@@ -84,7 +93,7 @@ class KernelFusionMetrics(OmitNone):
 
 
 class Peaks(BaseModel):
-    hbm_tbs: float
+    hbm_tbs: float | None  # None: no platform known (measured bandwidth instead)
     matrix_tflops: float | None
     vector_tflops: float | None
 
@@ -182,7 +191,14 @@ def _elementwise_savings(group: list[tuple], peaks: Peaks) -> float:
     data_out = finite_number(last.get("data_out_mb"))
     data_in = first_facts["data_moved_mb"] / 2 if data_in is None else data_in
     data_out = last_facts["data_moved_mb"] / 2 if data_out is None else data_out
-    mem_us = (data_in + data_out) * 1e6 / (peaks.hbm_tbs * 1e12) * 1e6
+    if peaks.hbm_tbs is None:  # no platform: the bandwidth the group's kernels achieved
+        moved_mb = sum(f["data_moved_mb"] for _, f in modelled)
+        spent_us = sum(float(k.get("dur_us") or 0.0) for k, _ in modelled)
+        if moved_mb <= 0 or spent_us <= 0:
+            return 0.0
+        mem_us = (data_in + data_out) / (moved_mb / spent_us)
+    else:
+        mem_us = (data_in + data_out) * 1e6 / (peaks.hbm_tbs * 1e12) * 1e6
     gflops = sum(f["gflops"] or 0.0 for _, f in modelled)
     vector_us = gflops * 1e9 / (peaks.vector_tflops * 1e12) * 1e6 if peaks.vector_tflops else 0.0
     parts = (mem_us, 0.0, vector_us)
@@ -245,10 +261,14 @@ def estimate(
     if current <= 0 or savings * instances / 1000 < MIN_SAVINGS_MS:
         return None
     time_ms = current * instances / 1000
+    measured = _measured_ms(c, time_ms)
     high = savings / current * time_ms / baseline_ms * 100
     if high < MIN_IMPACT_SCORE:
         return None
     missing = len(kernels) - modelled
+    notes = [UNMODELLED_WARNING.format(k=missing, n=len(kernels))] if missing else []
+    if peaks.hbm_tbs is None and not is_matrix[0]:  # a non-matrix run was projected
+        notes.append(NO_PLATFORM_WARNING)
     return FusionEstimate(
         operation=str(c.get("base_name")),
         impact_score=round(high * MID_FACTOR, 2),
@@ -265,11 +285,24 @@ def estimate(
         ),
         affected_gpu_kernels=names,
         fusion_type="matrix_compute" if any(is_matrix) else "memory_bound",
-        warning=UNMODELLED_WARNING.format(k=missing, n=len(kernels)) if missing else None,
+        warning="; ".join(notes) or None,
+        measured_time_ms=measured,
     )
 
 
-def _peaks(platform: Platform) -> Peaks:
+def _measured_ms(c: dict[str, Any], time_ms: float) -> float | None:
+    """The instances' real kernel time when it is below the first-instance extrapolation
+    (the first instance is often the largest: the stem's BatchNorm, the vision encoder's
+    attention), else None."""
+    measured = c.get("measured_kernel_time_us")
+    if measured is None or measured / 1000 >= time_ms:
+        return None
+    return round(float(measured) / 1000, 3)
+
+
+def _peaks(platform: Platform | None) -> Peaks:
+    if platform is None:
+        return Peaks(hbm_tbs=None, matrix_tflops=None, vector_tflops=None)
     return Peaks(
         hbm_tbs=platform.mem_bw() / 1000.0,
         matrix_tflops=platform.roof_tflops("matrix_bf16"),
@@ -293,7 +326,7 @@ def analyze_kernel_fusion(inputs: SystemInputs) -> KernelFusionMetrics:
     survivors = prefilter(candidates, baseline_ms)
     if not survivors:
         return KernelFusionMetrics(status="NO_DATA", candidate_count=0, impact_estimates=[])
-    platform = inputs.platform.name
+    platform = inputs.platform.name if inputs.platform else None
     peaks = _peaks(inputs.platform)
     lookup = PerfLookup(inputs.unified)
     estimates = [e for c in survivors if (e := estimate(c, lookup, peaks, baseline_ms))]

@@ -15,7 +15,9 @@ report's gpu_timeline, else the manifest's gpu_utilization). Rules, all on unrou
   difference exceeds CROSS_VALIDATION_TOLERANCE_PERCENT of the larger one.
 
 Output rounding follows TraceLens: ms to 3 decimals, percents to 2. The top-level status is
-"SUCCESS" (not "OK"), and no numeric impact is produced: `impact_estimates` is always empty.
+"SUCCESS" (not "OK"), and `impact_estimates` is always empty. `copies` (ours) holds each group
+of copies judged against its link and their saving (categories/copies.py,
+docs/analysis.md#copies).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from rooflens.analyzers.categories.copies import CopyAnalysis, analyse_copies
 from rooflens.analyzers.categories.system_inputs import SystemInputs, Timeline
 from rooflens.analyzers.prepare.documents import OmitNone
 
@@ -137,6 +140,7 @@ class MultiKernelMetrics(OmitNone):
     patterns_detected: list[Pattern]
     cross_validation: CrossValidation | None = None
     impact_estimates: list[dict[str, Any]] | None = None
+    copies: CopyAnalysis | None = None  # each group of copies against its link (ours)
 
 
 def error_document(message: str) -> MultiKernelMetrics:
@@ -321,4 +325,5 @@ def analyze_multi_kernel(inputs: SystemInputs) -> MultiKernelMetrics:
         patterns_detected=patterns,
         cross_validation=cross_validate(overlap, timeline),
         impact_estimates=[],
+        copies=analyse_copies(inputs.copies, inputs.platform) if inputs.copies else None,
     )

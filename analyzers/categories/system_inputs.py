@@ -9,6 +9,7 @@ import pandas as pd
 from pydantic import BaseModel
 
 from rooflens.analyzers.perf.platforms import Platform
+from rooflens.analyzers.prepare.copies import CopyData
 from rooflens.analyzers.prepare.fusion import FusionCandidate
 from rooflens.analyzers.prepare.manifest import Manifest
 from rooflens.analyzers.prepare.multi_kernel import MultiKernelData
@@ -70,9 +71,10 @@ class SystemInputs:
     multi_kernel: MultiKernelData | None
     fusion_candidates: list[FusionCandidate]
     unified: pd.DataFrame | None  # the perf report's unified_perf_summary
-    platform: Platform
+    platform: Platform | None  # None: no platform known, no roofline
     idle: IdleBreakdown | None = None  # the idle time split by cause, when the model was at hand
     kernels: KernelCounts | None = None
+    copies: CopyData | None = None  # every copy by name, when the model was at hand
 
     def any_timeline(self) -> Timeline:
         """The report's timeline, else the manifest's."""

@@ -17,7 +17,9 @@ from rooflens.analyzers.categories.documents import Metrics
 from rooflens.analyzers.categories.kernel_fusion import KernelFusionMetrics
 from rooflens.analyzers.categories.models import CategoryMetrics, Finding
 from rooflens.analyzers.categories.multi_kernel import MultiKernelMetrics
+from rooflens.analyzers.findings.copy_item import copy_candidates
 from rooflens.analyzers.findings.impact_scale import Candidate, Pool, Saving, pool_sizes
+from rooflens.analyzers.findings.unmodelled import reasons
 from rooflens.analyzers.prepare.categories import GpuUtilization
 
 # Share of an idle or exposed stretch a fix recovers: (low, mid, high).
@@ -55,9 +57,17 @@ def candidates(
         elif isinstance(analysed, CpuIdleMetrics):
             found.extend(_idle(analysed, gpu))
         elif isinstance(analysed, MultiKernelMetrics):
-            found.extend(_stretch("multi_kernel", "exposed_memcpy", gpu, "Exposed copies"))
+            found.extend(_copies(analysed, gpu))
             found.extend(_stretch("multi_kernel", "exposed_comm", gpu, "Exposed communication"))
     return found
+
+
+def _copies(metrics: MultiKernelMetrics, gpu: GpuUtilization) -> Iterator[Candidate]:
+    """The one copy item: judged against the link when the copies were analysed, else a
+    share of the exposed copy time."""
+    if metrics.copies is not None:
+        return copy_candidates(metrics.copies, gpu, MIN_SYSTEM_SHARE)
+    return _stretch("multi_kernel", "exposed_memcpy", gpu, "Exposed copies")
 
 
 def _ms(percent: float, gpu: GpuUtilization) -> float:
@@ -67,24 +77,37 @@ def _ms(percent: float, gpu: GpuUtilization) -> float:
 def _compute(
     key: str, metrics: CategoryMetrics, gpu: GpuUtilization, name: str
 ) -> Iterator[Candidate]:
+    """Quantified findings keep their range; a heuristic one (its operations have no usable
+    roofline) becomes an unquantified item that says why (docs/analysis.md#unquantified-items).
+    """
     for finding in metrics.category_findings or ():
+        common = {
+            "category": key,
+            "kind": "compute",
+            "title": _compute_title(name, finding),
+            "source_rank": finding.rank,
+        }
+        if finding.estimate_method != "quantified":
+            names = {m.operation for m in finding.members}
+            ops = [op for op in metrics.operations or () if op.name in names]
+            yield Candidate(
+                **common,
+                estimate_method="unquantified",
+                saving=None,
+                unquantified_reason=reasons(ops),
+                time_ms=sum(m.time_ms for m in finding.members),
+            )
+            continue
         yield Candidate(
-            category=key,
-            kind="compute",
-            title=_compute_title(name, finding),
-            estimate_method=finding.estimate_method,
-            source_rank=finding.rank,
+            **common,
+            estimate_method="quantified",
             saving=Saving(
                 low_ms=_ms(finding.impact_score_low, gpu),
                 mid_ms=_ms(finding.impact_score, gpu),
                 high_ms=_ms(finding.impact_score_high, gpu),
                 cap_ms=sum(m.time_ms for m in finding.members),
                 pool="kernels",
-                basis=(
-                    "the members' kernel time brought to 75/87.5/100 % of their roofline"
-                    if finding.estimate_method == "quantified"
-                    else "15/30/45 % of unmodelled kernel time (no roofline: a guess)"
-                ),
+                basis="the members' kernel time brought to 75/87.5/100 % of their roofline",
             ),
         )
 
@@ -99,7 +122,17 @@ def _compute_title(name: str, finding: Finding) -> str:
 
 
 def _fusion(metrics: KernelFusionMetrics, gpu: GpuUtilization) -> Iterator[Candidate]:
+    """The estimate's saving share of its kernel time, applied to the time the instances
+    really took (never the first instance times the count)."""
     for rank, estimate in enumerate(metrics.impact_estimates or (), start=1):
+        measured = estimate.measured_time_ms
+        scale = measured / estimate.time_ms if measured is not None and estimate.time_ms else 1.0
+        basis = "the candidate's kernels replaced by one fused kernel at its roofline"
+        if measured is not None:
+            basis += (
+                f", the first instance's saving share applied to the {measured:,.2f} ms its "
+                f"instances took (not {estimate.time_ms:,.2f} ms, the first one times the count)"
+            )
         yield Candidate(
             category="kernel_fusion",
             kind="kernel_fusion",
@@ -107,12 +140,12 @@ def _fusion(metrics: KernelFusionMetrics, gpu: GpuUtilization) -> Iterator[Candi
             estimate_method="quantified",
             source_rank=rank,
             saving=Saving(
-                low_ms=_ms(estimate.impact_score_low, gpu),
-                mid_ms=_ms(estimate.impact_score, gpu),
-                high_ms=_ms(estimate.impact_score_high, gpu),
-                cap_ms=estimate.time_ms,
+                low_ms=_ms(estimate.impact_score_low, gpu) * scale,
+                mid_ms=_ms(estimate.impact_score, gpu) * scale,
+                high_ms=_ms(estimate.impact_score_high, gpu) * scale,
+                cap_ms=estimate.time_ms if measured is None else measured,
                 pool="kernels",
-                basis="the candidate's kernels replaced by one fused kernel at its roofline",
+                basis=basis,
             ),
         )
 

@@ -29,6 +29,7 @@ from rooflens.analyzers.findings.contract import (
     Tier,
     no_findings,
 )
+from rooflens.analyzers.findings.copy_draft import copy_card
 
 SYSTEM_KEYS = ("cpu_idle", "multi_kernel")
 FUSION_KEY = "kernel_fusion"
@@ -153,19 +154,22 @@ class _Wording(NamedTuple):
     trailer: str = ""
 
 
-def _unmodelled_wording(finding: Mapping, names: list[str], time_ms: float) -> _Wording:
-    """An op no performance model covers: its impact is a share of time, not a roofline gap."""
+def _unmodelled_wording(finding: Mapping, names: list[str], time_ms: float, ops: list) -> _Wording:
+    """An op without a roofline: its impact is a share of time, not a roofline gap. Why it
+    has none is the op's `unmodelled_reason` when it states one (no platform known ...)."""
     pct = num(finding.get("percent_of_total"))
+    stated = next((o.get("unmodelled_reason") for o in ops if o and o.get("unmodelled_reason")), "")
+    why = stated or "no performance model covers this op"
     return _Wording(
         title=f"Unmodelled {', '.join(names)}",
         insight=f"{', '.join(names)} ({num(time_ms)} ms) takes {pct}% of GPU time.",
         reason=(
-            f"No performance model covers this op, so its roofline gap is unknown. "
+            f"{why[0].upper()}{why[1:]}, so its roofline gap is unknown. "
             f"It takes {pct}% of the end-to-end GPU time. {COUNTERS}"
         ),
         action=ACTIONS["unmodeled"],
         trailer=(
-            f"> **Estimated:** no performance model covers this op. The impact is a fixed "
+            f"> **Estimated:** {why}. The impact is a fixed "
             f"share of its GPU time ({pct}%), not a roofline gap."
         ),
     )
@@ -206,7 +210,7 @@ def compute_card(metrics: Mapping, finding: Mapping) -> tuple[PItem, DetailBlock
     count, verb = plural(n, "operation"), "runs" if n == 1 else "run"
     comparative = metrics.get("comparison_scope") == "comparative"
     if finding.get("estimate_method") == "heuristic":
-        words = _unmodelled_wording(finding, names, time_ms)
+        words = _unmodelled_wording(finding, names, time_ms, ops)
     else:
         words = _roofline_wording(finding, members, ops, category, time_ms)
     card = PItem(
@@ -311,23 +315,9 @@ def cpu_idle_pairs(m: Mapping) -> list:
 def multi_kernel_pairs(m: Mapping) -> list:
     out: list = []
     src = "(source: `multi_kernel_metrics.json` → `{}`)."
-    memcpy = m.get("memcpy_assessment") or {}
-    for issue in memcpy.get("issues") or [] if memcpy.get("flagged") else []:
-        d, pct = issue.get("direction"), num(issue.get("percent_of_total"))
-        rows = [
-            (f"{d} copies", num(issue.get("count")), "true"),
-            (f"{d} time", f"{num(issue.get('time_ms'))} ms ({pct}%)", "true"),
-            (f"{d} average size", f"{num(issue.get('avg_bytes'))} bytes", "false"),
-        ]
-        out.append((
-            f"{d} memory copies take {pct}% of the trace",
-            f"{num(issue.get('count'))} {d} copies take {num(issue.get('time_ms'))} ms ({pct}%).",
-            "Keep tensors on the device, batch small copies, and use pinned host memory with "
-            "asynchronous copies.",
-            f"Host-device copies in the {d} direction " + src.format("memcpy_assessment.issues"),
-            rows,
-            "Copies between host and device stall the stream when they are frequent or large.",
-        ))  # fmt: skip
+    copies = copy_card(m)  # one card for every copy, whatever its direction
+    if copies is not None:
+        out.append(copies)
     nccl = m.get("nccl_blocking_assessment") or {}
     if nccl.get("flagged"):
         exp, pct = num(nccl.get("exposed_comm_time_ms")), num(nccl.get("exposed_percent_of_total"))

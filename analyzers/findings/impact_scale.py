@@ -3,8 +3,11 @@
 Compute findings, kernel-fusion candidates and system findings each become a `PriorityItem`
 whose saving is given low / mid / high in ms and in % of the analysed window, and capped by the
 time it could physically recover: a finding never saves more than its kernels ran, or the GPU
-waited. Items are ranked together by their mid saving (quantified before heuristic) and numbered
-P1, P2, ... once for the whole report. `SavingTotals` adds them up without double counting: each
+waited. Items are ranked together by their mid saving and numbered P1, P2, ... once for the whole
+report. A finding whose operations have no usable roofline (unmodelled, or above 110 % of it) is
+an unquantified item: no saving, the reason instead, ranked after every quantified item and
+never in the totals, the plot or the top fixes (docs/analysis.md#unquantified-items).
+`SavingTotals` adds the quantified ones up without double counting: each
 item draws on one pool of the window (kernel time, idle time, exposed copies, exposed
 communication), and a pool gives out no more than it holds.
 """
@@ -20,7 +23,7 @@ from rooflens.analyzers.prepare.categories import GpuUtilization
 
 Pool = Literal["kernels", "idle", "exposed_memcpy", "exposed_comm"]
 Kind = Literal["compute", "kernel_fusion", "system"]
-Method = Literal["quantified", "heuristic"]
+Method = Literal["quantified", "unquantified"]
 POOLS: tuple[Pool, ...] = ("kernels", "idle", "exposed_memcpy", "exposed_comm")
 _POOL_SHARE = {  # the gpu_timeline share each pool holds
     "kernels": "computation_time_percent",
@@ -66,7 +69,8 @@ _RANGE = ("low_ms", "mid_ms", "high_ms")
 
 
 class Candidate(BaseModel):
-    """A finding before ranking: where it comes from, what it is, what it could save."""
+    """A finding before ranking: where it comes from, what it is, what it could save (None,
+    with `unquantified_reason`, when the trace cannot support a number)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -74,17 +78,32 @@ class Candidate(BaseModel):
     kind: Kind
     title: str
     estimate_method: Method
-    saving: Saving
+    saving: Saving | None
     source_rank: int | None = None  # its rank among its own category's findings
+    unquantified_reason: str | None = None
+    time_ms: float | None = None  # kernel time an unquantified finding covers (its rank)
+
+    @model_validator(mode="after")
+    def _saving_or_reason(self) -> Candidate:
+        if (self.saving is None) != (self.estimate_method == "unquantified"):
+            raise ValueError("an unquantified finding has no saving, every other one has one")
+        if self.saving is None and not self.unquantified_reason:
+            raise ValueError("an unquantified finding says why it has no saving")
+        return self
 
 
 class PriorityItem(Candidate):
-    """A ranked finding: its report-wide P-number and its saving in % of the window."""
+    """A ranked finding: its report-wide P-number and its saving in % of the window (None
+    for an unquantified item)."""
 
     p_number: int
-    percent_low: float
-    percent_mid: float
-    percent_high: float
+    percent_low: float | None
+    percent_mid: float | None
+    percent_high: float | None
+
+    @property
+    def quantified(self) -> bool:
+        return self.saving is not None
 
 
 class SavingTotals(BaseModel):
@@ -104,20 +123,21 @@ def pool_sizes(gpu: GpuUtilization) -> dict[Pool, float]:
 
 
 def rank_items(candidates: Iterable[Candidate], window_ms: float) -> list[PriorityItem]:
-    """Quantified items by mid saving (then high, then category), then heuristic ones alike."""
+    """Quantified items by mid saving (then high, then category), then the unquantified ones
+    by the kernel time they cover."""
     order = sorted(
         candidates,
         key=lambda c: (
-            c.estimate_method != "quantified",
-            -c.saving.mid_ms,
-            -c.saving.high_ms,
+            c.saving is None,
+            -c.saving.mid_ms if c.saving else -(c.time_ms or 0.0),
+            -c.saving.high_ms if c.saving else 0.0,
             c.category,
             c.source_rank or 0,
         ),
     )
     items = []
     for number, candidate in enumerate(order, start=1):
-        low, mid, high = candidate.saving.percent(window_ms)
+        low, mid, high = candidate.saving.percent(window_ms) if candidate.saving else (None,) * 3
         items.append(
             PriorityItem(
                 **dict(candidate),
@@ -137,7 +157,7 @@ def totals(items: Iterable[PriorityItem], gpu: GpuUtilization) -> SavingTotals:
     taken = {bound: 0.0 for bound in _RANGE}
     by_pool = dict.fromkeys(POOLS, 0.0)
     for item in items:
-        if item.estimate_method != "quantified":
+        if item.saving is None:
             continue
         for bound, value in zip(_RANGE, item.saving.range_ms, strict=True):
             share = min(value, left[bound][item.saving.pool])

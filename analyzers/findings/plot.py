@@ -61,7 +61,6 @@ class Bar:
     mid_ms: float
     high_ms: float
     mid_pct: float
-    heuristic: bool = False
 
 
 @dataclass(frozen=True)
@@ -105,19 +104,18 @@ KIND_COLORS = {"system": "#555555", "kernel_fusion": "#999933"}  # compute: its 
 
 
 def read_savings(priority: PriorityData | None) -> list[Bar]:
-    """One bar per ranked item with a saving, in P order."""
+    """One bar per ranked item with a saving, in P order (unquantified items have none)."""
     if priority is None:
         return []
     bars = []
     for item in priority.items:
-        if item.saving.mid_ms <= 0:
+        if item.saving is None or item.percent_mid is None or item.saving.mid_ms <= 0:
             continue
         title = textwrap.shorten(item.title, LABEL_WIDTH, placeholder="…")
         bars.append(
             Bar(
                 item.p_number, item.kind, item.category, f"P{item.p_number} {title}",
                 item.saving.low_ms, item.saving.mid_ms, item.saving.high_ms, item.percent_mid,
-                item.estimate_method == "heuristic",
             )
         )  # fmt: skip
     return bars
@@ -128,7 +126,7 @@ def _together(priority: PriorityData | None, bars: list[Bar], total: float) -> t
     totals = priority.saving_totals if priority else None
     if totals is not None:
         return totals.mid_ms, totals.percent_mid
-    mid = sum(b.mid_ms for b in bars if not b.heuristic)
+    mid = sum(b.mid_ms for b in bars)
     return mid, mid / total * 100 if total > 0 else 0.0
 
 
@@ -206,18 +204,12 @@ def _draw_breakdown(ax: Axes, total: float, segments: list[Segment]) -> None:
 
 def _draw_savings(bx: Axes, segments: list[Segment], savings: Savings) -> None:
     """Mid-estimate bars with low–high whiskers, P1 first: a compute item in its category's
-    colour, kernel fusion and system items in their own; heuristic items paler."""
+    colour, kernel fusion and system items in their own."""
     bars = savings.bars
     ys = list(range(len(bars)))
     err = [[b.mid_ms - b.low_ms for b in bars], [b.high_ms - b.mid_ms for b in bars]]
-    from matplotlib.colors import to_rgba  # imported when drawing, as in draw_png
-
     colors = {seg.name: seg.color for seg in segments}
-    fills = [
-        to_rgba(KIND_COLORS.get(b.kind) or colors.get(b.category, "#4477AA"),
-                0.45 if b.heuristic else 1.0)
-        for b in bars
-    ]  # fmt: skip
+    fills = [KIND_COLORS.get(b.kind) or colors.get(b.category, "#4477AA") for b in bars]
     bx.barh(
         ys,
         [b.mid_ms for b in bars],
@@ -229,8 +221,7 @@ def _draw_savings(bx: Axes, segments: list[Segment], savings: Savings) -> None:
     xmax = max(b.high_ms for b in bars) or 1.0
     for y, b in enumerate(bars):
         rng = f" (range {ms_range(b.low_ms, b.high_ms)})" if b.high_ms > b.low_ms else ""
-        guess = " · heuristic" if b.heuristic else ""
-        text = f"{ms(b.mid_ms, b.high_ms)} ms · {b.mid_pct:.1f} %{rng}{guess}"
+        text = f"{ms(b.mid_ms, b.high_ms)} ms · {b.mid_pct:.1f} %{rng}"
         bx.text(b.high_ms + xmax * 0.015, y, text, va="center", fontsize=9)
     bx.set_yticks(ys, [b.label for b in bars], fontsize=10)
     bx.invert_yaxis()

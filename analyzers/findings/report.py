@@ -63,8 +63,9 @@ LINK_LABEL = {
     "system": "System-level insights",
 }
 NO_COMPUTE = (
-    "✅ No compute kernel optimization opportunities identified. "
-    "All categories are within target performance bounds."
+    "✅ No compute kernel optimization opportunities identified: no compute category has a "
+    "finding above the reporting thresholds. Kernel fusion and system items, if any, are in "
+    "the Priorities table."
 )
 NO_FUSION = "No kernel fusion opportunities detected."
 FUSION_NOTE = (

@@ -49,6 +49,8 @@ def platform_rows(platform: Platform) -> list[tuple[str, object]]:
 
 def _metadata_rows(run: ReportInputs) -> list[tuple[str, object]]:
     peaks = run.peaks()
+    if peaks is None and not run.manifest.platform:
+        return [("Platform", "none known: no roofline (see the no_platform warning above)")]
     roofs = peaks.max_achievable_tflops if peaks else {}
     platform = run.manifest.platform or (peaks.platform if peaks else None) or UNKNOWN
     rows: list[tuple[str, object]] = [("Platform", platform)]

@@ -31,6 +31,7 @@ from rooflens.analyzers.findings.contract import (
     Section,
     Status,
 )
+from rooflens.analyzers.findings.copy_draft import has_copy_card
 from rooflens.analyzers.findings.drafts import SYSTEM_KEYS
 from rooflens.analyzers.findings.impact_scale import Pool, PriorityItem
 
@@ -74,8 +75,10 @@ def ms_range(low: float, high: float) -> str:
 
 
 def saving_text(item: PriorityItem) -> str:
-    """'low–high ms (mid x ms, y % of the window)'."""
+    """'low–high ms (mid x ms, y % of the window)', or 'not quantifiable: <reason>'."""
     s = item.saving
+    if s is None:
+        return f"not quantifiable: {item.unquantified_reason}"
     return (
         f"{ms_range(s.low_ms, s.high_ms)} ms (mid {ms(s.mid_ms, s.high_ms)} ms, "
         f"{item.percent_mid:.2f} % of the window)"
@@ -83,12 +86,17 @@ def saving_text(item: PriorityItem) -> str:
 
 
 def cap_text(item: PriorityItem) -> str:
+    if item.saving is None:
+        return "—"
     return f"{POOL_WORDS[item.saving.pool]}, {ms(item.saving.cap_ms)} ms"
 
 
 def item_marker(item: PriorityItem) -> Marker:
-    """The card's p_item marker: % of the window (low/mid/high) and ms."""
+    """The card's p_item marker: % of the window (low/mid/high) and ms; all null for an
+    unquantified item."""
     s = item.saving
+    if s is None:
+        return null_marker(item.p_number, item.category)
     attrs = (
         ("p", str(item.p_number)),
         ("category", item.category),
@@ -114,9 +122,8 @@ def system_pools(key: str, metrics: Metrics | None) -> list[Pool]:
     if not isinstance(metrics, MultiKernelMetrics) or metrics.status != "SUCCESS":
         return []
     pools: list[Pool] = []
-    memcpy = metrics.memcpy_assessment
-    if memcpy.flagged:
-        pools += ["exposed_memcpy"] * len(memcpy.issues or ())
+    if has_copy_card(metrics.model_dump(mode="json")):
+        pools.append("exposed_memcpy")  # one card for all copies
     pools += ["exposed_comm"] if metrics.nccl_blocking_assessment.flagged else []
     pools += ["exposed_comm"] if metrics.overlap_assessment.flagged else []
     return pools
@@ -153,13 +160,12 @@ class _Cards:
         idle card and several idle causes: each cause gets its own card)."""
         if item.kind != "system":
             return self.pair(item.category, item.source_rank or 0)
-        sharing = [
-            i for i in items if (i.category, i.saving.pool) == (item.category, item.saving.pool)
-        ]
+        pool = _pool(item)
+        sharing = [i for i in items if (i.category, _pool(i)) == (item.category, pool)]
         if len(sharing) > 1:
             return None
         for number, pool in enumerate(self.pools.get(item.category, ()), start=1):
-            if pool == item.saving.pool and (item.category, number) not in self.claimed:
+            if pool == _pool(item) and (item.category, number) not in self.claimed:
                 return self.pair(item.category, number)
         return None
 
@@ -195,16 +201,21 @@ def _unranked_note(key: str, card: PItem, cards: _Cards, items: list[PriorityIte
     """Why a card no item claimed has no saving of its own: the items its time is counted in."""
     pools = cards.pools.get(key, [])
     pool = pools[card.number - 1] if 0 < card.number <= len(pools) else None
-    same = [i for i in items if i.category == key and pool and i.saving.pool == pool]
-    if not same:
+    same = [i for i in items if i.category == key and pool and _pool(i) == pool]
+    if not same or pool is None:
         return NOT_QUANTIFIABLE
     where = ", ".join(f"P{i.p_number}" for i in same)
-    return f"Counted in {where} ({POOL_WORDS[same[0].saving.pool]} it draws on)"
+    return f"Counted in {where} ({POOL_WORDS[pool]} it draws on)"
+
+
+def _pool(item: PriorityItem) -> Pool | None:
+    return item.saving.pool if item.saving else None
 
 
 def fallback_pair(item: PriorityItem) -> tuple[PItem, DetailBlock]:
     """A short card and block from the item alone, when its findings file has none."""
-    insight = f"{item.title}; it could save {saving_text(item)}."
+    worth = f"it could save {saving_text(item)}" if item.saving else saving_text(item)
+    insight = f"{item.title}; {worth}."
     action = (
         "Re-run the analysis and draft its findings to get the full card."
         if item.kind != "system"
@@ -229,8 +240,6 @@ def impact_text(placed: Placed) -> str:
     if placed.item is None:
         return placed.note
     text = saving_text(placed.item)
-    if placed.item.estimate_method == "heuristic":
-        text += "; a guess: no roofline for these operations"
     coverage = COVERAGE_RE.search(placed.card.impact_text or "")
     if placed.tier == "fusion" and coverage:
         text += f"; perf-model coverage {coverage.group(1)}"
@@ -243,6 +252,9 @@ def estimate_section(placed: Placed) -> Section:
     if item is None:
         old = placed.block.section("Impact estimate")
         return old or Section("Impact estimate", SYSTEM_IMPACT_SENTENCE)
+    if item.saving is None:
+        lines = [f"- Saving: {saving_text(item)}", "- Counted in no total, bar or top fix."]
+        return Section("Impact estimate", body="\n".join(lines))
     marker = Marker(
         "detail_estimate", (("low", f"{item.percent_low}"), ("high", f"{item.percent_high}"))
     )

@@ -110,7 +110,13 @@ def _item_problems(k: int, item: dict, cards: dict, sections: dict) -> list[Repo
                 f"p_number={k} category={item.get('category')}: copy them.",
             )
         )
-    saving = item.get("saving") or {}
+    saving = item.get("saving")
+    if saving is None:  # an unquantified item: its marker is all null
+        nulls = [marker.get(a) for a in ("low", "mid", "high")]
+        if nulls != ["null"] * 3:
+            message = f"P{k} has no saving: its marker needs low=null mid=null high=null."
+            probs.append(ReportProblem("R3", n, message))
+        return probs
     want = {"low": item.get("percent_low"), "mid": item.get("percent_mid"),
             "high": item.get("percent_high"), "low_ms": saving.get("low_ms"),
             "mid_ms": saving.get("mid_ms"), "high_ms": saving.get("high_ms")}  # fmt: skip

@@ -2,10 +2,8 @@
 how much kernel time has a roofline, what was left unmodelled and why, and every
 trace-health warning with what it weakens and how to profile again.
 
-A row counts as modelled when it has a roofline efficiency that is not anomalous (at most
-110 % of its roof, every instance included): only those rows feed a measured estimate. A row
-without one says why when its metrics carry `unmodelled_reason`; otherwise the report names
-what it can see (no shapes recorded, an anomalous efficiency, no model for the operation).
+Which rows count as modelled, and the reason each other row states, come from unmodelled.py:
+only modelled rows count as kernel time with a roofline.
 """
 
 from __future__ import annotations
@@ -16,6 +14,8 @@ from dataclasses import dataclass
 from rooflens.analyzers.categories.documents import Metrics
 from rooflens.analyzers.categories.models import CategoryMetrics, Operation
 from rooflens.analyzers.findings.report_cards import ms
+from rooflens.analyzers.findings.unmodelled import modelled, unmodelled_reason
+from rooflens.analyzers.perf.platform_choice import NO_PLATFORM
 from rooflens.analyzers.trace.health import HealthWarning
 
 HEADING = "What this analysis could and could not see"
@@ -34,23 +34,6 @@ class Coverage:
     @property
     def percent(self) -> float:
         return self.modelled_ms / self.kernel_ms * 100 if self.kernel_ms > 0 else 0.0
-
-
-def modelled(op: Operation) -> bool:
-    return op.efficiency.efficiency_percent is not None and not op.efficiency.is_anomaly
-
-
-def unmodelled_reason(op: Operation) -> str:
-    """Why `op` has no usable roofline, in words."""
-    stated = op.get("unmodelled_reason")
-    if isinstance(stated, str) and stated:
-        return stated
-    if op.efficiency.is_anomaly:
-        return "above 110 % of its roofline, so its model or timing is suspect"
-    dims = op.get("Input Dims")
-    if not isinstance(dims, list) or not any(isinstance(d, list) and d for d in dims):
-        return "its input shapes were not recorded, so its FLOPs and bytes are unknown"
-    return "no performance model for this operation"
 
 
 def coverage(metrics: Mapping[str, Metrics]) -> list[Coverage]:
@@ -91,8 +74,8 @@ def _coverage_part(rows: list[Coverage]) -> str:
     lead = (
         f"**Roofline coverage.** {share:.1f} % of the compute categories' kernel time "
         f"({ms(covered)} of {ms(total)} ms) ran in operations with a performance "
-        "model: only those have a roofline efficiency and a measured estimate; the rest get "
-        "at most a heuristic one."
+        "model: only those have a roofline efficiency and a measured estimate; the rest are "
+        "not quantifiable (no saving on the impact scale)."
     )
     head = "| Category | Kernel time (ms) | With a roofline (ms) | Coverage |"
     body = [head, "| --- | --- | --- | --- |"]
@@ -134,8 +117,25 @@ def _health_part(warnings: Iterable[HealthWarning] | None) -> str:
     return "\n".join(lines)
 
 
+def _no_platform_part(rows: list[Coverage]) -> str:
+    total = sum(r.kernel_ms for r in rows)
+    return (
+        f"**Roofline coverage.** None: no platform is known, so none of the compute "
+        f"categories' {ms(total)} ms of kernel time was scored against a roofline and no "
+        "operation has a roofline efficiency or a measured estimate (at most a heuristic one); "
+        f"the `{NO_PLATFORM}` warning below says how to pass a platform. The timeline, "
+        "categories, host side, copies and kernel fusion do not need one."
+    )
+
+
 def what_we_saw(metrics: Mapping[str, Metrics], health: Iterable[HealthWarning] | None) -> str:
-    """The section: coverage by category, the unmodelled operations, the health warnings."""
-    parts = [f"## {HEADING}", _coverage_part(coverage(metrics))]
-    parts += [_unmodelled_part(metrics), _health_part(health)]
+    """The section: coverage by category, the unmodelled operations, the health warnings.
+    Without a platform (the run's `no_platform` warning) coverage is one sentence and no
+    operation is listed as unmodelled: every one is, for that reason."""
+    warnings = None if health is None else list(health)
+    if any(w.code == NO_PLATFORM for w in warnings or ()):
+        parts = [f"## {HEADING}", _no_platform_part(coverage(metrics))]
+    else:
+        parts = [f"## {HEADING}", _coverage_part(coverage(metrics)), _unmodelled_part(metrics)]
+    parts.append(_health_part(warnings))
     return "\n\n".join(parts)

@@ -136,6 +136,12 @@ def _paragraph(run: ReportInputs) -> str:
         f"analysed window: {kinds.count('compute')} compute, "
         f"{kinds.count('kernel_fusion')} kernel fusion and {kinds.count('system')} system."
     )
+    unquantified = sum(1 for i in items if i.saving is None)
+    if unquantified:
+        text += (
+            f" Not quantifiable from this trace (no usable roofline): {unquantified}, "
+            "ranked last with the reason."
+        )
     if totals is not None:
         text += (
             f" Together they could save at most {ms(totals.mid_ms)} ms "
@@ -166,7 +172,7 @@ def _facts(run: ReportInputs) -> str:
         f"{part(u.exposed_memcpy_time_percent)}.",
         f"- **GPU idle**: {part(u.idle_time_percent)}.",
     ]
-    top = run.priorities.items[:3]
+    top = [i for i in run.priorities.items if i.saving is not None][:3]
     if top:
         lines.append("- **Top fixes**:")
         lines += [f"  - P{i.p_number}: {i.title} — could save {saving_text(i)}" for i in top]
@@ -202,16 +208,21 @@ def priorities_table(run: ReportInputs) -> str:
     intro = (
         f"Every finding on one scale: what it could save of the analysed window "
         f"({ms(window)} ms), low–high around a mid estimate, never more than the time it is "
-        "capped by. Heuristic items (no roofline) come after the measured ones."
+        "capped by. Items the trace cannot quantify (no usable roofline) come after the "
+        "measured ones, with the reason instead of a saving."
     )
     if not items:
         return "\n\n".join(["## Priorities", intro, "No finding has an estimated saving."])
     rows = []
     for item in items:
-        kind = KIND_WORDS[item.kind] + (
-            " (heuristic)" if item.estimate_method == "heuristic" else ""
-        )
+        kind = KIND_WORDS[item.kind]
         s = item.saving
+        if s is None:
+            rows.append(
+                f"| P{item.p_number} | {kind} | {item.title.replace('|', '/')} | "
+                f"{saving_text(item).replace('|', '/')} | — | — | — |"
+            )
+            continue
         rows.append(
             f"| P{item.p_number} | {kind} | {item.title.replace('|', '/')} | "
             f"{ms_range(s.low_ms, s.high_ms)} | {ms(s.mid_ms, s.high_ms)} | "

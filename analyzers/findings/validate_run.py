@@ -13,7 +13,7 @@
   desc), INV2 (``global_rank == i+1``), INV3 (``priorities[i].rank == i+1``), INV7′
   (``findings_rollup`` rows: impact_score ≈ Σ quantified findings of the category, tol 0.02),
   and on the one impact scale: INV8 (``items[i].p_number == i+1``), INV9 (quantified items
-  before heuristic ones, each by mid saving descending), INV10 (0 ≤ low ≤ mid ≤ high ≤ cap,
+  before unquantified ones, each by mid saving descending), INV10 (0 ≤ low ≤ mid ≤ high ≤ cap,
   ``percent_mid`` = mid ms / window) and INV11 (``saving_totals`` take no more from a pool
   than it holds, nor more than the window).
 * ``efficiency_check`` — the check the reference only promises: every standalone
@@ -198,7 +198,7 @@ def _priority_check(run_dir: Path) -> Check:
 def _rank_key(item: dict[str, Any]) -> tuple[bool, float]:
     """What the items are ordered by: quantified first, then mid saving descending."""
     saving = item.get("saving") or {}
-    return (item.get("estimate_method") != "quantified", -(_number(saving.get("mid_ms")) or 0.0))
+    return (item.get("saving") is None, -(_number(saving.get("mid_ms")) or 0.0))
 
 
 def _item_messages(items: list[dict[str, Any]], window: float) -> list[str]:
@@ -213,15 +213,21 @@ def _item_messages(items: list[dict[str, Any]], window: float) -> list[str]:
             )
         if i and _rank_key(items[i - 1]) > _rank_key(item):
             messages.append(
-                f"INV9: items[{i}] ranks above items[{i - 1}] (quantified before heuristic, "
-                "then mid saving descending); regenerate priority_data.json."
+                f"INV9: items[{i}] ranks above items[{i - 1}] (quantified before unquantified,"
+                " then mid saving descending); regenerate priority_data.json."
             )
         messages += _saving_messages(i, item, window)
     return messages
 
 
 def _saving_messages(i: int, item: dict[str, Any], window: float) -> list[str]:
-    """INV10 for items[i]: 0 <= low <= mid <= high <= cap, and percent_mid = mid / window."""
+    """INV10 for items[i]: 0 <= low <= mid <= high <= cap, and percent_mid = mid / window; an
+    unquantified item has no saving and says why."""
+    if item.get("estimate_method") == "unquantified":
+        if item.get("saving") is None and item.get("unquantified_reason"):
+            return []
+        return [f"INV10: items[{i}] is unquantified: it needs saving null and an "
+                "unquantified_reason; regenerate priority_data.json."]  # fmt: skip
     saving = item.get("saving") or {}
     values = [_number(saving.get(k)) for k in ("low_ms", "mid_ms", "high_ms", "cap_ms")]
     if any(v is None for v in values):

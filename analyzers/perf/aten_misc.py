@@ -33,7 +33,7 @@ from rooflens.analyzers.perf.elementwise import (
     size_of,
     total_bytes,
 )
-from rooflens.analyzers.perf.reduce import Reduction, reduce
+from rooflens.analyzers.perf.reduce import REDUCED_DIMS, Reduction, reduce
 
 INDEX_BYTES = 8.0  # int64 pooling indices
 NORMAL_FLOPS_PER_ELEMENT = 2
@@ -142,14 +142,15 @@ def arange(args: OpArgs) -> Work:
     )
 
 
-_BOOL_REDUCE = PerfModel(reduce(Reduction()))
+_BOOL_REDUCE = PerfModel(reduce(Reduction()), needs_values=REDUCED_DIMS)
+POOLING = "pooling kernel/stride/padding"
 
 MODELS: dict[str, PerfModel] = {
     "aten::all": _BOOL_REDUCE,
     "aten::any": _BOOL_REDUCE,
     "aten::_local_scalar_dense": PerfModel(local_scalar_dense),
-    "aten::max_pool2d_with_indices": PerfModel(max_pool2d),
-    "aten::max_pool2d_with_indices_backward": PerfModel(max_pool2d_backward),
+    "aten::max_pool2d_with_indices": PerfModel(max_pool2d, needs_values=POOLING),
+    "aten::max_pool2d_with_indices_backward": PerfModel(max_pool2d_backward, needs_values=POOLING),
     "aten::normal_": PerfModel(normal_),
-    "aten::arange": PerfModel(arange),
+    "aten::arange": PerfModel(arange, needs_values="arange start/end/step"),
 }

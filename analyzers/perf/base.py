@@ -25,6 +25,16 @@ class Unsupported(Exception):
     """This model cannot describe this instance (missing shapes, unexpected layout, ...)."""
 
 
+class Unrecorded(Unsupported):
+    """The formula needs a value the trace did not record: the row is unmodelled, and the
+    message (a short phrase for the report) says what was missing (docs/perf-models.md#unmodelled).
+    """
+
+
+SHAPES_NOT_RECORDED = "input shapes not recorded"
+TENSOR_LIST_WITHOUT_SHAPES = "tensor list without shapes"
+
+
 @dataclass(frozen=True, slots=True)
 class OpArgs:
     """One op signature: the recorded inputs, decoded from the trace's JSON text."""
@@ -38,9 +48,35 @@ class OpArgs:
     # model asks for them (so every other signature stays as it was):
     annotation: str = ""  # enclosing iteration annotation (docs/report-tables.md#op-context), or ""
     kernels: tuple[str, ...] = ()  # names of the kernels the instance launched, in order
+    # Whether the trace has `Input Dims` / `Concrete Inputs` at all for this op (a trace
+    # recorded without `record_shapes`, or before PyTorch wrote concrete values, has neither):
+    shapes_recorded: bool = True
+    values_recorded: bool = True
+
+    def check_recorded(self, needs_values: str | None = None) -> None:
+        """Unrecorded when the shapes every formula reads are missing (no `Input Dims` at
+        all, or a tensor list recorded without its tensors' shapes), or when the model needs
+        `Concrete Inputs` (`needs_values` names them) and the trace has none. The one check
+        every model passes through (report/unified_table.py), so no formula falls back to
+        scalars or to default values."""
+        if not self.shapes_recorded:
+            raise Unrecorded(SHAPES_NOT_RECORDED)
+        for dims, kind in zip(self.dims, self.types, strict=False):
+            if kind == "TensorList" and dims == ():
+                raise Unrecorded(TENSOR_LIST_WITHOUT_SHAPES)
+        if needs_values is not None:
+            self.require_values(needs_values)
+
+    def require_values(self, what: str) -> None:
+        """Unrecorded when the formula needs `Concrete Inputs` (`what` names them) and the
+        trace has none: their defaults would be a guess."""
+        if not self.values_recorded:
+            raise Unrecorded(f"{what} not recorded (no Concrete Inputs)")
 
     def shape(self, i: int) -> Shape:
         """Shape of tensor input `i`; Unsupported when it is absent or not a tensor."""
+        if not self.shapes_recorded:
+            raise Unrecorded(SHAPES_NOT_RECORDED)
         if i >= len(self.dims) or not isinstance(self.dims[i], tuple):
             raise Unsupported(f"{self.name}: input {i} has no recorded shape")
         shape = self.dims[i]
@@ -102,6 +138,9 @@ class PerfModel:
     forward: Formula
     backward: Formula | None = None
     bwd_category: str | None = None
+    # the `Concrete Inputs` its FLOPs or bytes depend on, in words ("convolution stride/
+    # padding/dilation"); a trace without any leaves the row unmodelled (OpArgs.check_recorded)
+    needs_values: str | None = None
 
 
 def precision_of(args: OpArgs, i: int) -> str | None:
@@ -165,4 +204,6 @@ def parse_args(
         concrete=tuple(str(c) for c in decode(concrete) or ()),
         annotation=annotation,
         kernels=tuple(kernels.split("\n")) if kernels else (),
+        shapes_recorded=bool(dims),
+        values_recorded=bool(concrete),
     )

@@ -25,6 +25,10 @@ from typing import Any
 from rooflens.analyzers.perf.base import OpArgs, PerfModel, Shape, Unsupported, Work, numel
 from rooflens.analyzers.perf.dtypes import bytes_per_element, precision
 
+# without Concrete Inputs the output size is unknown and no default is a bound, so such a row
+# is unmodelled (docs/perf-models.md#unmodelled)
+GEOMETRY = "convolution stride/padding/dilation"
+
 ConcreteValue = int | float | bool | tuple[int | float | bool, ...] | None
 
 
@@ -254,10 +258,10 @@ def convolution_backward(args: OpArgs) -> Work:
     return _work(args, BACKWARD, backward=True)
 
 
-_FORWARD_MODEL = PerfModel(convolution, convolution_as_backward, "CONV_bwd")
+_FORWARD_MODEL = PerfModel(convolution, convolution_as_backward, "CONV_bwd", GEOMETRY)
 
 MODELS: dict[str, PerfModel] = {
     "aten::convolution": _FORWARD_MODEL,
     "aten::_convolution": _FORWARD_MODEL,
-    "aten::convolution_backward": PerfModel(convolution_backward),
+    "aten::convolution_backward": PerfModel(convolution_backward, needs_values=GEOMETRY),
 }

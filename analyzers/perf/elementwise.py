@@ -27,7 +27,16 @@ from dataclasses import dataclass
 from math import floor
 from typing import Any
 
-from rooflens.analyzers.perf.base import OpArgs, PerfModel, Shape, Unsupported, Work, numel
+from rooflens.analyzers.perf.base import (
+    TENSOR_LIST_WITHOUT_SHAPES,
+    OpArgs,
+    PerfModel,
+    Shape,
+    Unrecorded,
+    Unsupported,
+    Work,
+    numel,
+)
 from rooflens.analyzers.perf.dtypes import precision
 from rooflens.analyzers.perf.operands import (
     broadcast,
@@ -216,7 +225,7 @@ def fill(args: OpArgs) -> Work:
 def _tensor_list(args: OpArgs) -> tuple[Shape, ...]:
     shapes = args.dims[0] if args.dims else ()
     if not shapes or not all(isinstance(s, tuple) and _ints(s) for s in shapes):
-        raise Unsupported(f"{args.name}: tensor list shapes not recorded")
+        raise Unrecorded(TENSOR_LIST_WITHOUT_SHAPES)
     return shapes
 
 
@@ -310,7 +319,7 @@ def index(args: OpArgs) -> Work:
     when it is an integer type (recovered args), else int64."""
     indices = args.dims[1] if len(args.dims) > 1 else ()
     if not indices or not all(isinstance(s, tuple) and s for s in indices):
-        raise Unsupported(f"{args.name}: index tensor shapes not recorded")
+        raise Unrecorded("index tensor shapes not recorded")
     shape, dtype = args.shape(0), args.dtype(0)
     index_shape = broadcast(*indices)
     out = index_shape + shape[len(indices) :]
@@ -392,14 +401,22 @@ MODELS: dict[str, PerfModel] = {
     **{f"aten::{name}": PerfModel(unary) for name in _UNARY},
     **{f"aten::{name}": PerfModel(binary) for name in _BINARY},
     "LigerSiLUMulFunction": PerfModel(binary),
-    **{f"aten::replication_pad{k}d": PerfModel(replication_pad(k)) for k in (1, 2, 3)},
-    **{f"aten::upsample_nearest{k}d": PerfModel(upsample_nearest(k)) for k in (1, 2, 3)},
+    **{
+        f"aten::replication_pad{k}d": PerfModel(replication_pad(k), needs_values="padding")
+        for k in (1, 2, 3)
+    },
+    **{
+        f"aten::upsample_nearest{k}d": PerfModel(
+            upsample_nearest(k), needs_values="output size or scale factors"
+        )
+        for k in (1, 2, 3)
+    },
     **{name: PerfModel(model) for name, model in _POINTWISE.items()},
     "aten::fill_": PerfModel(fill),
     "aten::zero_": PerfModel(fill),
     "aten::cat": PerfModel(concat),
     "aten::stack": PerfModel(stack),
-    "aten::index_select": PerfModel(index_select),
+    "aten::index_select": PerfModel(index_select, needs_values="index_select dim"),
     "aten::index": PerfModel(index),
     "aten::gather": PerfModel(gather),
     "aten::scatter": PerfModel(scatter(in_place=False)),

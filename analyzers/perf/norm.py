@@ -187,6 +187,17 @@ def _work(s: NormShape, flops: float, moved: float) -> Work:
     return Work(flops, nbytes, precision(s.dtype), "vector", s.params())
 
 
+def _needs_values(layout: Layout) -> str | None:
+    """What of `Concrete Inputs` the layout reads (docs/perf-models.md#unmodelled), or None."""
+    read = [
+        ("normalized shape", layout.normalized is not None),
+        ("group count", layout.groups is not None),
+        ("training flag", not isinstance(layout.training, bool)),
+    ]
+    found = [what for what, reads in read if reads]
+    return "normalisation " + ", ".join(found) if found else None
+
+
 def _forward(layout: Layout, rms: bool = False) -> PerfModel:
     def forward(args: OpArgs) -> Work:
         s = parse(args, layout)
@@ -198,7 +209,8 @@ def _forward(layout: Layout, rms: bool = False) -> PerfModel:
             return _work(s, rms_bwd_flops(s), rms_bwd_moved(s))
         return _work(s, norm_bwd_flops(s), norm_bwd_moved(s))
 
-    return PerfModel(forward, backward=backward, bwd_category=BWD_CATEGORY)
+    needs = _needs_values(layout)
+    return PerfModel(forward, backward=backward, bwd_category=BWD_CATEGORY, needs_values=needs)
 
 
 def _backward(layout: Layout, rms: bool = False) -> PerfModel:
@@ -210,7 +222,7 @@ def _backward(layout: Layout, rms: bool = False) -> PerfModel:
             return _work(s, rms_bwd_flops(s), rms_bwd_moved(s))
         return _work(s, norm_bwd_flops(s), norm_bwd_moved(s))
 
-    return PerfModel(own)
+    return PerfModel(own, needs_values=_needs_values(layout))
 
 
 _BATCH = Layout()  # (input, weight, bias, running_mean, running_var, training, ...)

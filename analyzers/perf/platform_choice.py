@@ -1,4 +1,9 @@
-"""Which platform a trace is scored against: a file, a catalogue name, or the trace's own GPU."""
+"""Which platform a trace is scored against: a file, a catalogue name, or the trace's own GPU.
+
+When none applies the run goes on without a roofline (docs/analysis.md#without-a-platform):
+`no_platform_warning` is the one warning that says so and how to pass a platform, and
+`NO_PLATFORM_REASON` is why each operation is then unmodelled.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,13 @@ from pathlib import Path
 
 from rooflens.analyzers.perf.platforms import Platform, get_platform, load_platform_file
 from rooflens.analyzers.trace.device import GpuIdentity
+from rooflens.analyzers.trace.health import HealthWarning, TraceHealth
+
+NO_PLATFORM = "no_platform"
+NO_PLATFORM_REASON = "unmodelled: no platform known (pass --platform NAME or --platform-file PATH)"
+PLATFORM_FILE_EXAMPLE = (
+    '{"name": "MY_GPU", "mem_bw_gbps": 900, "peak_tflops": {"matrix_bf16": 125, "vector_fp32": 20}}'
+)
 
 
 def choose_platform(
@@ -21,3 +33,32 @@ def choose_platform(
             f"platform {gpu.suggested_platform}, suggested by the trace ({gpu.reason})"
         )
     return None, f"no platform ({gpu.reason}); roofline columns omitted"
+
+
+def no_platform_warning(gpu: GpuIdentity) -> HealthWarning:
+    """The run's one warning when no platform is known: what is missing, how to add it."""
+    return HealthWarning(
+        code=NO_PLATFORM,
+        severity="warning",
+        message=(
+            f"The GPU ({gpu.model}) is not in the platform catalogue and no platform was "
+            f"given ({gpu.reason}), so nothing is scored against a roofline: no efficiency, "
+            "roofline bound or roofline-based saving is reported. The timeline, categories, "
+            "host side, copies and kernel fusion (estimated from measured times) are all "
+            "here. To add the roofline, run again with --platform NAME for a catalogue GPU "
+            "(`rooflens platforms` lists them) or --platform-file PATH (MCP tools: `platform` "
+            "or `platform_file`) naming a JSON file with the GPU's figures, at least "
+            f"{PLATFORM_FILE_EXAMPLE} (bandwidth in GB/s; dense TFLOPS keyed by kind and "
+            "precision, such as matrix_bf16 or vector_fp32; docs/perf-models.md#platforms)."
+        ),
+    )
+
+
+def platform_warnings(gpu: GpuIdentity, platform: Platform | None) -> list[HealthWarning]:
+    """The run's own warnings beside the trace's health: one when no platform is known."""
+    return [] if platform is not None else [no_platform_warning(gpu)]
+
+
+def run_warnings(health: TraceHealth, platform: Platform | None) -> list[HealthWarning]:
+    """The trace's health warnings, then the run's own."""
+    return [*health.warnings, *platform_warnings(health.gpu, platform)]

@@ -160,9 +160,13 @@ def softmax_backward(args: OpArgs) -> Work:
     )
 
 
+REDUCED_DIMS = "reduction dims"  # the output size depends on them
+
+
 def _model(spec: Reduction) -> PerfModel:
     formula = reduce(spec)
-    return PerfModel(formula, backward=formula)  # backward FLOPs and bytes as forward
+    needs = REDUCED_DIMS if spec.dim is not None else None
+    return PerfModel(formula, backward=formula, needs_values=needs)  # backward as forward
 
 
 _REDUCTIONS = {
@@ -175,8 +179,8 @@ _REDUCTIONS = {
 
 MODELS: dict[str, PerfModel] = {
     **{f"aten::{name}": _model(spec) for name, spec in _REDUCTIONS.items()},
-    "aten::max": PerfModel(max_min, backward=max_min),
-    "aten::min": PerfModel(max_min, backward=max_min),
+    "aten::max": PerfModel(max_min, backward=max_min, needs_values=REDUCED_DIMS),
+    "aten::min": PerfModel(max_min, backward=max_min, needs_values=REDUCED_DIMS),
     **dict.fromkeys(
         ("aten::_softmax", "aten::softmax", "aten::_log_softmax", "aten::log_softmax"),
         PerfModel(softmax),

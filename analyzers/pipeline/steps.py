@@ -37,11 +37,12 @@ from rooflens.analyzers.findings.priorities import PriorityData, priority_data
 from rooflens.analyzers.findings.report import ReportInputs, compose_report
 from rooflens.analyzers.findings.report_prose import ReportProse
 from rooflens.analyzers.findings.submission import PItemProse, SubmitStatus, submit
+from rooflens.analyzers.perf.platform_choice import platform_warnings, run_warnings
 from rooflens.analyzers.perf.platforms import Platform
 from rooflens.analyzers.pipeline.folder import RunFolder
 from rooflens.analyzers.prepare.run import CategoryData, prepare
 from rooflens.analyzers.report.build import PerfReport
-from rooflens.analyzers.trace.health import assess
+from rooflens.analyzers.trace.health import HealthWarning, assess
 from rooflens.analyzers.trace.model import TraceModel
 
 LOADED, PREPARED, AGGREGATED, REPORTED = "loaded", "prepared", "aggregated", "reported"
@@ -154,11 +155,6 @@ class Pipeline:
         missing = missing_gpu_work(r.model)
         if missing:
             raise NotAnalysable(f"{self.label} cannot be analysed: {missing}")
-        if r.platform is None:
-            raise StepMissing(
-                f"{self.label} has no platform, and category data needs one; load the trace "
-                "again with a platform name (see list_platforms) or a platform file"
-            )
         return prepare(r.model, r.report, r.platform, r.trace_path, r.output_dir)
 
     def analyse(self, key: str) -> Metrics:
@@ -193,9 +189,10 @@ class Pipeline:
                 multi_kernel=data.multi_kernel,
                 fusion_candidates=data.fusion_candidates,
                 unified=r.report.sheets.get("unified_perf_summary"),
-                platform=r.platform,  # type: ignore[arg-type]  # checked by _categorise
+                platform=r.platform,
                 idle=data.idle,
                 kernels=data.kernels,
+                copies=data.copies,
             )
             analyses = {
                 "cpu_idle": analyze_cpu_idle,
@@ -307,12 +304,22 @@ class Pipeline:
                 has_plot=self.has_plot(),
                 prose=self.results.prose,
                 platform=self.results.platform,
-                health=tuple(assess(self.results.model).warnings),
+                health=tuple(self.warnings()),
             )
         )
         self.results.report_text = text
         self._written(lambda folder: folder.write_analysis_report(text), REPORTED)
         return text
+
+    def warnings(self) -> list[HealthWarning]:
+        """The trace's health warnings, then the run's own (no platform known)."""
+        return run_warnings(assess(self.results.model), self.results.platform)
+
+    def own_warnings(self) -> list[HealthWarning]:
+        """The run's own warnings: one when no platform is known, saying how to pass one."""
+        if self.results.platform is not None:
+            return []
+        return platform_warnings(assess(self.results.model).gpu, None)
 
     def _analysed(self, key: str) -> bool:
         return self.done(state(ANALYSED, key))

@@ -11,7 +11,7 @@ the timeline's computation time, less what memsets alone ran and what no row own
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -54,10 +54,12 @@ def kernel_shares(gpu: pd.DataFrame) -> pd.Series:
 
 @dataclass(frozen=True)
 class RowComputation:
-    """Per unified summary row (by `ex_UID`): computation time (µs) and whether it ran any."""
+    """Per unified summary row (by `ex_UID`): computation time (µs), whether it ran any, and
+    the time of the copies it launched (µs; rows without copies are left out)."""
 
     time_us: dict[int, float]
     computes: dict[int, bool]
+    copy_us: dict[int, float] = field(default_factory=dict)
 
 
 def row_computation(model: TraceModel, unified: UnifiedTable) -> RowComputation:
@@ -76,14 +78,21 @@ def row_computation(model: TraceModel, unified: UnifiedTable) -> RowComputation:
         & (g["cat"].astype(str).to_numpy() != NOT_SCORED)
         & g["linked"].fillna(False).to_numpy(dtype=bool)
     )
-    per_op = np.bincount(k["op"].to_numpy(), weights=held, minlength=len(inst))
-    runs = np.bincount(k["op"].to_numpy(), weights=scored, minlength=len(inst)) > 0
+    dur = np.nan_to_num(g["dur"].to_numpy(dtype=np.float64))
+    copies = np.where(g["bucket"].to_numpy() == "memcpy", dur, 0.0)
+    ops = k["op"].to_numpy()
+    per_op = np.bincount(ops, weights=held, minlength=len(inst))
+    runs = np.bincount(ops, weights=scored, minlength=len(inst)) > 0
+    copy_us = np.bincount(ops, weights=copies, minlength=len(inst))
     group = group_ids(inst, GROUP_KEYS)
-    frame = pd.DataFrame({"group": group, "uid": inst["UID"].to_numpy(), "t": per_op, "c": runs})
+    frame = pd.DataFrame({"group": group, "uid": inst["UID"].to_numpy(), "t": per_op, "c": runs,
+                          "m": copy_us})  # fmt: skip
     by_group = frame.groupby("group", sort=True).agg(uid=("uid", "first"), t=("t", "sum"),
-                                                      c=("c", "any"))  # fmt: skip
+                                                      c=("c", "any"), m=("m", "sum"))  # fmt: skip
     uids = by_group["uid"].astype(int).to_numpy()
+    moved = by_group["m"].to_numpy(dtype=float)
     return RowComputation(
         dict(zip(uids, by_group["t"].astype(float), strict=True)),
         dict(zip(uids, by_group["c"].astype(bool), strict=True)),
+        {int(u): float(m) for u, m in zip(uids, moved, strict=True) if m > 0},
     )

@@ -63,6 +63,9 @@ class FusionCandidate:
     total_kernel_time_us: float
     input_dims: Any = None
     source: str | None = None
+    # what the counted instances' kernels really took: total_kernel_time_us of a narrowed
+    # attention candidate is its first instance times the count (docs/analysis.md#kernel-fusion)
+    measured_kernel_time_us: float | None = None
 
     def kernel_names(self) -> tuple[str, ...]:
         return tuple(_kernel_name(k) for k in self.kernels)
@@ -152,6 +155,7 @@ def _candidate(
         total_kernel_time_us=time_us,
         input_dims=dims,
         source=source,
+        measured_kernel_time_us=time_us,
     )
 
 

@@ -26,6 +26,7 @@ from rooflens.analyzers.prepare.categories import (
     time_breakdown,
 )
 from rooflens.analyzers.prepare.computation_time import COLUMN, RowComputation
+from rooflens.analyzers.prepare.copy_rows import without_copies
 from rooflens.analyzers.prepare.documents import ComparisonScope, OmitNone
 from rooflens.analyzers.prepare.kernel_rows import NOTE as KERNEL_ROWS_NOTE
 from rooflens.analyzers.prepare.tree_data import tree_data
@@ -36,6 +37,10 @@ CPU_IDLE_DISPLAY = "CPU/Idle Analysis"
 MULTI_KERNEL_DISPLAY = "Multi-Kernel Issues"
 KERNEL_FUSION_DISPLAY = "Kernel Fusion Opportunities"
 TOP_OPERATIONS = 10
+NO_PLATFORM_NOTE = (
+    "No platform is known (platform null): the metadata carry no roofs, so no operation has "
+    "a roofline efficiency or a roofline-based estimate (docs/analysis.md#without-a-platform)."
+)
 
 # which analysis a manifest category feeds: a system analysis or a compute-category one
 CategoryTier = Literal["system", "compute_kernel"]
@@ -96,7 +101,7 @@ class Manifest(OmitNone):
         {"trace2_gpu_utilization", "trace2_ops_summary_by_category", "notes"}
     )
 
-    platform: str
+    platform: str | None  # null: no platform known, no roofline (docs/analysis.md)
     trace_path: str
     output_dir: str
     comparison_scope: ComparisonScope
@@ -118,8 +123,8 @@ class CategoryMetadata(OmitNone):
         {"trace_loading_policy", "time_breakdown", "tier"}
     )
 
-    platform: str
-    peak_hbm_bw_tbs: float
+    platform: str | None  # null, with no roofs: no platform known
+    peak_hbm_bw_tbs: float | None
     max_achievable_tflops: dict[str, float]
     memory_gb: float | None
     trace_path: str
@@ -174,7 +179,7 @@ def top_operations(ops_summary: pd.DataFrame | None) -> list[TopOperation]:
 
 def categorise(
     report: PerfReport,
-    platform: Platform,
+    platform: Platform | None,
     trace_path: str,
     output_dir: str,
     *,
@@ -197,14 +202,14 @@ def categorise(
     utilization = GpuUtilization(**gpu_utilization(report.sheets.get("gpu_timeline")))
     common = _common_metadata(platform, trace_path, output_dir, utilization)
     manifest = Manifest(
-        platform=platform.name,
+        platform=platform.name if platform else None,
         trace_path=trace_path,
         output_dir=output_dir,
         comparison_scope=scope,
         gpu_utilization=utilization,
         categories=[],
         top_operations=top_operations(report.sheets.get("ops_summary")),
-        notes=list(report.notes) or None,
+        notes=[*report.notes, *([] if platform else [NO_PLATFORM_NOTE])] or None,
     )
     tables = _with_cpu_idle(manifest, common)
     entries = tables.manifest.categories
@@ -260,7 +265,8 @@ def _computation_rows(
     unified: pd.DataFrame, computation: RowComputation, manifest: Manifest
 ) -> pd.DataFrame:
     """The unified rows with their computation time; rows that ran no computation kernel
-    (copies, memsets) leave, and the manifest notes say how many and how much time."""
+    (copies, memsets) leave, and the manifest notes say how many and how much time; rows that
+    also ran copies lose the copies' time (copy_rows.py)."""
     uid = unified["ex_UID"].astype(int)
     computes = uid.map(computation.computes).fillna(False).astype(bool).to_numpy()
     rows = unified.assign(**{COLUMN: uid.map(computation.time_us).fillna(0.0).to_numpy()})
@@ -272,13 +278,18 @@ def _computation_rows(
             "memsets: they are not in the compute categories (see multi_kernel for copies)."
         )
         manifest.notes = [*(manifest.notes or []), note]
-    return rows[computes]
+    return without_copies(rows[computes], computation.copy_us)
 
 
 def _common_metadata(
-    platform: Platform, trace_path: str, output_dir: str, utilization: GpuUtilization
+    platform: Platform | None, trace_path: str, output_dir: str, utilization: GpuUtilization
 ) -> dict[str, Any]:
-    """The metadata every category shares: the platform's roofs and the run's utilisation."""
+    """The metadata every category shares: the platform's roofs (none without a platform)
+    and the run's utilisation."""
+    run = {"trace_path": trace_path, "output_dir": output_dir, "gpu_utilization": utilization}
+    if platform is None:
+        return {"platform": None, "peak_hbm_bw_tbs": None, "max_achievable_tflops": {},
+                "memory_gb": None, **run}  # fmt: skip
     return {
         "platform": platform.name,
         "peak_hbm_bw_tbs": platform.mem_bw() / 1000.0,
@@ -288,9 +299,7 @@ def _common_metadata(
             if (roof := platform.roof_tflops(spec)) is not None
         },
         "memory_gb": platform.memory_gb,
-        "trace_path": trace_path,
-        "output_dir": output_dir,
-        "gpu_utilization": utilization,
+        **run,
     }
 
 

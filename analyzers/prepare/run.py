@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from rooflens.analyzers.perf.categories import default_table
 from rooflens.analyzers.perf.platforms import Platform
 from rooflens.analyzers.prepare.computation_time import row_computation
+from rooflens.analyzers.prepare.copies import CopyData, copy_data
 from rooflens.analyzers.prepare.fusion import FusionCandidate, fusion_candidates
 from rooflens.analyzers.prepare.kernel_rows import kernel_rows
 from rooflens.analyzers.prepare.manifest import CategoryTables, Manifest, categorise
@@ -29,6 +30,7 @@ class CategoryData:
     fusion_candidates: list[FusionCandidate]
     idle: IdleBreakdown | None = None
     kernels: KernelCounts | None = None
+    copies: CopyData | None = None
 
     @property
     def manifest(self) -> Manifest:
@@ -36,7 +38,11 @@ class CategoryData:
 
 
 def prepare(
-    model: TraceModel, report: PerfReport, platform: Platform, trace_path: str, output_dir: str
+    model: TraceModel,
+    report: PerfReport,
+    platform: Platform | None,
+    trace_path: str,
+    output_dir: str,
 ) -> CategoryData:
     """Split the run into categories; `output_dir` is the folder the manifest names."""
     data = multi_kernel_data(model)
@@ -55,4 +61,4 @@ def prepare(
         kernel_table=None if report.unified else kernel_rows(model, default_table()),
     )
     idle = idle_causes(model) if len(model.gpu) else None
-    return CategoryData(tables, data, candidates, idle, kernel_counts(model))
+    return CategoryData(tables, data, candidates, idle, kernel_counts(model), copy_data(model))

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rooflens.analyzers.perf.base import PerfModel, Unsupported, Work, parse_args
+from rooflens.analyzers.perf.base import PerfModel, Unrecorded, Unsupported, Work, parse_args
 from rooflens.analyzers.perf.categories import CategoryTable
 from rooflens.analyzers.perf.gemm import MODELS as GEMM_MODELS
 from rooflens.analyzers.perf.gemm_kernels import gemm_transpose
@@ -54,9 +54,13 @@ class UnifiedTable:
 
 def _evaluate(
     signatures: pd.DataFrame, model_for: Callable[[str], PerfModel | None]
-) -> tuple[list[Work | None], Counter[str]]:
-    """Work per signature (name, args, backward flag, op context); None where no model applies."""
+) -> tuple[list[Work | None], list[str | None], Counter[str]]:
+    """Work per signature (name, args, backward flag, op context); None where no model applies.
+
+    Also why each declined signature is unmodelled (None for the others): what the trace did
+    not record (docs/perf-models.md#unmodelled), or the model's own reason."""
     works: list[Work | None] = []
+    reasons: list[str | None] = []
     declined: Counter[str] = Counter()
     columns = ["name", *ARG_COLUMNS, "backward", "annotation", "kernels"]
     for name, *recorded, backward, annotation, kernels in signatures[columns].itertuples(
@@ -65,16 +69,25 @@ def _evaluate(
         dims, types, strides, concrete = (_text(v) for v in recorded)
         model = model_for(name)
         formula = None if model is None else (model.backward if backward else model.forward)
+        reason = None
         if formula is None:
             works.append(None)
+            reasons.append(reason)
             continue
         try:
             args = parse_args(name, dims, types, strides, concrete, annotation, kernels)
+            args.check_recorded(model.needs_values)
             works.append(formula(args))
+        except Unrecorded as exc:
+            reason = str(exc)
+            declined[f"{name}: {reason}"] += 1
+            works.append(None)
         except Unsupported as exc:
+            reason = f"the perf model declined it ({exc})"
             declined[str(exc)] += 1
             works.append(None)
-    return works, declined
+        reasons.append(reason)
+    return works, reasons, declined
 
 
 def _with_gemm_layout(
@@ -249,7 +262,7 @@ def _signature_metrics(
     evaluated = with_op_context(model, evaluated, model_uid, unified.kernels)
     sig = group_ids(evaluated, list(evaluated.columns))
     signatures = evaluated.groupby(sig, sort=True).first()
-    works, declined = _evaluate(signatures, model_for)
+    works, reasons, declined = _evaluate(signatures, model_for)
     static = static_metrics(
         np.array([w.flops if w else np.nan for w in works], dtype=np.float64),
         np.array([w.bytes if w and w.bytes is not None else np.nan for w in works]),
@@ -259,6 +272,7 @@ def _signature_metrics(
     )
     static["perf_params"] = _with_gemm_layout(works, signatures["name"], sig, unified, model)
     static["has_perf_model"] = [w is not None for w in works]
+    static["unmodelled_reason"] = reasons
     return static, sig, declined
 
 
@@ -314,6 +328,7 @@ def _summarise(
     table["trunc_kernel_details"] = table["kernel_details_summary"].map(truncate)
     table["perf_params"] = g["perf_params"].first()
     table["has_perf_model"] = g["has_perf_model"].first()
+    table["unmodelled_reason"] = g["unmodelled_reason"].first()
     first_rows = g["row"].first().to_numpy()
     stacks = _stacks(model, unified, first_rows)
     table["entry_point"] = [entry_point(st, n) for st, n in stacks]
@@ -321,7 +336,9 @@ def _summarise(
     table = table.sort_values(
         ["Kernel Time (µs)_sum", "ex_UID"], ascending=[False, True], kind="stable"
     ).reset_index(drop=True)
-    return with_shares(table, "Kernel Time (µs)_sum")
+    table = with_shares(table, "Kernel Time (µs)_sum")
+    # ours, after TraceLens's columns: why a row has no model (docs/perf-models.md#unmodelled)
+    return table[[*table.columns.drop("unmodelled_reason"), "unmodelled_reason"]]
 
 
 def _stacks(

@@ -133,15 +133,25 @@ class _Writer:
         args = {"External id": self.external, "Input Dims": dims, "Input type": types}
         self.x("cpu_op", name, ts, dur, HOST_PID, MAIN_TID, **args)
 
-    def launch(self, kernel: str, ts: float, dur: float, api: str = "cudaLaunchKernel") -> float:
-        """Runtime call at `ts`, its flow pair and the GPU event; returns the event's end."""
+    def launch(
+        self,
+        kernel: str,
+        ts: float,
+        dur: float,
+        api: str = "cudaLaunchKernel",
+        *,
+        call_us: float = LAUNCH_CALL_US,
+        extra: dict[str, Any] | None = None,
+    ) -> float:
+        """Runtime call at `ts` lasting `call_us`, its flow pair and the GPU event (with the
+        `extra` args, e.g. a copy's bytes); returns the event's end."""
         self.correlation += 1
         ids = {"External id": self.external, "correlation": self.correlation}
-        self.x("cuda_runtime", api, ts, LAUNCH_CALL_US, HOST_PID, MAIN_TID, **ids, cbid=211)
+        self.x("cuda_runtime", api, ts, call_us, HOST_PID, MAIN_TID, **ids, cbid=211)
         start = max(self.gpu, ts + LAUNCH_LATENCY_US)
         copy = kernel.startswith("Memcpy")
         shape = {} if copy else {"grid": [64, 1, 1], "block": [256, 1, 1]}
-        args = {**ids, "device": 0, "stream": STREAM, **shape}
+        args = {**ids, "device": 0, "stream": STREAM, **shape, **(extra or {})}
         self.x("gpu_memcpy" if copy else "kernel", kernel, start, dur, GPU_PID, STREAM, **args)
         flow = {"id": self.correlation, "cat": "ac2g", "name": "ac2g"}
         self.events.append({"ph": "s", **flow, "pid": HOST_PID, "tid": MAIN_TID, "ts": ts})

@@ -33,6 +33,7 @@ def prepare(st: AppState, run: Run) -> r.PrepareResult:
     manifest = data.manifest
     return r.PrepareResult(
         run_id=run.id,
+        warnings=[r.HealthNote.of(w) for w in steps.own_warnings()],
         categories=[
             r.CategorySummary(
                 name=c.name,

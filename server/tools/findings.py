@@ -140,8 +140,9 @@ def priority_rows(data: PriorityData) -> list[r.PriorityRow]:
             category=item.category,
             title=item.title,
             estimate_method=item.estimate_method,
-            saving_ms=tuple(round(v, 3) for v in item.saving.range_ms),
+            saving_ms=tuple(round(v, 3) for v in item.saving.range_ms) if item.saving else None,
             percent_of_window=item.percent_mid,
+            unquantified_reason=item.unquantified_reason,
         )
         for item in data.items
     ]

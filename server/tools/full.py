@@ -45,7 +45,9 @@ def register(mcp: MCPServer) -> None:
         load_trace's arguments; the prose stays code's unless you pass a summary."""
         st = app_state(ctx)
         prose = report.prose_from(executive_summary, recommendation)
-        request = LoadRequest(path, platform, platform_file, capture_folder, output_dir, fresh)
+        request = LoadRequest(
+            path, platform, platform_file, capture_folder, output_dir, fresh, whole=True
+        )
         ticks = [0]
 
         def tick(message: str) -> None:  # called by the pipeline on its worker thread
@@ -68,6 +70,7 @@ def register(mcp: MCPServer) -> None:
             run_id=run.id,
             reused=loaded.reused,
             platform=run.platform,
+            warnings=[r.HealthNote.of(w) for w in steps.own_warnings()],
             categories=steps.analysable(),
             failed=failed,
             priorities=findings.priority_rows(steps.priorities())[:10],

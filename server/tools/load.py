@@ -7,6 +7,7 @@ from typing import Annotated
 from mcp.server import MCPServer
 from pydantic import Field
 
+from rooflens.analyzers.perf.platform_choice import platform_warnings
 from rooflens.analyzers.perf.platforms import platform_table
 from rooflens.analyzers.report.files import roofline_coverage
 from rooflens.analyzers.trace.inspect import Inspection
@@ -66,10 +67,10 @@ def load_result(loaded: Loaded) -> r.LoadResult:
             r.GpuRow(type=row["type"], time_ms=row["time ms"], percent=row["percent"])
             for row in data.report.timeline.pooled.rows()
         ],
-        health_warnings=[
-            r.HealthNote(code=w.code, severity=str(w.severity), message=w.message)
-            for w in health.warnings[:MAX_WARNINGS]
-        ],
+        health_warnings=[  # the run's own first: never cut
+            r.HealthNote.of(w)
+            for w in [*platform_warnings(health.gpu, data.platform), *health.warnings]
+        ][:MAX_WARNINGS],
         roofline_coverage_percent=None if coverage is None else round(coverage * 100, 2),
         notes=list(data.report.notes)[:MAX_NOTES],
         output_dir=str(run.folder),

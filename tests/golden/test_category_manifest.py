@@ -204,7 +204,9 @@ def test_ops_csvs_match_reference(exported, folder: str) -> None:
             continue
         ours = pd.read_csv(run_dir / "category_data" / name)
         ref = pd.read_csv(ref_dir / "category_data" / name)
-        assert list(ours.columns) == list(ref.columns), name
+        # our one extra column, why a row is unmodelled (docs/deviations.md, unmodelled rows)
+        mine = ours.columns.drop("unmodelled_reason", errors="ignore")
+        assert list(mine) == list(ref.columns), name
         key = name.removesuffix("_ops.csv")
         expected_rows = CATEGORY_DEVIATES.get((folder, key), {}).get("ops_count", len(ref))
         assert len(ours) == expected_rows, name

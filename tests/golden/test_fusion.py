@@ -161,3 +161,18 @@ def test_kernel_fusion_metrics_match(shared: Path, folder: str) -> None:
         for field in ("confidence", "bound_type", "estimation", "instance_count", "fusion_type"):
             assert got[field] == e[field], (key, field)
         assert got["affected_gpu_kernels"] == e["affected_gpu_kernels"], key
+
+
+def test_estimates_carry_the_time_their_instances_took(shared: Path) -> None:
+    """ResNet's first BatchNorm2d (the stem's, 164.8 µs) times 117 instances is TraceLens's
+    19.281 ms; the 117 instances' four kernels took 3.961 ms (their durations in the trace).
+    OWLv2's attention chain: 180 x 4.09 ms = 735.9 ms on a GPU that computed 552 ms."""
+    folder = "mi300_resnet_act_checkpoint"
+    doc = analyze_kernel_fusion(inputs(shared, folder))
+    by_name = {e.operation: e for e in doc.impact_estimates or ()}
+    norm = by_name["BatchNorm2d"]
+    assert (norm.time_ms, norm.measured_time_ms) == (19.281, 3.961)
+    owl = analyze_kernel_fusion(inputs(shared, "h100_google_owlv2-large-patch14-ensemble__1016001"))
+    [attention] = [e for e in owl.impact_estimates or () if e.operation == "Owlv2Attention"]
+    assert attention.time_ms == pytest.approx(735.897)
+    assert attention.measured_time_ms is not None and attention.measured_time_ms < 552.0

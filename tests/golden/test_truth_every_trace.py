@@ -62,24 +62,5 @@ def test_no_estimate_from_a_row_without_a_roofline(run: Path) -> None:
     assert estimate_problems(RunView.read(run)) == []
 
 
-# Kernel-fusion candidates whose time is the first instance's kernel time times the number of
-# instances (prepare/fusion.py narrow_attention, categories/kernel_fusion.py estimate): when
-# the instances differ in shape, that is more than the kernels ran, even more than the
-# computation time. Known, not yet fixed; each entry says by how much.
-OVER_CAPPED: dict[str, str] = {
-    "traces/h100/google_owlv2-large-patch14-ensemble__1016001.json.gz": (
-        "Fuse Owlv2Attention: 180 instances x the first instance's 4.09 ms = 735.9 ms, "
-        "the computation time is 552.2 ms"
-    ),
-    "traces/mi300/google_owlv2-large-patch14-ensemble__1016001.json.gz": (
-        "Fuse Owlv2Attention: 180 instances x the first instance's kernel time = "
-        "370.5 ms, the computation time is 327.4 ms"
-    ),
-}
-
-
-def test_no_item_is_capped_by_more_than_its_pool_holds(run: Path, request) -> None:
-    reason = OVER_CAPPED.get(trace_id(request.node.callspec.params["run"]))
-    if reason:
-        request.applymarker(pytest.mark.xfail(reason=reason, strict=True))
+def test_no_item_is_capped_by_more_than_its_pool_holds(run: Path) -> None:
     assert cap_problems(RunView.read(run)) == []

@@ -43,3 +43,18 @@ def test_executive_summary_without_priorities_says_so() -> None:
 def test_demo_with_a_missing_trace_is_bad_input(tmp_path: Path, capsys) -> None:
     assert run_demo(str(tmp_path / "missing.json.gz")) == 2
     assert "missing.json.gz: file not found" in capsys.readouterr().err
+
+
+def test_demo_on_a_trace_without_gpu_events_stops_before_writing_a_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    events = [
+        {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1,
+         "ts": 1000 + 10 * i, "dur": 5, "args": {}}
+        for i in range(10)
+    ]  # fmt: skip
+    trace = tmp_path / "host_only.json"
+    trace.write_text(json.dumps({"traceEvents": events}))
+    assert run_demo(str(trace)) == 1
+    assert "host_only.json cannot be analysed" in capsys.readouterr().err
+    assert not any(tmp_path.rglob("run.json"))

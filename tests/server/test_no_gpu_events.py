@@ -45,3 +45,13 @@ async def test_the_prepare_tool_refuses_with_the_same_reason(connect, allowed: P
         assert refused.is_error
         message = refused.content[0].text
         assert "cannot be analysed: the trace holds no GPU events" in message
+
+
+@pytest.mark.anyio
+async def test_the_full_analysis_refuses_before_writing_a_run(connect, allowed: Path) -> None:
+    trace = host_only_trace(allowed)
+    async with connect() as client:
+        refused = await client.call_tool("run_full_analysis", {"path": str(trace)})
+    assert refused.is_error
+    assert "cannot be analysed: the trace holds no GPU events" in refused.content[0].text
+    assert not any(allowed.rglob("run.json"))  # no run folder, not even the perf report

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pandas as pd
 import pytest
 
 from rooflens.analyzers.categories.kernel_fusion import (
+    NO_PLATFORM_WARNING,
     Peaks,
     PerfLookup,
     analyze_kernel_fusion,
@@ -80,6 +82,18 @@ def test_gemm_epilogue_saves_the_trailing_kernels():
     assert (e.bound_type, e.fusion_type, e.estimation) == ("compute", "matrix_compute", "full")
     assert e.time_ms == pytest.approx(2.5) and e.modeled_kernel_count == 3
     assert e.confidence == "high"  # name `mlp` + 2 matrix ops with a non-matrix one
+
+
+def test_an_estimate_records_what_the_instances_really_took():
+    """Ten instances of a 250 µs first instance: 2.5 ms reckoned; they took 1.2 ms."""
+    kernels = [gemm(100), kernel(GELU, 50), gemm(100)]
+    c = cand(kernels, instances=10, name="Qwen2MLP", measured_kernel_time_us=1200.0)
+    e = estimate(c, LOOKUP, PEAKS, baseline_ms=10.0)
+    assert e is not None and e.time_ms == pytest.approx(2.5)  # TraceLens's reckoning, kept
+    assert e.impact_score_high == pytest.approx(5.0)
+    assert e.measured_time_ms == 1.2
+    same = cand(kernels, instances=10, name="Qwen2MLP", measured_kernel_time_us=2500.0)
+    assert estimate(same, LOOKUP, PEAKS, baseline_ms=10.0).measured_time_ms is None
 
 
 def test_elementwise_chain_uses_the_roofline_projection():
@@ -242,3 +256,37 @@ def test_errors_for_missing_inputs():
     doc = analyze_kernel_fusion(make_run([chain], baseline_ms=0.0)).model_dump(mode="json")
     assert doc["status"] == "ERROR" and "total_time_ms) is not positive" in doc["error"]
     assert set(doc) == {"category", "status", "error"}
+
+
+# --- no platform known: estimates by measured time only (docs/analysis.md#without-a-platform)
+
+NO_PEAKS = Peaks(hbm_tbs=None, matrix_tflops=None, vector_tflops=None)
+
+
+def test_without_a_platform_a_chain_is_projected_at_the_bandwidth_it_achieved():
+    c = cand([kernel("ew_0", 100), kernel("ew_1", 100), kernel("ew_2", 100)], name="chain")
+    e = estimate(c, LOOKUP, NO_PEAKS, baseline_ms=5.0)
+    # each kernel moves 1 MB in 100 µs (0.01 MB/µs); the fused one moves 0.5 MB in and 0.5 MB
+    # out at that rate: 100 µs, so 200 of 300 µs are saved; 0.3 ms of 5 ms -> 2/3 x 6 %
+    assert e is not None and e.bound_type == "memory" and e.warning == NO_PLATFORM_WARNING
+    assert e.impact_score_high == pytest.approx(4.0)
+    assert e.impact_score_low == pytest.approx(3.0)
+
+
+def test_without_a_platform_an_epilogue_saves_its_kernels_time_as_always():
+    c = cand([gemm(100), kernel(GELU, 50), gemm(100)], instances=10, name="Qwen2MLP")
+    with_roof = estimate(c, LOOKUP, PEAKS, baseline_ms=10.0)
+    by_time = estimate(c, LOOKUP, NO_PEAKS, baseline_ms=10.0)
+    assert by_time is not None and with_roof is not None
+    assert by_time.impact_score_high == with_roof.impact_score_high == pytest.approx(5.0)
+    assert by_time.warning is None  # nothing was projected
+
+
+def test_without_a_platform_the_document_has_no_roof_and_says_how_it_estimated():
+    chain = cand([kernel("ew_0", 100), kernel("ew_1", 100), kernel("ew_2", 100)], name="c")
+    inputs = dataclasses.replace(make_run([chain], baseline_ms=5.0), platform=None)
+    doc = analyze_kernel_fusion(inputs).model_dump(mode="json")
+    assert doc["status"] == "OK" and doc["estimated_count"] == 1
+    assert "platform" not in doc and "peak_hbm_bw_tbs" not in doc  # absent, never 0
+    assert doc["impact_estimates"][0]["impact_score_high"] == pytest.approx(4.0)
+    assert doc["warnings"] == [NO_PLATFORM_WARNING]

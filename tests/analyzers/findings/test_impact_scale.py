@@ -75,6 +75,26 @@ def test_fusion_savings_are_capped_by_the_kernels_time() -> None:
     assert item.percent_mid == 30.0
 
 
+def test_a_fusion_saving_follows_the_time_its_instances_really_took() -> None:
+    """The first instance (164.8 µs) times 117 instances claims 19.28 ms; the instances took
+    3.96 ms. The saving share (16.571 of 19.281 ms at the mid) applies to 3.96 ms."""
+    gpu = GpuUtilization(total_time_ms=56.52, computation_time_percent=34.03)
+    extrapolated = FusionEstimate(
+        operation="BatchNorm2d", impact_score=29.32, impact_score_low=25.13,
+        impact_score_high=33.51, estimation="full", bound_type="memory", time_ms=19.281,
+        instance_count=117, kernel_count=4, modeled_kernel_count=4, confidence="high",
+        affected_gpu_kernels=["k"], fusion_type="memory_bound", measured_time_ms=3.961,
+    )  # fmt: skip
+    fusion = KernelFusionMetrics(status="OK", impact_estimates=[extrapolated])
+    [item] = rank_items(candidates({"kernel_fusion": fusion}, gpu, {}), 56.52)
+    share = 3.961 / 19.281
+    assert item.saving.cap_ms == 3.961
+    assert item.saving.mid_ms == pytest.approx(0.2932 * 56.52 * share)  # 3.404 ms
+    assert item.saving.high_ms == pytest.approx(0.3351 * 56.52 * share)
+    assert item.saving.high_ms < 3.961
+    assert "3.96 ms its instances took (not 19.28 ms" in item.saving.basis
+
+
 def test_totals_never_give_out_more_than_a_pool_holds() -> None:
     gpu = GpuUtilization(total_time_ms=100.0, computation_time_percent=60.0, idle_time_percent=40.0)
     items = rank_items(
@@ -85,14 +105,17 @@ def test_totals_never_give_out_more_than_a_pool_holds() -> None:
                       estimate_method="quantified", saving=saving(30.0, 45.0)),
             Candidate(category="cpu_idle", kind="system", title="idle",
                       estimate_method="quantified", saving=saving(10.0, 40.0, "idle")),
-            Candidate(category="c", kind="compute", title="guess", estimate_method="heuristic",
-                      saving=saving(90.0, 90.0)),
+            Candidate(category="c", kind="compute", title="guess",
+                      estimate_method="unquantified", saving=None,
+                      unquantified_reason="input shapes not recorded"),
         ],
         100.0,
     )  # fmt: skip
-    assert [i.category for i in items] == ["a", "b", "cpu_idle", "c"]  # heuristic last
+    assert [i.category for i in items] == ["a", "b", "cpu_idle", "c"]  # unquantified last
+    assert (items[-1].saving, items[-1].percent_mid) == (None, None)
     total = totals(items, gpu)
-    # kernels pool 60 ms: 40 + min(30, 20); idle pool 40 ms: 10; the heuristic item adds nothing
+    # kernels pool 60 ms: 40 + min(30, 20); idle pool 40 ms: 10; the unquantified item adds
+    # nothing
     assert total.by_pool_mid_ms["kernels"] == 60.0 and total.by_pool_mid_ms["idle"] == 10.0
     assert total.mid_ms == 70.0 and total.percent_mid == 70.0
     # high: kernels 50 (a, capped) + 10 (b: 45 capped, 10 left in the pool); idle 20

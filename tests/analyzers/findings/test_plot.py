@@ -44,6 +44,10 @@ def _manifest(total: float = 100.0) -> Manifest:
 
 
 def _candidate(category: str, kind: str, mid: float, method: str = "quantified") -> Candidate:
+    if method == "unquantified":
+        return Candidate(category=category, kind=kind, title=f"{category} {kind} item",
+                         estimate_method=method, saving=None, source_rank=1,
+                         unquantified_reason="input shapes not recorded")  # fmt: skip
     pool = "idle" if kind == "system" else "kernels"
     saving = Saving(low_ms=mid / 2, mid_ms=mid, high_ms=mid * 1.5, cap_ms=50.0, pool=pool,
                     basis="b")  # fmt: skip
@@ -53,13 +57,14 @@ def _candidate(category: str, kind: str, mid: float, method: str = "quantified")
 
 
 # 100 ms window: 85 ms of kernels, 15 ms idle. The idle item (6 ms at the mid) ranks first,
-# then sdpa (5 ms), fusion (3 ms), GEMM (2 ms); the heuristic elementwise one (4 ms) comes last.
+# then sdpa (5 ms), fusion (3 ms), GEMM (2 ms); the unquantified elementwise one comes last
+# and gets no bar.
 CANDIDATES = [
     _candidate("gemm", "compute", 2.0),
     _candidate("sdpa_fwd", "compute", 5.0),
     _candidate("kernel_fusion", "kernel_fusion", 3.0),
     _candidate("cpu_idle", "system", 6.0),
-    _candidate("elementwise", "compute", 4.0, method="heuristic"),
+    _candidate("elementwise", "compute", 4.0, method="unquantified"),
 ]
 UTIL = GpuUtilization(total_time_ms=100.0, computation_time_percent=85.0, idle_time_percent=15.0)
 ITEMS = rank_items(CANDIDATES, 100.0)
@@ -95,12 +100,11 @@ def test_one_bar_per_item_in_p_order() -> None:
     assert [b.label for b in bars] == [
         "P1 cpu_idle system item", "P2 sdpa_fwd compute item",
         "P3 kernel_fusion kernel_fusion item", "P4 gemm compute item",
-        "P5 elementwise compute item",
     ]  # fmt: skip
-    assert [b.kind for b in bars] == ["system", "compute", "kernel_fusion", "compute", "compute"]
+    assert [b.kind for b in bars] == ["system", "compute", "kernel_fusion", "compute"]
     first = bars[0]
     assert (first.low_ms, first.mid_ms, first.high_ms, first.mid_pct) == (3.0, 6.0, 9.0, 6.0)
-    assert [b.heuristic for b in bars] == [False, False, False, False, True]
+    assert ITEMS[-1].p_number == 5 and ITEMS[-1].saving is None  # ranked, but no bar
     assert read_savings(None) == []
 
 

@@ -10,7 +10,7 @@ from rooflens.analyzers.findings.plot_process import PlotProcess
 
 SEGMENTS = [Segment("gemm", "GEMM", 60.0, "#0072B2"), Segment("non_compute", "idle", 40.0, "#BBB")]
 BAR = Bar(p_number=1, kind="system", category="cpu_idle", label="P1 GPU idle", low_ms=10.0,
-          mid_ms=20.0, high_ms=30.0, mid_pct=20.0, heuristic=False)  # fmt: skip
+          mid_ms=20.0, high_ms=30.0, mid_pct=20.0)  # fmt: skip
 SAVINGS = Savings([BAR], 1, 20.0, 20.0)
 JOB = ("A model on H100", 100.0, SEGMENTS, SAVINGS)
 

@@ -48,7 +48,7 @@ def _system(pool: str, mid: float) -> Candidate:
 def test_pools_follow_the_drafted_cards() -> None:
     drafted = draft_findings("multi_kernel", MULTI)
     assert [c.title for c in drafted.cards] == [
-        "HtoD memory copies take 3.0% of the trace",
+        "Host-device copies take 3.0 ms, 3.0% of the trace",
         "Exposed collective communication is 8.0% of the trace",
         "Communication overlaps compute for only 40.0% of its time",
     ]
@@ -69,7 +69,7 @@ def test_system_cards_claim_their_items_and_the_rest_follow() -> None:
     assert got == [
         (1, "multi_kernel", "Exposed collective communication is 8.0% of the trace"),
         (2, "cpu_idle", "idle item"),
-        (3, "multi_kernel", "HtoD memory copies take 3.0% of the trace"),
+        (3, "multi_kernel", "Host-device copies take 3.0 ms, 3.0% of the trace"),
         (4, "multi_kernel", "Communication overlaps compute for only 40.0% of its time"),
     ]
     assert impact_text(placed[0]) == "2.00–6.00 ms (mid 4.00 ms, 4.00 % of the window)"

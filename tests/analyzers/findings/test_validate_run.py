@@ -278,6 +278,10 @@ def _item(
 ) -> dict:
     low = mid / 2 if low is None else low
     high = mid * 1.5 if high is None else high
+    if method == "unquantified":
+        reason = "input shapes not recorded"
+        return {"p_number": n, "estimate_method": method, "saving": None,
+                "percent_mid": None, "unquantified_reason": reason}  # fmt: skip
     saving = {"low_ms": low, "mid_ms": mid, "high_ms": high, "cap_ms": cap, "pool": pool}
     return {"p_number": n, "estimate_method": method, "saving": saving,
             "percent_mid": round(mid / 200.0 * 100, 2)}  # fmt: skip
@@ -295,8 +299,8 @@ def _codes(tmp_path: Path, priority: dict) -> list[str]:
 
 def test_ranked_items_pass(tmp_path: Path) -> None:
     # an idle item of 40 ms (20 % of the 200 ms window) ranks above a 10 ms GEMM item, and a
-    # heuristic item comes last even with a larger mid
-    items = [_item(1, 40.0, pool="idle"), _item(2, 10.0), _item(3, 12.0, method="heuristic")]
+    # unquantified item (no saving) comes last
+    items = [_item(1, 40.0, pool="idle"), _item(2, 10.0), _item(3, 12.0, method="unquantified")]
     totals = {"mid_ms": 50.0, "by_pool_mid_ms": {"idle": 40.0, "kernels": 10.0},
               "pool_ms": {"idle": 80.0, "kernels": 100.0}}  # fmt: skip
     assert _codes(tmp_path, _with_items(items, totals)) == []
@@ -307,7 +311,8 @@ def test_ranked_items_pass(tmp_path: Path) -> None:
     [
         ([_item(2, 40.0), _item(1, 10.0)], ["INV8", "INV8"]),
         ([_item(1, 10.0), _item(2, 40.0)], ["INV9"]),
-        ([_item(1, 10.0, method="heuristic"), _item(2, 5.0)], ["INV9"]),
+        ([_item(1, 10.0, method="unquantified"), _item(2, 5.0)], ["INV9"]),
+        ([{**_item(1, 10.0, method="unquantified"), "unquantified_reason": None}], ["INV10"]),
         ([_item(1, 10.0, cap=8.0)], ["INV10"]),  # high 15 ms above its 8 ms cap
         ([_item(1, 10.0, low=11.0)], ["INV10"]),
         ([{**_item(1, 10.0), "percent_mid": 7.0}], ["INV10"]),  # 10 ms of 200 ms is 5 %

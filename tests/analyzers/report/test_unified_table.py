@@ -127,6 +127,7 @@ def test_summary_columns_are_tracelens_s_in_order(summary):
         "call_stack_full",
         "Percentage (%)",
         "Cumulative Percentage (%)",
+        "unmodelled_reason",  # ours, after TraceLens's columns (docs/perf-models.md)
     ]
 
 

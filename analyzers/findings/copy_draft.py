@@ -1,0 +1,124 @@
+"""The multi-kernel draft's one copy card (docs/analysis.md#drafts): all copies, every
+direction, judged against the link they cross, with the fixes that apply to copies.
+
+Works on the metrics document (a mapping), like the rest of the drafts. Without the copy
+analysis (`copies`), the card is built from the TraceLens-style per-direction issues.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rooflens.analyzers.categories.copies import SMALL_COPY_BYTES
+from rooflens.analyzers.findings.candidates import MIN_SYSTEM_SHARE as MIN_SHARE
+
+SOURCE = "(source: `multi_kernel_metrics.json` → `{}`)."
+REASON = (
+    "A copy is bound by the link it crosses, not by a compute roofline: a host copy from "
+    "pageable memory is staged through a driver buffer and reaches a fraction of the link, and "
+    "a copy with no kernel running beside it adds its whole time to the step."
+)
+DEFAULT_FIXES = (
+    "pin the host buffer",
+    "copy with `non_blocking=True`",
+    "overlap the copy with compute on a side stream",
+    "keep the tensor on the device",
+)
+LOW_LINK_PERCENT = 50.0  # a copy under half its link is flagged in the table
+
+
+def has_copy_card(m: Mapping[str, Any]) -> bool:
+    """The card is drafted when the memcpy assessment flagged any direction, or when the
+    exposed copies are worth an item on the impact scale (so the item has its card)."""
+    memcpy = m.get("memcpy_assessment") or {}
+    return bool(memcpy.get("flagged") and memcpy.get("issues")) or _worth_an_item(m)
+
+
+def _worth_an_item(m: Mapping[str, Any]) -> bool:
+    copies, total = _copies(m), float(m.get("total_time_ms") or 0.0)
+    return copies is not None and total > 0 and copies["exposed_ms"] / total * 100 >= MIN_SHARE
+
+
+def _copies(m: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    copies = m.get("copies")
+    return copies if isinstance(copies, Mapping) and copies.get("groups") else None
+
+
+def copy_card(m: Mapping[str, Any]) -> tuple | None:
+    """(title, insight, action, identification, rows, reason) of the copy card, or None."""
+    if not has_copy_card(m):
+        return None
+    copies = _copies(m)
+    if copies is not None:
+        return _judged(copies, float(m.get("total_time_ms") or 0.0))
+    return _by_direction(m["memcpy_assessment"]["issues"])
+
+
+def _share(part: float, total: float) -> str:
+    return f"{part / total * 100:.2f}" if total > 0 else "0.00"
+
+
+def _judged(copies: Mapping[str, Any], total_ms: float) -> tuple:
+    groups = copies["groups"]
+    time, exposed = round(float(copies["time_ms"]), 3), round(float(copies["exposed_ms"]), 3)
+    rows = []
+    for g in groups:
+        size = f", {g['megabytes']} MB" if g.get("megabytes") is not None else ""
+        rows.append((
+            g["name"],
+            f"{g['count']} copies{size}, {g['time_ms']} ms ({g['exposed_ms']} ms exposed)",
+            "true" if g["exposed_ms"] > 0 else "false",
+        ))  # fmt: skip
+        if g.get("percent_of_link") is not None:
+            big = g["megabytes"] * 1e6 / g["count"] >= SMALL_COPY_BYTES  # else latency-bound
+            low = big and g["percent_of_link"] < LOW_LINK_PERCENT
+            rows.append((
+                f"{g['name']} bandwidth",
+                f"{g['achieved_gbps']} GB/s, {g['percent_of_link']}% of {_link(g)} "
+                f"({g['link_gbps']} GB/s)",
+                "true" if low else "false",
+            ))  # fmt: skip
+    parts = "; ".join(_group_phrase(g) for g in groups)
+    insight = (
+        f"{sum(g['count'] for g in groups)} copies take {time} ms "
+        f"({_share(time, total_ms)}% of the trace), {exposed} ms of it with no kernel beside "
+        f"them: {parts}."
+    )
+    action = _sentence(copies.get("fixes") or DEFAULT_FIXES)
+    ident = "Every copy by name, against the link it crosses " + SOURCE.format("copies")
+    title = f"Copies take {time} ms ({_share(time, total_ms)}% of the trace), {exposed} ms exposed"
+    return title, insight, action, ident, rows, REASON
+
+
+def _group_phrase(g: Mapping[str, Any]) -> str:
+    text = f"{g['count']} × {g['name']}"
+    if g.get("percent_of_link") is not None:
+        text += f" at {g['percent_of_link']}% of {_link(g)}"
+    return text
+
+
+def _link(g: Mapping[str, Any]) -> str:
+    return "HBM" if g["link"] == "HBM" else f"the {g['link']} link"
+
+
+def _by_direction(issues: list[Mapping[str, Any]]) -> tuple:
+    rows, phrases = [], []
+    for issue in issues:
+        d = issue.get("direction")
+        rows += [
+            (f"{d} copies", str(issue.get("count")), "true"),
+            (f"{d} time", f"{issue.get('time_ms')} ms ({issue.get('percent_of_total')}%)", "true"),
+            (f"{d} average size", f"{issue.get('avg_bytes')} bytes", "false"),
+        ]
+        phrases.append(f"{issue.get('count')} {d} copies take {issue.get('time_ms')} ms")
+    time = round(sum(float(i.get("time_ms") or 0.0) for i in issues), 3)
+    pct = round(sum(float(i.get("percent_of_total") or 0.0) for i in issues), 2)
+    title = f"Host-device copies take {time} ms, {pct}% of the trace"
+    ident = "Host-device copies by direction " + SOURCE.format("memcpy_assessment.issues")
+    return title, "; ".join(phrases) + ".", _sentence(DEFAULT_FIXES), ident, rows, REASON
+
+
+def _sentence(fixes: Any) -> str:
+    text = "; ".join(fixes)
+    return text[:1].upper() + text[1:] + "."

@@ -1,0 +1,60 @@
+"""The one copy finding on the impact scale (docs/analysis.md#copies): every exposed copy is
+counted here and nowhere else, its saving estimated from the link the copies cross and capped
+by the exposed copy time."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from rooflens.analyzers.categories.copies import CopyAnalysis, CopyVerdict
+from rooflens.analyzers.findings.impact_scale import Candidate, Saving, pool_sizes
+from rooflens.analyzers.prepare.categories import GpuUtilization
+
+
+def copy_candidates(
+    copies: CopyAnalysis, gpu: GpuUtilization, min_share: float
+) -> Iterator[Candidate]:
+    """One item for all exposed copies when they hold at least `min_share` % of the window."""
+    window = gpu.total_time_ms
+    exposed = pool_sizes(gpu)["exposed_memcpy"]
+    if window <= 0 or exposed / window * 100 < min_share:
+        return
+    low, mid, high = copies.saving_ms
+    yield Candidate(
+        category="multi_kernel",
+        kind="system",
+        title=copy_title(copies, exposed, window),
+        estimate_method="quantified",
+        saving=Saving(
+            low_ms=low,
+            mid_ms=mid,
+            high_ms=high,
+            cap_ms=exposed,
+            pool="exposed_memcpy",
+            basis=copies.basis,
+        ),
+    )
+
+
+def copy_title(copies: CopyAnalysis, exposed_ms: float, window_ms: float) -> str:
+    """`Exposed copies: X ms (Y % of the window), most <route> <memory> at A of B GB/s <link>`."""
+    head = (
+        f"Exposed copies: {exposed_ms:.1f} ms ({exposed_ms / window_ms * 100:.1f} % of the window)"
+    )
+    top = copies.groups[0] if copies.groups else None
+    return f"{head}, most {describe(top)}" if top is not None else head
+
+
+def describe(group: CopyVerdict) -> str:
+    """`D2H to pageable memory at 11.3 GB/s of the 64 GB/s PCIe 5.0 x16 link`."""
+    memory = {
+        "pageable": " pageable memory",
+        "pinned": " pinned memory",
+        "unknown": " host memory",
+    }.get(group.host_memory, "")
+    side = {"H2D": " from", "D2H": " to"}.get(group.route, "")
+    text = f"{group.route}{side}{memory}" if memory else group.route
+    if group.achieved_gbps is not None and group.link_gbps:
+        text += f" at {group.achieved_gbps:.3g} GB/s of the {group.link_gbps:g} GB/s {group.link}"
+        text += " link" if group.link != "HBM" else ""
+    return text

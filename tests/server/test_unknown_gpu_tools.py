@@ -1,0 +1,42 @@
+"""The tools on a GPU the catalogue does not know, without a platform: load_trace,
+prepare_category_data and run_full_analysis all work and carry the one `no_platform` warning
+saying how to pass a platform (docs/analysis.md#without-a-platform)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.mcp_client import call
+from tests.helpers.sample_traces import P100, renamed_gpu, write_variant
+
+GPU = "Tesla P100-SXM2-16GB"
+
+
+@pytest.mark.anyio
+async def test_load_prepare_and_full_analysis_work_and_warn(connect, allowed: Path) -> None:
+    trace = write_variant(allowed / "p100.json.gz", renamed_gpu(GPU, **P100))
+    async with connect() as client:
+        loaded = await call(client, "load_trace", {"path": str(trace)})
+        run_id = loaded["run_id"]
+        prepared = await call(client, "prepare_category_data", {"run_id": run_id})
+        full = await call(client, "run_full_analysis", {"path": str(trace)})
+        report = await client.read_resource(f"rooflens://runs/{run_id}/report")
+    assert loaded["platform"] is None and loaded["roofline_coverage_percent"] is None
+    first = loaded["health_warnings"][0]
+    assert first["code"] == "no_platform" and first["severity"] == "warning"
+    assert [w["code"] for w in loaded["health_warnings"]].count("no_platform") == 1
+    message = first["message"]
+    assert f"The GPU ({GPU})" in message
+    assert "`platform` or `platform_file`" in message and "mem_bw_gbps" in message
+    assert prepared["warnings"] == [first]
+    names = {c["name"] for c in prepared["categories"]}
+    assert {"gemm", "elementwise", "norm_fwd", "sdpa_fwd", "cpu_idle"} <= names
+    assert (full["run_id"], full["reused"], full["platform"]) == (run_id, True, None)
+    assert full["warnings"] == [first] and full["failed"] == []
+    assert full["report_valid"] is True
+    assert {row["estimate_method"] for row in full["priorities"] if row["kind"] == "compute"} == {
+        "heuristic"
+    }
+    assert f"`no_platform`: {message}" in report.contents[0].text
