@@ -276,6 +276,28 @@ def _signature_metrics(
     return static, sig, declined
 
 
+def _kernel_details(
+    groups: pd.Index, group: np.ndarray, unified: UnifiedOps, model: TraceModel
+) -> list[list]:
+    """Each group's kernels in launch order (`kernel_details_summary`)."""
+    ev = model.events
+    k = unified.kernels
+    gpu = k["gpu"].to_numpy()
+    summaries = kernel_summaries(
+        pd.DataFrame(
+            {
+                "group": group[k["op"].to_numpy()],
+                "instance": k["op"].to_numpy(),
+                "ts": ev["ts"].to_numpy()[gpu],
+                "name": model.names[gpu],
+                "stream": ev["stream"].to_numpy()[gpu],
+                "dur": ev["dur"].to_numpy()[gpu],
+            }
+        )
+    )
+    return [summaries.get(int(i), []) for i in groups]
+
+
 def _summarise(
     inst: pd.DataFrame, unified: UnifiedOps, model: TraceModel, roofline: bool
 ) -> pd.DataFrame:
@@ -309,22 +331,7 @@ def _summarise(
     for stat in ("median", "min", "max"):
         table[f"Kernel Time (µs)_{stat}"] = g["Kernel Time (µs)"].agg(stat)
 
-    ev = model.events
-    k = unified.kernels
-    gpu = k["gpu"].to_numpy()
-    summaries = kernel_summaries(
-        pd.DataFrame(
-            {
-                "group": group[k["op"].to_numpy()],
-                "instance": k["op"].to_numpy(),
-                "ts": ev["ts"].to_numpy()[gpu],
-                "name": model.names[gpu],
-                "stream": ev["stream"].to_numpy()[gpu],
-                "dur": ev["dur"].to_numpy()[gpu],
-            }
-        )
-    )
-    table["kernel_details_summary"] = [summaries.get(int(i), []) for i in table.index]
+    table["kernel_details_summary"] = _kernel_details(table.index, group, unified, model)
     table["trunc_kernel_details"] = table["kernel_details_summary"].map(truncate)
     table["perf_params"] = g["perf_params"].first()
     table["has_perf_model"] = g["has_perf_model"].first()

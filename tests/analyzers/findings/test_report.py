@@ -87,7 +87,7 @@ def test_no_findings_gives_clear_sections(run):
     RunFolder(run.folder).write_priorities(empty)
     compute_only = {k: v for k, v in run.inputs.findings.items() if k in ("gemm", "elementwise")}
     text = compose_report(replace(run.inputs, priorities=empty, findings=compute_only))
-    assert "✅ No compute kernel optimization opportunities identified." in text
+    assert "✅ No compute kernel optimization opportunities identified: no compute" in text
     assert "No kernel fusion opportunities detected." in text
     assert "✅ No system-level bottlenecks detected." in text
     assert validate_report_text(text, run.folder) == []
