@@ -16,6 +16,7 @@ a trace through the pipeline in memory, and the checks every run must pass whate
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,7 @@ from rooflens.analyzers.report.build import build_report
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import build_model
 
+PERCENT = re.compile(r"(\d+(?:\.\d+)?) ?%")
 SHARE_SLACK = 0.05  # percentage points: each share is rounded to 2 decimals
 TIME_TOLERANCE = 0.02  # the category sum against the computation time
 
@@ -51,15 +53,23 @@ def ranked(trace: Path, platform: str, *, until: str = "aggregated") -> Pipeline
 
 @dataclass(frozen=True)
 class RunView:
-    """What the checks read of a run: its manifest, its metrics and its priorities."""
+    """What the checks read of a run: its manifest, its metrics, its priorities and, once
+    composed, its report."""
 
     manifest: Manifest
     metrics: Mapping[str, Metrics]
     priorities: PriorityData
+    report: str | None = None
 
     @classmethod
     def of(cls, steps: Pipeline) -> RunView:
-        return cls(steps.category_data().manifest, dict(steps.results.metrics), steps.priorities())
+        results = steps.results
+        return cls(
+            steps.category_data().manifest,
+            dict(results.metrics),
+            steps.priorities(),
+            results.report_text,
+        )
 
     @classmethod
     def read(cls, folder: Path) -> RunView:
@@ -72,7 +82,8 @@ class RunView:
                 document = json.loads(path.read_text())
                 metrics[entry.name] = metrics_from_document(entry.name, document)
         priorities = PriorityData.model_validate_json((folder / layout.PRIORITIES).read_text())
-        return cls(manifest, metrics, priorities)
+        report = folder / layout.REPORT
+        return cls(manifest, metrics, priorities, report.read_text() if report.is_file() else None)
 
 
 def _view(run: Pipeline | RunView) -> RunView:
@@ -114,7 +125,19 @@ def share_problems(run: Pipeline | RunView) -> list[str]:
     totals = view.priorities.saving_totals
     if totals is not None and totals.percent_mid > limit:
         problems.append(f"the items together save {totals.percent_mid} % of the window")
-    return problems
+    return problems + _summary_problems(view.report or "", limit)
+
+
+def _summary_problems(report: str, limit: float) -> list[str]:
+    """Percentages above `limit` in the report's Executive Summary table (its shares of the
+    window and the top category's share of compute time)."""
+    summary = report.split("## Executive Summary", 1)[-1].split("\n## ", 1)[0]
+    rows = [line for line in summary.splitlines() if line.startswith("| ")]
+    return [
+        f"Executive Summary: {row}"
+        for row in rows
+        if any(float(v) > limit for v in PERCENT.findall(row))
+    ]
 
 
 def category_time_problem(run: Pipeline | RunView) -> str | None:
