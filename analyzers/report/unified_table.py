@@ -22,6 +22,7 @@ from rooflens.analyzers.perf.base import PerfModel, Unrecorded, Unsupported, Wor
 from rooflens.analyzers.perf.categories import CategoryTable
 from rooflens.analyzers.perf.gemm import MODELS as GEMM_MODELS
 from rooflens.analyzers.perf.gemm_kernels import gemm_transpose
+from rooflens.analyzers.perf.platform_choice import NO_PLATFORM_REASON
 from rooflens.analyzers.perf.roofline import Roof, achieved_metrics, static_metrics
 from rooflens.analyzers.report.kernel_stats import group_ids, kernel_summaries, truncate
 from rooflens.analyzers.report.op_context import with_op_context
@@ -272,6 +273,9 @@ def _signature_metrics(
     )
     static["perf_params"] = _with_gemm_layout(works, signatures["name"], sig, unified, model)
     static["has_perf_model"] = [w is not None for w in works]
+    if platform is None:  # modelled, but nothing to score against (docs/analysis.md)
+        modelled = [w is not None for w in works]
+        reasons = [NO_PLATFORM_REASON if m else r for m, r in zip(modelled, reasons, strict=True)]
     static["unmodelled_reason"] = reasons
     return static, sig, declined
 
