@@ -1,0 +1,156 @@
+"""The tree diff's tables: `diff_stats` (one row per GPU event of a one-sided subtree) and
+its unique-args summary, with TraceLens's column names and our cell conventions.
+
+See docs/compare.md#diff_stats. Argument cells are the trace's JSON text, as in every report
+table; times are µs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from rooflens.analyzers.compare.tree_diff import TreeDiff
+from rooflens.analyzers.report.write_csv import write_csv_folder
+from rooflens.analyzers.trace.columns import MISSING
+from rooflens.analyzers.trace.intervals import grouped_union_length
+from rooflens.analyzers.trace.model import MODULE_PREFIX, TraceModel
+
+ARG_COLUMNS = {
+    "input_dims": "Input Dims",
+    "input_strides": "Input Strides",
+    "input_type": "Input type",
+    "concrete_inputs": "Concrete Inputs",
+}
+DIFF_STATS_COLUMNS = [
+    "name",
+    "cpu_op_name",
+    "cpu_op_uid",
+    "source",
+    *ARG_COLUMNS.values(),
+    "kernel_time",
+    "busy_time",
+    "lowest_common_ancestor_name",
+    "lowest_common_ancestor_id",
+    "gpu_op_uid",
+    "nn_module_stack",
+    "nn_module_parent",
+]
+SUMMARY_DROPPED = ("kernel_time", "lowest_common_ancestor_id", "gpu_op_uid")
+NO_MODULE = "root"  # TraceLens's value when no nn.Module encloses the kernel
+SOURCES = {1: "trace1", 2: "trace2"}
+
+
+def diff_stats(diff: TreeDiff) -> pd.DataFrame:
+    """Every GPU event under a one-sided subtree, with its nearest matched ancestor (LCA);
+    ordered by LCA, then trace 1 before trace 2, then merged-tree order."""
+    parts = [_side_rows(diff, side) for side in SOURCES]
+    frame = pd.concat(parts, ignore_index=True)
+    order = np.lexsort((frame.pop("_node"), frame["source"], frame.pop("_lca_order")))
+    return frame.iloc[order].reset_index(drop=True)[DIFF_STATS_COLUMNS]
+
+
+def _side_rows(diff: TreeDiff, side: int) -> pd.DataFrame:
+    tree = diff.tree1 if side == 1 else diff.tree2
+    mine, other = (diff.uid1, diff.uid2) if side == 1 else (diff.uid2, diff.uid1)
+    nodes = np.flatnonzero((other == MISSING) & (mine != MISSING))
+    nodes = nodes[tree.is_gpu[mine[nodes]]]
+    uids = mine[nodes]
+    model = tree.model
+    lca = diff.lca[nodes]
+    launcher = model.launcher[uids]
+    events = model.events
+    frame = pd.DataFrame(
+        {
+            "name": model.names[uids].astype(str),
+            "cpu_op_name": _names_or_none(model, launcher),
+            "cpu_op_uid": pd.array(np.where(launcher == MISSING, None, launcher), dtype="Int64"),
+            "source": SOURCES[side],
+            **{
+                title: _column_at(events[column], launcher) for column, title in ARG_COLUMNS.items()
+            },
+            "kernel_time": events["dur"].to_numpy()[uids].astype(float),
+            "busy_time": _launcher_busy(model, launcher),
+            "lowest_common_ancestor_name": [diff.name(n) if n != MISSING else None for n in lca],
+            "lowest_common_ancestor_id": pd.array(np.where(lca == MISSING, None, lca), "Int64"),
+            "gpu_op_uid": uids,
+            **_module_columns(model, uids),
+            "_node": nodes,
+            "_lca_order": np.where(lca == MISSING, len(diff.uid1), lca),
+        }
+    )
+    return frame
+
+
+def _names_or_none(model: TraceModel, uids: np.ndarray) -> list[str | None]:
+    names = model.names
+    return [str(names[u]) if u != MISSING else None for u in uids.tolist()]
+
+
+def _column_at(column: pd.Series, uids: np.ndarray) -> list[object]:
+    """The cell of `column` at each uid (None at -1 or where the event has none)."""
+    values = column.to_numpy()
+    out = []
+    for u in uids.tolist():
+        value = values[u] if u != MISSING else None
+        out.append(None if value is None or value is pd.NA or value != value else str(value))
+    return out
+
+
+def _launcher_busy(model: TraceModel, launchers: np.ndarray) -> np.ndarray:
+    """GPU busy time (union of intervals, µs) of every GPU event each launcher launched."""
+    gpu = model.gpu
+    own = gpu["launcher"].to_numpy()
+    wanted = np.unique(launchers[launchers != MISSING])
+    keep = np.isin(own, wanted)
+    group = np.searchsorted(wanted, own[keep])
+    start = gpu["ts"].to_numpy()[keep]
+    busy = grouped_union_length(group, start, start + gpu["dur"].to_numpy()[keep])
+    busy = np.pad(busy, (0, len(wanted) - len(busy)))
+    out = np.full(len(launchers), np.nan)
+    has = launchers != MISSING
+    out[has] = busy[np.searchsorted(wanted, launchers[has])]
+    return out
+
+
+def _module_columns(model: TraceModel, uids: np.ndarray) -> dict[str, list[str]]:
+    """`nn_module_stack` (outermost first, `;`-joined) and `nn_module_parent` (innermost) of
+    each GPU event, from the trace's `nn.Module` frames; "root" when none encloses it."""
+    chains: list[list[str]] = [[] for _ in range(len(uids))]
+    frame = model.module[uids]
+    names = model.names
+    while np.any(frame != MISSING):
+        for row in np.flatnonzero(frame != MISSING).tolist():
+            chains[row].append(_module_label(str(names[frame[row]])))
+        frame = np.where(frame != MISSING, model.module[np.maximum(frame, 0)], MISSING)
+    stack = [";".join(reversed(chain)) if chain else NO_MODULE for chain in chains]
+    parent = [chain[0] if chain else NO_MODULE for chain in chains]
+    return {"nn_module_stack": stack, "nn_module_parent": parent}
+
+
+def _module_label(frame_name: str) -> str:
+    """`nn.Module: BertModel_0` -> `nn.Module: BertModel` (the instance counter dropped)."""
+    head, sep, tail = frame_name.rpartition("_")
+    return head if sep and tail.isdigit() and head.startswith(MODULE_PREFIX) else frame_name
+
+
+def diff_stats_unique_args(stats: pd.DataFrame) -> pd.DataFrame:
+    """`diff_stats` rows grouped by every column but the kernel time, LCA id and GPU uid:
+    `operation_count`, `kernel_time_mean` and `kernel_time_sum`, largest sum first."""
+    keys = [c for c in DIFF_STATS_COLUMNS if c not in SUMMARY_DROPPED]
+    grouped = stats.groupby(keys, sort=False, dropna=False, observed=True)["kernel_time"]
+    summary = grouped.agg(
+        operation_count="count", kernel_time_mean="mean", kernel_time_sum="sum"
+    ).reset_index()
+    summary = summary.sort_values("kernel_time_sum", ascending=False, kind="stable")
+    columns = ["name", "operation_count", *keys[1:], "kernel_time_mean", "kernel_time_sum"]
+    return summary[columns].reset_index(drop=True)
+
+
+def write_diff_stats(diff: TreeDiff, folder: Path) -> list[Path]:
+    """Write `diff_stats.csv` and `diff_stats_unique_args_summary.csv` atomically."""
+    stats = diff_stats(diff)
+    sheets = {"diff_stats": stats, "diff_stats_unique_args_summary": diff_stats_unique_args(stats)}
+    return write_csv_folder(sheets, folder)
