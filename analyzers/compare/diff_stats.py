@@ -45,10 +45,15 @@ SOURCES = {1: "trace1", 2: "trace2"}
 
 def diff_stats(diff: TreeDiff) -> pd.DataFrame:
     """Every GPU event under a one-sided subtree, with its nearest matched ancestor (LCA);
-    ordered by LCA, then trace 1 before trace 2, then merged-tree order."""
+    `busy_time` is the GPU busy time of all of one side's rows under the same LCA. Ordered by
+    LCA, then trace 1 before trace 2, then merged-tree order."""
     parts = [_side_rows(diff, side) for side in SOURCES]
     frame = pd.concat(parts, ignore_index=True)
-    order = np.lexsort((frame.pop("_node"), frame["source"], frame.pop("_lca_order")))
+    lca_order, start = frame.pop("_lca_order").to_numpy(), frame.pop("_start").to_numpy()
+    group = pd.MultiIndex.from_arrays([lca_order, frame["source"]]).factorize()[0]
+    busy = grouped_union_length(group, start, start + frame["kernel_time"].to_numpy())
+    frame["busy_time"] = busy[group] if len(group) else busy
+    order = np.lexsort((frame.pop("_node"), frame["source"], lca_order))
     return frame.iloc[order].reset_index(drop=True)[DIFF_STATS_COLUMNS]
 
 
@@ -72,13 +77,14 @@ def _side_rows(diff: TreeDiff, side: int) -> pd.DataFrame:
                 title: _column_at(events[column], launcher) for column, title in ARG_COLUMNS.items()
             },
             "kernel_time": events["dur"].to_numpy()[uids].astype(float),
-            "busy_time": _launcher_busy(model, launcher),
+            "busy_time": np.nan,
             "lowest_common_ancestor_name": [diff.name(n) if n != MISSING else None for n in lca],
             "lowest_common_ancestor_id": pd.array(np.where(lca == MISSING, None, lca), "Int64"),
             "gpu_op_uid": uids,
             **_module_columns(model, uids),
             "_node": nodes,
             "_lca_order": np.where(lca == MISSING, len(diff.uid1), lca),
+            "_start": events["ts"].to_numpy()[uids],
         }
     )
     return frame
@@ -96,22 +102,6 @@ def _column_at(column: pd.Series, uids: np.ndarray) -> list[object]:
     for u in uids.tolist():
         value = values[u] if u != MISSING else None
         out.append(None if value is None or value is pd.NA or value != value else str(value))
-    return out
-
-
-def _launcher_busy(model: TraceModel, launchers: np.ndarray) -> np.ndarray:
-    """GPU busy time (union of intervals, µs) of every GPU event each launcher launched."""
-    gpu = model.gpu
-    own = gpu["launcher"].to_numpy()
-    wanted = np.unique(launchers[launchers != MISSING])
-    keep = np.isin(own, wanted)
-    group = np.searchsorted(wanted, own[keep])
-    start = gpu["ts"].to_numpy()[keep]
-    busy = grouped_union_length(group, start, start + gpu["dur"].to_numpy()[keep])
-    busy = np.pad(busy, (0, len(wanted) - len(busy)))
-    out = np.full(len(launchers), np.nan)
-    has = launchers != MISSING
-    out[has] = busy[np.searchsorted(wanted, launchers[has])]
     return out
 
 
