@@ -13,23 +13,20 @@ import numpy as np
 import pandas as pd
 
 from rooflens.analyzers.compare.tree_diff import TreeDiff
+from rooflens.analyzers.report.ops_tables import ARG_COLUMNS
 from rooflens.analyzers.report.write_csv import write_csv_folder
 from rooflens.analyzers.trace.columns import MISSING
 from rooflens.analyzers.trace.intervals import grouped_union_length
 from rooflens.analyzers.trace.model import MODULE_PREFIX, TraceModel
 
-ARG_COLUMNS = {
-    "input_dims": "Input Dims",
-    "input_strides": "Input Strides",
-    "input_type": "Input type",
-    "concrete_inputs": "Concrete Inputs",
-}
+# the launching operator's arguments, in diff_stats's column order
+ARGS = ("input_dims", "input_strides", "input_type", "concrete_inputs")
 DIFF_STATS_COLUMNS = [
     "name",
     "cpu_op_name",
     "cpu_op_uid",
     "source",
-    *ARG_COLUMNS.values(),
+    *(ARG_COLUMNS[column] for column in ARGS),
     "kernel_time",
     "busy_time",
     "lowest_common_ancestor_name",

@@ -13,6 +13,7 @@ missing from), so `lca[i]` of a one-sided node is its nearest matched ancestor.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from functools import cached_property
 from itertools import pairwise
 
@@ -23,6 +24,7 @@ from rooflens.analyzers.trace.columns import MISSING
 from rooflens.analyzers.trace.model import TraceModel
 from rooflens.analyzers.trace.tree import nearest_ancestor
 
+LCS_CELLS = 4_000_000  # beyond this the exact alignment costs too much memory and time
 Pairing = tuple[list[tuple[int, int]], list[int], list[int]]
 
 
@@ -201,9 +203,13 @@ def align(a: list[str], b: list[str]) -> list[tuple[int, int]]:
 
 
 def _lcs(a: list[str], b: list[str]) -> list[tuple[int, int]]:
-    """Classic dynamic programme; on ties the backtrack keeps trace 1's earlier nodes."""
+    """Classic dynamic programme; a tie is broken walking back from the ends, skipping trace
+    1's node first. Past `LCS_CELLS` cells, difflib's matching blocks stand in."""
     if not a or not b:
         return []
+    if len(a) * len(b) > LCS_CELLS:
+        blocks = SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks()
+        return [(i + k, j + k) for i, j, size in blocks for k in range(size)]
     rows = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
     for i, name in enumerate(a, 1):
         row, above = rows[i], rows[i - 1]

@@ -8,6 +8,8 @@ same rows, the same LCA operator per kernel, and the same time and count per LCA
 
 from __future__ import annotations
 
+import ast
+import json
 from functools import cache
 from pathlib import Path
 
@@ -65,6 +67,13 @@ def reference_stats(shared: Path, model: str) -> pd.DataFrame:
     )
 
 
+def as_lists(value: object) -> object:
+    """A Python repr's tuples as lists, the shape JSON gives."""
+    if isinstance(value, list | tuple):
+        return [as_lists(item) for item in value]
+    return value
+
+
 def test_merged_tree_is_tracelens_line_for_line(shared: Path) -> None:
     expected = (shared / COMPARE / "tracediff_test/merged_tree_output.txt").read_text("utf-8")
     assert merged_tree_text(pair_diff(TIMESFORMER)) == expected
@@ -83,6 +92,11 @@ def test_tracediff_reference_rows(shared: Path) -> None:
     )
     np.testing.assert_allclose(ours["kernel_time"], ref["kernel_time"], atol=1e-3)
     np.testing.assert_allclose(ours["busy_time"], ref["busy_time"], atol=1e-3)
+    for column in ("Input Dims", "Input Strides", "Input type", "Concrete Inputs"):
+        # our cells are JSON text, TraceLens's Python reprs (docs/deviations.md)
+        mine = [json.loads(cell) for cell in ours[column]]
+        theirs = [as_lists(ast.literal_eval(cell)) for cell in ref[column]]
+        assert mine == theirs, column
     totals = ours.groupby("source")["kernel_time"].sum()
     assert totals.round(3).to_dict() == {"trace1": 119852.883, "trace2": 158433.174}
 

@@ -184,3 +184,14 @@ def test_align_is_a_longest_common_subsequence() -> None:
     assert align(list("ab"), list("abb")) == [(0, 0), (1, 1)]
     # a tie (`c` or `a`) is broken walking back from the ends: trace 1's `a` is skipped
     assert align(list("cab"), list("acb")) == [(0, 1), (2, 2)]
+
+
+def test_align_of_long_lists_keeps_every_common_run() -> None:
+    """Past the exact programme's size, the fallback still pairs the shared runs in order."""
+    a = [f"op{i}" for i in range(3000)]
+    b = [*a[:1000], "extra", *a[1000:2000], *a[2001:]]  # one op inserted, one removed
+    a[0], b[0] = "first_a", "first_b"  # no common head, so the middle is long
+    pairs = align(a, b)
+    assert len(pairs) == 2998
+    assert (1000, 1001) in pairs and (2000, 2000) not in pairs
+    assert pairs == sorted(pairs)
