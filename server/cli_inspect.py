@@ -32,7 +32,7 @@ def print_inspection(result: Inspection, out: TextIO) -> None:
     """Human-readable health summary and timeline table."""
     h = result.health
     gpu = h.gpu
-    platform = gpu.suggested_platform or "none (pass --platform)"
+    platform = gpu.suggested_platform or "none (pass --platform NAME or --platform-file PATH)"
     out.write(f"Trace      {h.file}  ({h.json_mb:.1f} MB JSON, {h.events:,} events)\n")
     model = gpu.model if gpu.model.upper().startswith(gpu.vendor) else f"{gpu.vendor} {gpu.model}"
     out.write(f"GPU        {model}; devices with work: ")

@@ -15,7 +15,6 @@ import pandas as pd
 
 from rooflens.analyzers.categories.impact import category_findings, impact_estimates
 from rooflens.analyzers.categories.models import CategoryMetrics, Efficiency, Operation
-from rooflens.analyzers.perf.platform_choice import NO_PLATFORM_REASON
 from rooflens.analyzers.prepare.categories import COMPUTATION_TIME
 from rooflens.analyzers.prepare.manifest import CategoryMetadata
 from rooflens.analyzers.report.cells import finite_number, structured
@@ -323,18 +322,11 @@ def _operation(
     if isinstance(reason, str) and reason:  # the perf report's column (docs/perf-models.md)
         fields["unmodelled_reason"] = reason
     fields |= _row_fields(row, extra_fields)
-    if metadata.platform is None and _has_work(row) and not fields.get("unmodelled_reason"):
-        fields["unmodelled_reason"] = NO_PLATFORM_REASON  # a row's own reason comes first
     fields |= _variance(row, fields["count"], pct_total)
     if classify is not None and (classification := classify(row)) is not None:
         fields["classification"] = classification
     fields |= _source_fields(row, name, fusion_map, with_chain)
     return Operation.model_validate(fields)
-
-
-def _has_work(row: dict[str, Any]) -> bool:
-    """A perf model gave the row FLOPs or bytes: only a platform is missing for a roofline."""
-    return any(finite_number(row.get(k)) for k in ("GFLOPS", "Data Moved (MB)"))
 
 
 def _row_fields(row: dict[str, Any], extra_fields: tuple[str, ...]) -> dict[str, Any]:

@@ -121,13 +121,21 @@ def _compute_title(name: str, finding: Finding) -> str:
     return f"{name}: {what} ({bound}, {finding.library})"
 
 
+FUSION_BASIS = "the candidate's kernels replaced by one fused kernel at its roofline"
+FUSION_BASIS_BY_TIME = (  # no platform known (docs/analysis.md#without-a-platform)
+    "the candidate's kernels replaced by one fused kernel: a GEMM epilogue's kernels saved "
+    "whole, a run of other kernels at the bandwidth it achieved (no platform, no roofline)"
+)
+
+
 def _fusion(metrics: KernelFusionMetrics, gpu: GpuUtilization) -> Iterator[Candidate]:
     """The estimate's saving share of its kernel time, applied to the time the instances
     really took (never the first instance times the count)."""
+    how = FUSION_BASIS if metrics.platform else FUSION_BASIS_BY_TIME
     for rank, estimate in enumerate(metrics.impact_estimates or (), start=1):
         measured = estimate.measured_time_ms
         scale = measured / estimate.time_ms if measured is not None and estimate.time_ms else 1.0
-        basis = "the candidate's kernels replaced by one fused kernel at its roofline"
+        basis = how
         if measured is not None:
             basis += (
                 f", the first instance's saving share applied to the {measured:,.2f} ms its "

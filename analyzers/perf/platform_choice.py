@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rooflens.analyzers.perf.platforms import Platform, get_platform, load_platform_file
-from rooflens.analyzers.trace.device import GpuIdentity
+from rooflens.analyzers.trace.device import UNKNOWN_GPU, GpuIdentity
 from rooflens.analyzers.trace.health import HealthWarning, TraceHealth
 
 NO_PLATFORM = "no_platform"
@@ -41,17 +41,23 @@ def no_platform_warning(gpu: GpuIdentity) -> HealthWarning:
         code=NO_PLATFORM,
         severity="warning",
         message=(
-            f"The GPU ({gpu.model}) is not in the platform catalogue and no platform was "
-            f"given ({gpu.reason}), so nothing is scored against a roofline: no efficiency, "
-            "roofline bound or roofline-based saving is reported. The timeline, categories, "
-            "host side, copies and kernel fusion (estimated from measured times) are all "
-            "here. To add the roofline, run again with --platform NAME for a catalogue GPU "
-            "(`rooflens platforms` lists them) or --platform-file PATH (MCP tools: `platform` "
-            "or `platform_file`) naming a JSON file with the GPU's figures, at least "
-            f"{PLATFORM_FILE_EXAMPLE} (bandwidth in GB/s; dense TFLOPS keyed by kind and "
-            "precision, such as matrix_bf16 or vector_fp32; docs/perf-models.md#platforms)."
+            f"{_which(gpu)} and no platform was given ({gpu.reason}), so nothing is scored "
+            "against a roofline: no efficiency, roofline bound or roofline-based saving is "
+            "reported. The rest of the analysis (timeline, categories, host side, copies, "
+            "kernel fusion from measured times) does not need one. To add the roofline, run "
+            "again with --platform NAME for a catalogue GPU (`rooflens platforms` lists them) "
+            "or --platform-file PATH (MCP tools: `platform` or `platform_file`) naming a JSON "
+            f"file with the GPU's figures, at least {PLATFORM_FILE_EXAMPLE} (bandwidth in "
+            "GB/s; dense TFLOPS keyed by kind and precision, such as matrix_bf16 or "
+            "vector_fp32; docs/perf-models.md#platforms)."
         ),
     )
+
+
+def _which(gpu: GpuIdentity) -> str:
+    if gpu.model == UNKNOWN_GPU:  # no deviceProperties at all
+        return "The trace does not say which GPU recorded it"
+    return f"The GPU ({gpu.model}) is not in the platform catalogue"
 
 
 def platform_warnings(gpu: GpuIdentity, platform: Platform | None) -> list[HealthWarning]:

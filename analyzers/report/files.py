@@ -65,7 +65,7 @@ def summary_facts(report: PerfReport, trace_name: str, gpu: str) -> dict[str, An
     }
     platform = report.platform
     if platform is None:
-        facts["Platform"] = "none: roofline columns omitted (pass --platform)"
+        facts["Platform"] = "none: roofline columns omitted (pass --platform or --platform-file)"
     else:
         facts["Platform"] = platform.name
         facts["Memory bandwidth (GB/s)"] = platform.mem_bw()

@@ -22,6 +22,7 @@ from rooflens.analyzers.perf.base import PerfModel, Unrecorded, Unsupported, Wor
 from rooflens.analyzers.perf.categories import CategoryTable
 from rooflens.analyzers.perf.gemm import MODELS as GEMM_MODELS
 from rooflens.analyzers.perf.gemm_kernels import gemm_transpose
+from rooflens.analyzers.perf.platform_choice import NO_PLATFORM_REASON
 from rooflens.analyzers.perf.roofline import Roof, achieved_metrics, static_metrics
 from rooflens.analyzers.report.kernel_stats import group_ids, kernel_summaries, truncate
 from rooflens.analyzers.report.op_context import with_op_context
@@ -272,8 +273,33 @@ def _signature_metrics(
     )
     static["perf_params"] = _with_gemm_layout(works, signatures["name"], sig, unified, model)
     static["has_perf_model"] = [w is not None for w in works]
+    if platform is None:  # modelled, but nothing to score against (docs/analysis.md)
+        modelled = [w is not None for w in works]
+        reasons = [NO_PLATFORM_REASON if m else r for m, r in zip(modelled, reasons, strict=True)]
     static["unmodelled_reason"] = reasons
     return static, sig, declined
+
+
+def _kernel_details(
+    groups: pd.Index, group: np.ndarray, unified: UnifiedOps, model: TraceModel
+) -> list[list]:
+    """Each group's kernels in launch order (`kernel_details_summary`)."""
+    ev = model.events
+    k = unified.kernels
+    gpu = k["gpu"].to_numpy()
+    summaries = kernel_summaries(
+        pd.DataFrame(
+            {
+                "group": group[k["op"].to_numpy()],
+                "instance": k["op"].to_numpy(),
+                "ts": ev["ts"].to_numpy()[gpu],
+                "name": model.names[gpu],
+                "stream": ev["stream"].to_numpy()[gpu],
+                "dur": ev["dur"].to_numpy()[gpu],
+            }
+        )
+    )
+    return [summaries.get(int(i), []) for i in groups]
 
 
 def _summarise(
@@ -309,22 +335,7 @@ def _summarise(
     for stat in ("median", "min", "max"):
         table[f"Kernel Time (µs)_{stat}"] = g["Kernel Time (µs)"].agg(stat)
 
-    ev = model.events
-    k = unified.kernels
-    gpu = k["gpu"].to_numpy()
-    summaries = kernel_summaries(
-        pd.DataFrame(
-            {
-                "group": group[k["op"].to_numpy()],
-                "instance": k["op"].to_numpy(),
-                "ts": ev["ts"].to_numpy()[gpu],
-                "name": model.names[gpu],
-                "stream": ev["stream"].to_numpy()[gpu],
-                "dur": ev["dur"].to_numpy()[gpu],
-            }
-        )
-    )
-    table["kernel_details_summary"] = [summaries.get(int(i), []) for i in table.index]
+    table["kernel_details_summary"] = _kernel_details(table.index, group, unified, model)
     table["trunc_kernel_details"] = table["kernel_details_summary"].map(truncate)
     table["perf_params"] = g["perf_params"].first()
     table["has_perf_model"] = g["has_perf_model"].first()

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from rooflens.analyzers.trace.schema import DeviceProperties
 
 Vendor = Literal["NVIDIA", "AMD", "unknown"]
+UNKNOWN_GPU = "unknown"  # the model of a trace without deviceProperties
 GIB = 2**30
 
 # (pattern on the device name, platform key); first match wins, so specific before general.
@@ -85,7 +86,7 @@ def identify_gpu(
     if not chosen:
         return GpuIdentity(
             vendor=vendor,
-            model="unknown",
+            model=UNKNOWN_GPU,
             device_ids=list(used),
             suggested_platform=None,
             reason="the trace has no deviceProperties; pass a platform explicitly",

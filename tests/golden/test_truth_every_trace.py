@@ -62,5 +62,5 @@ def test_no_estimate_from_a_row_without_a_roofline(run: Path) -> None:
     assert estimate_problems(RunView.read(run)) == []
 
 
-def test_no_item_claims_more_kernel_time_than_the_gpu_computed(run: Path) -> None:
+def test_no_item_is_capped_by_more_than_its_pool_holds(run: Path) -> None:
     assert cap_problems(RunView.read(run)) == []

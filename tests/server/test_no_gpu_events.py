@@ -39,7 +39,9 @@ async def test_the_prepare_tool_refuses_with_the_same_reason(connect, allowed: P
     trace = host_only_trace(allowed)
     async with connect() as client:
         loaded = await client.call_tool("load_trace", {"path": str(trace), "platform": "MI300X"})
-        assert not loaded.is_error
+        assert not loaded.is_error  # the host-side perf report is still worth having
+        codes = [w["code"] for w in loaded.structured_content["health_warnings"]]
+        assert "no_gpu_events" in codes  # and the model is told analyses will refuse
         run_id = loaded.structured_content["run_id"]
         refused = await client.call_tool("prepare_category_data", {"run_id": run_id})
         assert refused.is_error

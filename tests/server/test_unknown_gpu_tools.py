@@ -7,7 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from mcp import Client
 
+from rooflens.server.app import ServerConfig, build_server
 from tests.helpers.mcp_client import call
 from tests.helpers.sample_traces import P100, renamed_gpu, write_variant
 
@@ -36,7 +38,19 @@ async def test_load_prepare_and_full_analysis_work_and_warn(connect, allowed: Pa
     assert (full["run_id"], full["reused"], full["platform"]) == (run_id, True, None)
     assert full["warnings"] == [first] and full["failed"] == []
     assert full["report_valid"] is True
-    assert {row["estimate_method"] for row in full["priorities"] if row["kind"] == "compute"} == {
-        "heuristic"
-    }
+    compute = [row for row in full["priorities"] if row["kind"] == "compute"]
+    assert compute and {row["estimate_method"] for row in compute} == {"unquantified"}
     assert f"`no_platform`: {message}" in report.contents[0].text
+
+
+@pytest.mark.anyio
+async def test_a_run_without_a_platform_survives_a_server_restart(allowed: Path) -> None:
+    trace = write_variant(allowed / "p100.json.gz", renamed_gpu(GPU, **P100))
+    async with Client(build_server(ServerConfig(allowed_dirs=[allowed]))) as client:
+        run_id = (await call(client, "load_trace", {"path": str(trace)}))["run_id"]
+    async with Client(build_server(ServerConfig(allowed_dirs=[allowed]))) as client:
+        prepared = await call(client, "prepare_category_data", {"run_id": run_id})
+        full = await call(client, "run_full_analysis", {"path": str(trace)})
+    assert [w["code"] for w in prepared["warnings"]] == ["no_platform"]
+    assert (full["run_id"], full["reused"], full["platform"]) == (run_id, True, None)
+    assert full["report_valid"] is True

@@ -2,11 +2,13 @@
 analysis except the roofline, and one warning saying how to pass a platform
 (docs/analysis.md#without-a-platform).
 
-The trace is the generator's sample step with its device renamed to a Tesla P100 (compute
-capability 6.0, 56 SMs: in no catalogue entry). Planted: per category, the kernels the
-generator wrote (Tensile `Cijk_` GEMMs, `attn_fwd`, the layer-norm kernel, the vectorised
-elementwise kernels), all on one stream, so each category's time is the sum of its kernels'
-durations in the file and the categories add up to the timeline's computation time.
+The trace is the generator's sample step (eight layers, each MLP in its own module) with its
+device renamed to a Tesla P100 (compute capability 6.0, 56 SMs: in no catalogue entry).
+Planted: per category, the kernels the generator wrote (Tensile `Cijk_` GEMMs, `attn_fwd`,
+the layer-norm kernel, the vectorised elementwise kernels), all on one stream, so each
+category's time is the sum of its kernels' durations in the file and the categories add up
+to the timeline's computation time; and eight MLP modules (GEMM, GELU, GEMM), a fusion
+candidate whose GELU is a GEMM epilogue: fusing saves the GELU's time, no roofline needed.
 """
 
 from __future__ import annotations
@@ -28,12 +30,14 @@ from rooflens.server.cli import main
 from tests.helpers.sample_traces import (
     P100,
     GpuFacts,
+    module_kernels,
     read_document,
     renamed_gpu,
     write_variant,
 )
 
 GPU = "Tesla P100-SXM2-16GB"
+LAYERS = 8
 # kernel name -> category, as the generator names its kernels
 PLANTED = (
     ("Cijk_", "gemm"),
@@ -51,7 +55,7 @@ ROOFLINE_KEYS = frozenset(
         "peak_maf_tflops",
         "peak_hbm_bw_tbs",
         "max_achievable_tflops",
-        "bound_type",
+        "bound_type",  # but a fusion estimate's says whether a GEMM epilogue was fused
     }
 )
 
@@ -59,7 +63,8 @@ ROOFLINE_KEYS = frozenset(
 @pytest.fixture(scope="module")
 def analysed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[str, Any]]:
     folder = tmp_path_factory.mktemp("unknown_gpu")
-    trace = write_variant(folder / "p100.json.gz", renamed_gpu(GPU, **P100), mlp_module=True)
+    edit = renamed_gpu(GPU, **P100)
+    trace = write_variant(folder / "p100.json.gz", edit, layers=LAYERS, mlp_module=True)
     out = folder / "run"
     printed = io.StringIO()
     with redirect_stdout(printed):
@@ -132,22 +137,24 @@ def test_one_warning_says_how_to_pass_a_platform(analysed) -> None:
     assert section.count(f"`no_platform`: {warning}") == 1
 
 
-def _values(document: Any, path: str = "") -> Iterator[tuple[str, Any]]:
+def _entries(document: Any) -> Iterator[tuple[dict[str, Any], str, Any]]:
+    """Every (object, key, value) of a JSON document, depth first."""
     if isinstance(document, dict):
         for key, value in document.items():
-            yield key, value
-            yield from _values(value, f"{path}/{key}")
+            yield document, key, value
+            yield from _entries(value)
     elif isinstance(document, list):
         for value in document:
-            yield from _values(value, path)
+            yield from _entries(value)
 
 
 def test_no_roofline_number_anywhere(run: Path) -> None:
     documents = sorted(run.rglob("*.json"))
     assert len(documents) > 10
     for path in documents:
-        for key, value in _values(load(run, path.relative_to(run).as_posix())):
-            if key in ROOFLINE_KEYS:
+        for owner, key, value in _entries(load(run, path.relative_to(run).as_posix())):
+            fusion = owner.get("type") == "kernel_fusion"
+            if key in ROOFLINE_KEYS and not (key == "bound_type" and fusion):
                 assert value in (None, {}, "unmodeled"), (path.name, key, value)
             if key == "platform":
                 assert value is None, path.name
@@ -174,3 +181,23 @@ def test_no_item_has_a_roofline_based_saving(run: Path) -> None:
         assert all(e["type"] == "unmodeled_significant" for e in estimates), key
     fusion = load(run, layout.metrics("kernel_fusion"))
     assert "peak_hbm_bw_tbs" not in fusion and "platform" not in fusion
+
+
+def test_kernel_fusion_is_estimated_by_time_alone(analysed) -> None:
+    trace, run, _ = analysed
+    (item,) = [i for i in load(run, layout.PRIORITIES)["items"] if i["kind"] == "kernel_fusion"]
+    assert item["title"] == "Fuse MLP (3 kernels)"
+    # the GELU is a GEMM epilogue: fusing saves its share of the first instance's kernel time,
+    # applied to the time the eight instances took (when below the first one times eight)
+    document = read_document(trace)
+    instances = [module_kernels(document, f"MLP_{i}") for i in range(LAYERS)]
+    gemm, gelu, _ = instances[0]
+    assert "Cijk_" in gemm["name"] and "Gelu" in gelu["name"]
+    first = sum(k["dur"] for k in instances[0])
+    took = min(first * LAYERS, sum(k["dur"] for kernels in instances for k in kernels))
+    saved_ms = gelu["dur"] / first * took / 1000
+    window_ms = load(run, layout.MANIFEST)["gpu_utilization"]["total_time_ms"]
+    rounding = 0.006 / 100 * window_ms  # scores are % of the window to 2 decimals
+    assert item["saving"]["high_ms"] == pytest.approx(saved_ms, abs=rounding)
+    assert item["saving"]["mid_ms"] == pytest.approx(0.875 * saved_ms, abs=rounding)
+    assert "no platform, no roofline" in item["saving"]["basis"]

@@ -26,7 +26,6 @@ from rooflens.analyzers.categories.scoring import (
     launcher_path,
     score,
 )
-from rooflens.analyzers.perf.platform_choice import NO_PLATFORM_REASON
 from rooflens.analyzers.pipeline.folder import RunFolder
 from tests.helpers.pipeline_runs import category_metadata
 
@@ -349,25 +348,3 @@ def test_bad_inputs_give_status_documents() -> None:
     no_data = analyze_category("moe_fused", None, None, {}).document()
     assert no_data["status"] == "NO_DATA" and "category_findings" not in no_data
     assert category_for("ssm_fwd") is not None and category_for("kernel_fusion") is None
-
-
-def test_without_a_platform_modelled_rows_say_so_and_others_keep_their_reasons() -> None:
-    bare = META.model_copy(
-        update={"platform": None, "peak_hbm_bw_tbs": None, "max_achievable_tflops": {}}
-    )
-    rows = frame(
-        row("aten::mm", 3000.0, None, GFLOPS=2.1, **{"Data Moved (MB)": 7.0}),
-        row("my::op", 2000.0, None),  # no perf model: no FLOPs, no bytes
-        row("aten::add", 1000.0, None, unmodelled_reason="shapes were not recorded"),
-    )
-    ops = {o.name: o for o in build_operations(rows, bare, extra_fields=("unmodelled_reason",))}
-    assert ops["aten::mm"].get("unmodelled_reason") == NO_PLATFORM_REASON
-    assert ops["my::op"].get("unmodelled_reason") is None
-    assert ops["aten::add"].get("unmodelled_reason") == "shapes were not recorded"
-    mm = ops["aten::mm"].efficiency
-    assert (mm.efficiency_percent, mm.resolved_peak_hbm_bw, mm.resolved_peak_maf) == (None,) * 3
-    estimates = impact_estimates(ops.values(), "gemm", 100.0)
-    assert {e.estimate_method for e in estimates} == {"heuristic"}
-    assert scores(next(e for e in estimates if e.operation == "aten::mm")) == (0.45, 0.9, 1.35)
-    with_platform = build_operations(rows, META)
-    assert all(o.get("unmodelled_reason") is None for o in with_platform[:2])

@@ -36,6 +36,8 @@ from tests.helpers.trace_builder import TraceBuilder
         ("batched_transpose_16x64_pack_1x4_ediv_1x2_half", "elementwise"),
         ("SubTensorOpWithScalar1d", "elementwise"),
         ("triton_poi_fused_add_0", "triton"),
+        ("void at::native::multi_tensor_apply_kernel<ForeachAdd<float>>", "multi_tensor_apply"),
+        ("multi_tensor_apply_kernel<at::native::LpNormFunctor<float>>", "multi_tensor_apply"),
         ("ncclDevKernel_AllReduce_Sum_f32_RING_LL", "communication"),
         ("__amd_rocclr_copyBuffer", "copy"),
     ],

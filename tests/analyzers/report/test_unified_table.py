@@ -22,6 +22,7 @@ import pytest
 
 from rooflens.analyzers.perf import registry
 from rooflens.analyzers.perf.categories import default_table
+from rooflens.analyzers.perf.platform_choice import NO_PLATFORM_REASON
 from rooflens.analyzers.report.build import build_report
 from rooflens.analyzers.report.files import roofline_coverage
 from rooflens.analyzers.report.unified import attribute_unified
@@ -249,6 +250,12 @@ def test_no_platform_means_no_roofline_columns(tb):
     mm = table.summary.iloc[0]
     assert mm["GFLOPS"] == pytest.approx(2.147483648)
     assert mm["TFLOPS/s_max"] == pytest.approx(53.6870912)
+    # modelled, nothing to score against; an op without a model keeps its own (no) reason
+    assert mm["unmodelled_reason"] == NO_PLATFORM_REASON
+    reasons = table.summary["unmodelled_reason"]
+    modelled = table.summary["has_perf_model"].astype(bool)
+    assert (reasons[modelled] == NO_PLATFORM_REASON).all() and reasons[~modelled].isna().all()
+    assert pd.isna(unified_table(tb, RoofStub()).summary.iloc[0]["unmodelled_reason"])
 
 
 def test_instances_hold_one_row_per_op_instance(tb):

@@ -1,0 +1,31 @@
+"""The README's "What a report says" excerpt is what `rooflens analyze` writes today for the
+host-bound sample trace (the commands the README gives, run as given)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from rooflens.analyzers.trace.synthetic_host import write_host_bound_trace
+from rooflens.server.cli import main
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def _excerpt() -> list[str]:
+    text = README.read_text(encoding="utf-8")
+    section = text.split("## What a report says", 1)[1]
+    found = re.search(r"```markdown\n(.*?)\n```", section, re.DOTALL)  # the first block
+    assert found, "the section holds a markdown block"
+    return found.group(1).splitlines()
+
+
+def test_the_readme_shows_the_top_of_the_report_it_describes(tmp_path: Path, capsys) -> None:
+    trace = write_host_bound_trace(tmp_path / "host_bound.json.gz")
+    out = tmp_path / "run"
+    assert main(["analyze", str(trace), "--platform", "MI300X", "--out", str(out)]) == 0
+    capsys.readouterr()
+    excerpt = _excerpt()
+    report = (out / "analysis.md").read_text(encoding="utf-8").splitlines()
+    assert len(excerpt) > 10
+    assert report[: len(excerpt)] == excerpt
