@@ -195,3 +195,18 @@ def test_align_of_long_lists_keeps_every_common_run() -> None:
     assert len(pairs) == 2998
     assert (1000, 1001) in pairs and (2000, 2000) not in pairs
     assert pairs == sorted(pairs)
+
+
+def test_a_one_sided_top_level_op_has_no_lca(tb: TraceBuilder) -> None:
+    """An extra top-level operator shares no ancestor: its rows have an empty LCA, written
+    as empty cells."""
+    events1 = step_events(tb, TRACE1_OPS)
+    events2 = [*events1, tb.cpu_op("aten::zero_", 400, 20), *tb.launch(9, 405, 2000, 2.5, "fill_k")]
+    diff = pair(tb, events1, events2)
+    stats = diff_stats(diff)
+    assert stats[["name", "source", "kernel_time"]].values.tolist() == [["fill_k", "trace2", 2.5]]
+    assert stats["lowest_common_ancestor_id"].isna().all()
+    assert stats["lowest_common_ancestor_name"].isna().all()
+    written = write_diff_stats(diff, tb.folder / "out")
+    back = pd.read_csv(written[0])
+    assert back["lowest_common_ancestor_id"].isna().all()
