@@ -136,6 +136,21 @@ def diff_stats_unique_args(stats: pd.DataFrame) -> pd.DataFrame:
     return summary[columns].reset_index(drop=True)
 
 
+def lca_totals(stats: pd.DataFrame) -> pd.DataFrame:
+    """Per LCA (rows without one left out): its name, and per trace the kernel time (µs) and
+    the number of GPU events under it, the figures a comparison column reads."""
+    keyed = stats.dropna(subset=["lowest_common_ancestor_id"])
+    keys = ["lowest_common_ancestor_id", "lowest_common_ancestor_name"]
+    grouped = keyed.groupby([*keys, "source"], observed=True)["kernel_time"].agg(["sum", "count"])
+    wide = grouped.unstack("source", fill_value=0)
+    out = pd.DataFrame(index=wide.index)
+    for side in SOURCES.values():
+        out[f"kernel_time_{side}_us"] = wide["sum"].get(side, 0.0)
+        out[f"kernels_{side}"] = wide["count"].get(side, 0)
+    out = out.reset_index().rename(columns={keys[0]: "lca_id", keys[1]: "lca_name"})
+    return out.astype({"kernels_trace1": int, "kernels_trace2": int})
+
+
 def write_diff_stats(diff: TreeDiff, folder: Path) -> list[Path]:
     """Write `diff_stats.csv` and `diff_stats_unique_args_summary.csv` atomically."""
     stats = diff_stats(diff)

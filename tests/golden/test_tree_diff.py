@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rooflens.analyzers.compare.diff_stats import diff_stats, diff_stats_unique_args
+from rooflens.analyzers.compare.diff_stats import diff_stats, diff_stats_unique_args, lca_totals
 from rooflens.analyzers.compare.merged_text import merged_tree_text
 from rooflens.analyzers.compare.tree_diff import TreeDiff, diff_traces
 from rooflens.analyzers.trace.load import load_trace
@@ -181,3 +181,27 @@ def test_synthetic_pairs_row_for_row(shared: Path, case: str) -> None:
     assert ours["lowest_common_ancestor_id"].tolist() == ref["lowest_common_ancestor_id"].tolist()
     np.testing.assert_allclose(ours["kernel_time"], ref["kernel_time"], atol=1e-3)
     np.testing.assert_allclose(ours["busy_time"], ref["busy_time"], atol=1e-3)
+
+
+@pytest.mark.parametrize("case", when_shared(UNIT_CASES))
+def test_synthetic_pairs_lca_totals(shared: Path, case: str) -> None:
+    """Per LCA, trace 1's and trace 2's kernel time are the `lca_total_kernel_time_trace*_us`
+    TraceLens writes into trace 1's unified_perf_summary (summed over a row's `;`-joined
+    LCAs when its instances have several)."""
+    folder = shared / "traces/comparative_units" / case
+    one, two = (build_model(load_trace(folder / f"trace{n}.json")) for n in (1, 2))
+    totals = lca_totals(diff_stats(diff_traces(one, two))).set_index("lca_id")
+    unified = pd.read_csv(
+        shared / COMPARE / f"unit_{case}/perf_report_trace1_csvs/unified_perf_summary.csv"
+    )
+    with_lca = unified.dropna(subset=["lca_id"])
+    assert len(with_lca)  # every synthetic pair differs somewhere
+    for lcas, t1, t2 in zip(
+        with_lca["lca_id"].astype(str),
+        with_lca["lca_total_kernel_time_trace1_us"],
+        with_lca["lca_total_kernel_time_trace2_us"],
+        strict=True,
+    ):
+        ids = [int(float(part)) for part in lcas.split(";")]
+        assert totals.loc[ids, "kernel_time_trace1_us"].sum() == pytest.approx(t1, abs=1e-3)
+        assert totals.loc[ids, "kernel_time_trace2_us"].sum() == pytest.approx(t2, abs=1e-3)

@@ -11,6 +11,7 @@ from rooflens.analyzers.compare.diff_stats import (
     DIFF_STATS_COLUMNS,
     diff_stats,
     diff_stats_unique_args,
+    lca_totals,
     write_diff_stats,
 )
 from rooflens.analyzers.compare.merged_text import merged_tree_text
@@ -86,6 +87,11 @@ def test_replaced_and_extra_ops(tb: TraceBuilder) -> None:
         "aten::relu | aten::gelu",
     ]
     assert stats["nn_module_parent"].tolist() == ["root"] * 3
+    totals = lca_totals(stats)
+    assert totals.values.tolist() == [
+        [0, "model_step", 0.0, 0, 3.0, 1],
+        [4, "aten::relu | aten::gelu", 5.0, 1, 6.0, 1],
+    ]
 
 
 def test_an_op_replaced_among_several_is_one_sided(tb: TraceBuilder) -> None:
