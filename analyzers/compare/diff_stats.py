@@ -12,9 +12,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from rooflens.analyzers.compare.merged_text import merged_tree_text
 from rooflens.analyzers.compare.tree_diff import TreeDiff
 from rooflens.analyzers.report.ops_tables import ARG_COLUMNS
-from rooflens.analyzers.report.write_csv import write_csv_folder
+from rooflens.analyzers.report.write_csv import atomic_write_bytes, write_csv_folder
 from rooflens.analyzers.trace.columns import MISSING
 from rooflens.analyzers.trace.intervals import grouped_union_length
 from rooflens.analyzers.trace.model import MODULE_PREFIX, TraceModel
@@ -38,6 +39,7 @@ DIFF_STATS_COLUMNS = [
 SUMMARY_DROPPED = ("kernel_time", "lowest_common_ancestor_id", "gpu_op_uid")
 NO_MODULE = "root"  # TraceLens's value when no nn.Module encloses the kernel
 SOURCES = {1: "trace1", 2: "trace2"}
+MERGED_TREE_FILE = "merged_tree_output.txt"
 
 
 def diff_stats(diff: TreeDiff) -> pd.DataFrame:
@@ -152,7 +154,11 @@ def lca_totals(stats: pd.DataFrame) -> pd.DataFrame:
 
 
 def write_diff_stats(diff: TreeDiff, folder: Path) -> list[Path]:
-    """Write `diff_stats.csv` and `diff_stats_unique_args_summary.csv` atomically."""
+    """Write `diff_stats.csv`, `diff_stats_unique_args_summary.csv` and the merged tree as
+    `merged_tree_output.txt` (TraceLens's file names), each atomically."""
     stats = diff_stats(diff)
     sheets = {"diff_stats": stats, "diff_stats_unique_args_summary": diff_stats_unique_args(stats)}
-    return write_csv_folder(sheets, folder)
+    written = write_csv_folder(sheets, folder)
+    text = folder / MERGED_TREE_FILE
+    atomic_write_bytes(text, merged_tree_text(diff).encode("utf-8"))
+    return [*written, text]

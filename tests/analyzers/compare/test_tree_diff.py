@@ -176,7 +176,12 @@ def test_unique_args_summary_and_writer(tb: TraceBuilder, tmp_path: Path) -> Non
         ["relu_k", 1, 5.0],
     ]
     written = write_diff_stats(diff, tmp_path / "out")
-    assert [p.name for p in written] == ["diff_stats.csv", "diff_stats_unique_args_summary.csv"]
+    assert [p.name for p in written] == [
+        "diff_stats.csv",
+        "diff_stats_unique_args_summary.csv",
+        "merged_tree_output.txt",
+    ]
+    assert written[2].read_text("utf-8") == merged_tree_text(diff)
     back = pd.read_csv(written[0])
     assert back["kernel_time"].tolist() == [5.0, 7.0, 6.0]
     assert back["lowest_common_ancestor_name"].tolist() == ["model_step"] * 3
