@@ -221,3 +221,35 @@ def test_a_one_sided_top_level_op_has_no_lca(tb: TraceBuilder) -> None:
     written = write_diff_stats(diff, tb.folder / "out")
     back = pd.read_csv(written[0])
     assert back["lowest_common_ancestor_id"].isna().all()
+
+
+def framed(tb: TraceBuilder, ops: list[tuple[str, str, float]]) -> list[Event]:
+    """`step_events` without `model_step`, inside a module frame and its forward frame."""
+    body = [e for e in step_events(tb, ops) if e.get("name") != "model_step"]
+    frames = [
+        tb.python_function("nn.Module: Block_0", 0, 100 * len(ops)),
+        tb.python_function("model.py(10): forward", 1, 100 * len(ops) - 2),
+    ]
+    return frames + body
+
+
+def test_python_frames_are_kept_on_request(tb: TraceBuilder) -> None:
+    """Without frames the ops are top-level, so the extra op shares no ancestor; with them the
+    module's forward frame is its LCA. The module columns read the frames either way."""
+    ops1 = [("aten::linear", "gemm_a", 30.0)]
+    ops2 = [("aten::linear", "gemm_a", 30.0), ("aten::mul", "mul_k", 3.0)]
+    model1 = tb.model(framed(tb, ops1))
+    tb2 = TraceBuilder(tb.folder / "two")
+    tb2.folder.mkdir()
+    model2 = tb2.model(framed(tb2, ops2))
+    plain = diff_stats(diff_traces(model1, model2))
+    assert plain["name"].tolist() == ["mul_k"]
+    assert plain["lowest_common_ancestor_id"].isna().all()
+    kept = diff_stats(diff_traces(model1, model2, python_frames=True))
+    assert kept["name"].tolist() == ["mul_k"]
+    # pre-order: Block_0 0, forward 1, linear 2 (launch 3, gemm 4), mul 5
+    assert kept["lowest_common_ancestor_name"].tolist() == ["model.py(10): forward"]
+    assert kept["lowest_common_ancestor_id"].tolist() == [1]
+    for stats in (plain, kept):
+        assert stats["nn_module_stack"].tolist() == ["nn.Module: Block"]
+        assert stats["nn_module_parent"].tolist() == ["nn.Module: Block"]
