@@ -3,11 +3,12 @@
 See docs/compare.md#how-nodes-are-matched.
 
 Children of a matched pair are aligned by name with a longest common subsequence (order
-kept). A node left unmatched whose own children carry a name left unmatched on the other side
-is opened: its children take its place and the alignment is redone, so an operator that moved
-one level down (a vendor wrapper around the same call) still matches. The merged tree is a set
-of integer columns in pre-order: node i pairs `uid1[i]` and `uid2[i]` (-1 on the side it is
-missing from), so `lca[i]` of a one-sided node is its nearest matched ancestor.
+kept). A node left unmatched that holds, somewhere below it, a name left unmatched on the
+other side is opened: its children take its place and the alignment is redone, so an operator
+that moved down a level (a vendor wrapper around the same call) still matches. A lone
+unmatched operator on each side between the same neighbours is a rename and pairs. The merged
+tree is a set of integer columns in pre-order: node i pairs `uid1[i]` and `uid2[i]` (-1 on the
+side it is missing from), so `lca[i]` of a one-sided node is its nearest matched operator.
 """
 
 from __future__ import annotations
