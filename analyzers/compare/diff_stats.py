@@ -40,6 +40,14 @@ SUMMARY_DROPPED = ("kernel_time", "lowest_common_ancestor_id", "gpu_op_uid")
 NO_MODULE = "root"  # TraceLens's value when no nn.Module encloses the kernel
 SOURCES = {1: "trace1", 2: "trace2"}
 MERGED_TREE_FILE = "merged_tree_output.txt"
+LCA_TOTALS_COLUMNS = [
+    "lca_id",
+    "lca_name",
+    "kernel_time_trace1_us",
+    "kernels_trace1",
+    "kernel_time_trace2_us",
+    "kernels_trace2",
+]
 
 
 def diff_stats(diff: TreeDiff) -> pd.DataFrame:
@@ -142,6 +150,8 @@ def lca_totals(stats: pd.DataFrame) -> pd.DataFrame:
     """Per LCA (rows without one left out): its name, and per trace the kernel time (µs) and
     the number of GPU events under it, the figures a comparison column reads."""
     keyed = stats.dropna(subset=["lowest_common_ancestor_id"])
+    if keyed.empty:
+        return pd.DataFrame(columns=LCA_TOTALS_COLUMNS)
     keys = ["lowest_common_ancestor_id", "lowest_common_ancestor_name"]
     grouped = keyed.groupby([*keys, "source"], observed=True)["kernel_time"].agg(["sum", "count"])
     wide = grouped.unstack("source", fill_value=0)
@@ -150,7 +160,7 @@ def lca_totals(stats: pd.DataFrame) -> pd.DataFrame:
         out[f"kernel_time_{side}_us"] = wide["sum"].get(side, 0.0)
         out[f"kernels_{side}"] = wide["count"].get(side, 0)
     out = out.reset_index().rename(columns={keys[0]: "lca_id", keys[1]: "lca_name"})
-    return out.astype({"kernels_trace1": int, "kernels_trace2": int})
+    return out.astype({"kernels_trace1": int, "kernels_trace2": int})[LCA_TOTALS_COLUMNS]
 
 
 def write_diff_stats(diff: TreeDiff, folder: Path) -> list[Path]:

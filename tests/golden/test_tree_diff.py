@@ -205,3 +205,11 @@ def test_synthetic_pairs_lca_totals(shared: Path, case: str) -> None:
         ids = [int(float(part)) for part in lcas.split(";")]
         assert totals.loc[ids, "kernel_time_trace1_us"].sum() == pytest.approx(t1, abs=1e-3)
         assert totals.loc[ids, "kernel_time_trace2_us"].sum() == pytest.approx(t2, abs=1e-3)
+
+
+def test_a_trace_against_itself_differs_nowhere(shared: Path) -> None:
+    model = build_model(load_trace(shared / "traces/b200/eager_trace.json.gz"))
+    diff = diff_traces(model, model)
+    assert diff.matched.all() and len(diff.uid1) > 1000
+    assert (diff.uid1 == diff.uid2).all()
+    assert diff_stats(diff).empty

@@ -218,6 +218,7 @@ def test_a_one_sided_top_level_op_has_no_lca(tb: TraceBuilder) -> None:
     assert stats[["name", "source", "kernel_time"]].values.tolist() == [["fill_k", "trace2", 2.5]]
     assert stats["lowest_common_ancestor_id"].isna().all()
     assert stats["lowest_common_ancestor_name"].isna().all()
+    assert lca_totals(stats).empty  # nothing to total without an LCA
     written = write_diff_stats(diff, tb.folder / "out")
     back = pd.read_csv(written[0])
     assert back["lowest_common_ancestor_id"].isna().all()
