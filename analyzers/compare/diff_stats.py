@@ -102,14 +102,13 @@ def _names_or_none(model: TraceModel, uids: np.ndarray) -> list[str | None]:
     return [str(names[u]) if u != MISSING else None for u in uids.tolist()]
 
 
-def _column_at(column: pd.Series, uids: np.ndarray) -> list[object]:
-    """The cell of `column` at each uid (None at -1 or where the event has none)."""
-    values = column.to_numpy()
-    out = []
-    for u in uids.tolist():
-        value = values[u] if u != MISSING else None
-        out.append(None if value is None or value is pd.NA or value != value else str(value))
-    return out
+def _column_at(column: pd.Series, uids: np.ndarray) -> np.ndarray:
+    """The text cell of a categorical `column` at each uid (None at -1 or where the event
+    has none), read through the category codes."""
+    cells = column.array
+    codes = np.where(uids == MISSING, -1, cells.codes[np.maximum(uids, 0)])
+    table = np.append(np.asarray(cells.categories, dtype=object), None)
+    return table[codes]
 
 
 def _module_columns(model: TraceModel, uids: np.ndarray) -> dict[str, list[str]]:
