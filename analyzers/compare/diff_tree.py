@@ -9,6 +9,7 @@ with GPU work at or below them, in start order, as one CSR index (no per-node ob
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,6 +20,7 @@ from rooflens.analyzers.trace.schema import GPU_CATEGORIES
 from rooflens.analyzers.trace.tree import nearest_ancestor
 
 OPERATOR_CATEGORIES = ("cpu_op", "cuda_runtime", "cuda_driver")
+ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 PYTHON_CATEGORY = "python_function"
 
 
@@ -29,16 +31,13 @@ class DiffTree:
     order (a runtime call outside any operator is not a root)."""
 
     model: TraceModel
+    names: np.ndarray  # event name per uid as the merge compares it (see `match_names`)
     parent: np.ndarray  # parent within the diff tree, -1 at the top
     is_gpu: np.ndarray  # per uid: a kernel, copy or memset
     renamable: np.ndarray  # per uid: an operator or Python frame (not a launch, not GPU work)
     roots: np.ndarray
     child_start: np.ndarray  # CSR offsets per uid into child_uids (len = events + 1)
     child_uids: np.ndarray
-
-    @property
-    def names(self) -> np.ndarray:
-        return self.model.names
 
     def children(self, uid: int) -> np.ndarray:
         return self.child_uids[self.child_start[uid] : self.child_start[uid + 1]]
@@ -67,7 +66,17 @@ def diff_tree(model: TraceModel, *, python_frames: bool = False) -> DiffTree:
     counts = np.bincount(parent[linked], minlength=len(events))
     child_start = np.concatenate(([0], np.cumsum(counts)))
     renamable = np.isin(cat, ["cpu_op", PYTHON_CATEGORY])
-    return DiffTree(model, parent, is_gpu, renamable, roots, child_start, linked)
+    names = match_names(model) if python_frames else model.names
+    return DiffTree(model, names, parent, is_gpu, renamable, roots, child_start, linked)
+
+
+def match_names(model: TraceModel) -> np.ndarray:
+    """Names with the object address of a built-in method frame removed
+    (`<built-in method to of Tensor object at 0x7f72809f2990>`): the address differs from run
+    to run, so without this the frame never matches its twin. Done once per distinct name."""
+    cells = model.events["name"].array
+    table = [ADDRESS.sub("", text) for text in cells.categories]
+    return np.append(np.asarray(table, dtype=object), None)[cells.codes]
 
 
 def _gpu_path(parent: np.ndarray, gpu: np.ndarray) -> np.ndarray:

@@ -254,3 +254,31 @@ def test_python_frames_are_kept_on_request(tb: TraceBuilder) -> None:
     for stats in (plain, kept):
         assert stats["nn_module_stack"].tolist() == ["nn.Module: Block"]
         assert stats["nn_module_parent"].tolist() == ["nn.Module: Block"]
+
+
+def test_built_in_method_frames_match_whatever_their_address(tb: TraceBuilder) -> None:
+    """A built-in method frame names the object's address, which differs between runs."""
+
+    def events(builder: TraceBuilder, address: str, kernel: str) -> list[Event]:
+        frame = f"<built-in method linear of PyCapsule object at {address}>"
+        return [
+            builder.python_function("model.py(10): forward", 0, 100),
+            builder.python_function(frame, 5, 80),
+            builder.cpu_op("aten::linear", 10, 50),
+            *builder.launch(1, 20, 1000, 30.0, kernel_name=kernel),
+        ]
+
+    model1 = tb.model(events(tb, "0x7f72809f2990", "gemm_a"))
+    tb2 = TraceBuilder(tb.folder / "two")
+    tb2.folder.mkdir()
+    model2 = tb2.model(events(tb2, "0x7cc1559c5310", "gemm_b"))
+    diff = diff_traces(model1, model2, python_frames=True)
+    assert merged_tree_text(diff).splitlines()[:4] == [
+        "└── model.py(10): forward",
+        "    └── <built-in method linear of PyCapsule object>",
+        "        └── aten::linear",
+        "            └── cudaLaunchKernel",
+    ]
+    stats = diff_stats(diff)
+    assert stats["name"].tolist() == ["gemm_a", "gemm_b"]
+    assert stats["lowest_common_ancestor_name"].tolist() == ["aten::linear"] * 2
