@@ -150,7 +150,45 @@ def lca_groups(stats: pd.DataFrame) -> set[frozenset[tuple[str, int]]]:
 def test_model_pair_lca_instances(shared: Path, model: str) -> None:
     """Each LCA instance holds the same kernels as TraceLens's. Its ids count the Python-frame
     nodes of its tree and ours do not (docs/deviations.md), so only the grouping is compared."""
-    assert lca_groups(our_stats(model)) == lca_groups(reference_stats(shared, model))
+    ours, ref = our_stats(model), reference_stats(shared, model)
+    assert lca_groups(ours) == lca_groups(ref)
+    # and they come in TraceLens's order: ours -> theirs is one-to-one and increasing
+    assert_same_order(ours, ref)
+
+
+def assert_same_order(ours: pd.DataFrame, ref: pd.DataFrame) -> np.ndarray:
+    """Check our LCA ids map one-to-one and increasingly onto TraceLens's; the id offsets."""
+    key = ["source", "gpu_op_uid"]
+    mine = ours.set_index(key)["lowest_common_ancestor_id"].astype(int)
+    theirs = ref.set_index(key)["lowest_common_ancestor_id"].astype(int)
+    pairs = pd.DataFrame({"ours": mine, "ref": theirs.reindex(mine.index)}).drop_duplicates()
+    pairs = pairs.sort_values("ours")
+    assert pairs["ours"].is_unique and pairs["ref"].is_unique
+    assert pairs["ref"].is_monotonic_increasing
+    return (pairs["ref"] - pairs["ours"]).unique()
+
+
+# TraceLens's id minus ours with Python frames kept: the frames above the model differ
+FRAME_OFFSETS = {
+    TIMESFORMER: -5,
+    "gaunernst_bert-small-uncased__1016001": -5,
+    "Falconsai_nsfw_image_detection__1016002": -7,
+}
+
+
+@pytest.mark.parametrize("model", when_shared(list(FRAME_OFFSETS)))
+def test_python_frames_find_tracelens_lcas(shared: Path, model: str) -> None:
+    """With frames kept, every kernel gets TraceLens's LCA name, and the ids differ by one
+    constant (docs/deviations.md#lca-ids-count-operators-only)."""
+    diff = pair_diff(model)
+    ours = diff_stats(diff_traces(diff.tree1.model, diff.tree2.model, python_frames=True))
+    ref = reference_stats(shared, model)
+    key = ["source", "gpu_op_uid"]
+    mine, theirs = ours.set_index(key).sort_index(), ref.set_index(key).sort_index()
+    assert mine.index.equals(theirs.index)
+    names = "lowest_common_ancestor_name"
+    assert mine[names].tolist() == theirs[names].tolist()
+    assert assert_same_order(ours, ref).tolist() == [FRAME_OFFSETS[model]]
 
 
 @pytest.mark.parametrize("model", when_shared(PAIRS))
