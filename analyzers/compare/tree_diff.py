@@ -116,7 +116,8 @@ def _ordered(pairing: Pairing) -> list[tuple[int, int]]:
 
 
 def pair_children(tree1: DiffTree, tree2: DiffTree, kids1: list[int], kids2: list[int]) -> Pairing:
-    """Align two sibling lists by name, opening unmatched nodes whose children match."""
+    """Align two sibling lists by name, opening unmatched nodes that hide a match below
+    them, then pairing lone renames (docs/compare.md#how-nodes-are-matched)."""
     while True:
         names1 = [str(n) for n in tree1.names[kids1]] if kids1 else []
         names2 = [str(n) for n in tree2.names[kids2]] if kids2 else []
