@@ -122,7 +122,7 @@ def _no_platform_part(rows: list[Coverage]) -> str:
     return (
         f"**Roofline coverage.** None: no platform is known, so none of the compute "
         f"categories' {ms(total)} ms of kernel time was scored against a roofline and no "
-        "operation has a roofline efficiency or a measured estimate (at most a heuristic one); "
+        "operation has a roofline efficiency or a measured estimate (none has a saving); "
         f"the `{NO_PLATFORM}` warning below says how to pass a platform. The timeline, "
         "categories, host side, copies and kernel fusion do not need one."
     )

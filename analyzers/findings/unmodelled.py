@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from rooflens.analyzers.categories.models import Operation
+from rooflens.analyzers.perf.base import NO_MODEL
 
 ANOMALOUS = "above 110 % of its roofline, so its model or timing is suspect"
 NO_SHAPES = "its input shapes were not recorded, so its FLOPs and bytes are unknown"
-NO_MODEL = "no performance model for this operation"
 
 
 def modelled(op: Operation) -> bool:

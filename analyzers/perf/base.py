@@ -33,6 +33,8 @@ class Unrecorded(Unsupported):
 
 SHAPES_NOT_RECORDED = "input shapes not recorded"
 TENSOR_LIST_WITHOUT_SHAPES = "tensor list without shapes"
+NO_MODEL = "no performance model for this operation"
+NO_BACKWARD_MODEL = "no performance model for its backward pass"
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rooflens.analyzers.perf.base import PerfModel, Unrecorded, Unsupported, Work, parse_args
+from rooflens.analyzers.perf.base import (
+    NO_BACKWARD_MODEL,
+    NO_MODEL,
+    PerfModel,
+    Unrecorded,
+    Unsupported,
+    Work,
+    parse_args,
+)
 from rooflens.analyzers.perf.categories import CategoryTable
 from rooflens.analyzers.perf.gemm import MODELS as GEMM_MODELS
 from rooflens.analyzers.perf.gemm_kernels import gemm_transpose
@@ -70,11 +78,11 @@ def _evaluate(
         dims, types, strides, concrete = (_text(v) for v in recorded)
         model = model_for(name)
         formula = None if model is None else (model.backward if backward else model.forward)
-        reason = None
         if formula is None:
             works.append(None)
-            reasons.append(reason)
+            reasons.append(NO_MODEL if model is None else NO_BACKWARD_MODEL)
             continue
+        reason = None
         try:
             args = parse_args(name, dims, types, strides, concrete, annotation, kernels)
             args.check_recorded(model.needs_values)

@@ -82,6 +82,7 @@ class TraceHealth(BaseModel):
     gpu: GpuIdentity
     devices_with_gpu_events: list[int]
     shapes_recorded: bool
+    concrete_inputs_recorded: bool
     python_stacks_recorded: bool
     module_names_recorded: bool
     execution: Literal["eager", "graph replay", "mixed", "no GPU work"]
@@ -123,6 +124,9 @@ def assess(model: TraceModel) -> TraceHealth:
         devices_with_gpu_events=devices,
         shapes_recorded=bool(
             cpu_ops.any() and (ev["input_dims"].notna().to_numpy() & cpu_ops).any()
+        ),
+        concrete_inputs_recorded=bool(
+            cpu_ops.any() and (ev["concrete_inputs"].notna().to_numpy() & cpu_ops).any()
         ),
         python_stacks_recorded=bool(python.any()),
         module_names_recorded=bool(
@@ -247,6 +251,15 @@ def _coverage_warnings(h: TraceHealth, has_cpu_ops: bool) -> Iterator[HealthWarn
             "warning",
             "Operator input shapes were not recorded, so FLOPs and bytes cannot be computed "
             "and no roofline efficiency is available. Profile with record_shapes=True.",
+        )
+    elif has_cpu_ops and not h.concrete_inputs_recorded:
+        yield _warning(
+            "no_concrete_inputs",
+            "warning",
+            "Operator scalar arguments (Concrete Inputs) were not recorded, as in traces from "
+            "older PyTorch versions, so operators whose FLOPs or bytes depend on them "
+            "(convolution stride, padding and dilation; reduction dims; normalisation "
+            "arguments) stay unmodelled. Profile with a recent PyTorch and record_shapes=True.",
         )
 
 

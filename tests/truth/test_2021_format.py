@@ -73,3 +73,11 @@ def test_no_estimate_from_the_convolution(run: RunResults) -> None:
     assert f"| not quantifiable: {REASON} |" in run.report_text
     top = run.report_text.split("- **Top fixes**:", 1)[-1].split("\n\n", 1)[0]
     assert "aten::convolution" not in top
+
+
+def test_trace_health_says_the_values_are_missing(run: RunResults) -> None:
+    seen = run.report_text.split("## What this analysis could and could not see\n", 1)[1]
+    seen = seen.split("\n## ", 1)[0]
+    assert "- ⚠️ `no_concrete_inputs`: Operator scalar arguments (Concrete Inputs)" in seen
+    assert "`no_shapes`" not in seen  # the shapes are there
+    assert "- aten::convolution (conv_fwd, " in seen and f"ms): {REASON}." in seen

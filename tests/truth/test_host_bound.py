@@ -56,8 +56,8 @@ def test_the_window_is_mostly_idle(steps) -> None:
 
 
 def test_no_share_over_100_and_no_estimate_without_a_roofline(steps) -> None:
-    """The kernels' operators were recorded without shapes: their items are heuristic, ranked
-    after every quantified one."""
+    """The kernels' operators were recorded without shapes: their items are unquantified,
+    ranked after every quantified one."""
     assert_truthful(steps)
     items = steps.priorities().items
     assert all(i.kind == "system" for i in items if i.estimate_method == "quantified")

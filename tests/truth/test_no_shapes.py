@@ -93,3 +93,10 @@ def test_the_report_says_not_quantifiable(run: RunResults) -> None:
     fixes = summary.split("- **Top fixes**:", 1)[1] if "**Top fixes**" in summary else ""
     assert "not quantifiable" not in fixes and "(no roofline" not in fixes
     assert "**Impact**: not quantifiable: input shapes not recorded" in text
+
+
+def test_trace_health_names_the_missing_shapes_once(run: RunResults) -> None:
+    seen = run.report_text.split("## What this analysis could and could not see\n", 1)[1]
+    seen = seen.split("\n## ", 1)[0]
+    assert "- ⚠️ `no_shapes`: Operator input shapes were not recorded" in seen
+    assert "`no_concrete_inputs`" not in seen  # implied by the missing shapes

@@ -21,6 +21,7 @@ import pandas as pd
 import pytest
 
 from rooflens.analyzers.perf import registry
+from rooflens.analyzers.perf.base import NO_MODEL
 from rooflens.analyzers.perf.categories import default_table
 from rooflens.analyzers.perf.platform_choice import NO_PLATFORM_REASON
 from rooflens.analyzers.report.build import build_report
@@ -250,11 +251,12 @@ def test_no_platform_means_no_roofline_columns(tb):
     mm = table.summary.iloc[0]
     assert mm["GFLOPS"] == pytest.approx(2.147483648)
     assert mm["TFLOPS/s_max"] == pytest.approx(53.6870912)
-    # modelled, nothing to score against; an op without a model keeps its own (no) reason
+    # modelled, nothing to score against; an op without a model keeps its own reason
     assert mm["unmodelled_reason"] == NO_PLATFORM_REASON
     reasons = table.summary["unmodelled_reason"]
     modelled = table.summary["has_perf_model"].astype(bool)
-    assert (reasons[modelled] == NO_PLATFORM_REASON).all() and reasons[~modelled].isna().all()
+    assert (reasons[modelled] == NO_PLATFORM_REASON).all()
+    assert (reasons[~modelled] == NO_MODEL).all()
     assert pd.isna(unified_table(tb, RoofStub()).summary.iloc[0]["unmodelled_reason"])
 
 
