@@ -47,8 +47,14 @@ def test_planted_faster_kernel(tmp_path: Path) -> None:
     report = build_report(model1, None)
     standalone = report.sheets["unified_perf_summary"].copy()
     diff = diff_traces(model1, model2)
-    table = comparison_sheets(report, diff)["unified_perf_summary"]
+    sheets = comparison_sheets(report, diff)
+    table = sheets["unified_perf_summary"]
     pd.testing.assert_frame_equal(report.sheets["unified_perf_summary"], standalone)
+    assert list(sheets) == list(report.sheets)
+    for name, frame in report.sheets.items():  # only unified_perf_summary gains columns
+        if name != "unified_perf_summary":
+            pd.testing.assert_frame_equal(sheets[name], frame)
+            assert sheets[name] is not frame
 
     at = list(table.columns).index(ANCHOR) + 1
     assert list(table.columns)[at : at + len(COMPARISON_COLUMNS)] == COMPARISON_COLUMNS
