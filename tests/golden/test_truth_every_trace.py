@@ -6,11 +6,14 @@ passes on the folder it wrote, the compute categories add up to the computation 
 from __future__ import annotations
 
 import io
+import json
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from rooflens.analyzers.categories.scoring import ANOMALY_PCT
 from rooflens.server.cli import main
 from tests.helpers.golden import require_shared, shared_traces, trace_id, when_shared
 from tests.helpers.truth import (
@@ -64,3 +67,55 @@ def test_no_estimate_from_a_row_without_a_roofline(run: Path) -> None:
 
 def test_no_item_is_capped_by_more_than_its_pool_holds(run: Path) -> None:
     assert cap_problems(RunView.read(run)) == []
+
+
+def _read(out: Path, name: str) -> dict[str, Any]:
+    return json.loads((out / name).read_text(encoding="utf-8"))
+
+
+def _usable(op: dict[str, Any]) -> bool:
+    eff = op.get("efficiency") or {}
+    pct = eff.get("efficiency_percent")
+    return (
+        pct is not None
+        and pct <= ANOMALY_PCT
+        and not eff.get("is_anomaly")
+        and not op.get("unmodelled_reason")
+    )
+
+
+def _member_ops(metrics: dict[str, Any], member: dict[str, Any]) -> list[dict[str, Any]]:
+    """The operations a finding member estimates: same name and kernel time."""
+    return [
+        op
+        for op in metrics.get("operations") or ()
+        if op["name"] == member["operation"] and abs(op["time_ms"] - member["time_ms"]) < 1e-6
+    ]
+
+
+def test_no_saving_from_an_unmodelled_or_anomalous_row(run: Path) -> None:
+    """Every item with a saving comes from usable rows; the rest are unquantified items that
+    say why, ranked last, in no total (docs/analysis.md#unquantified-items)."""
+    out = run
+    items = _read(out, "priority_data.json")["items"]
+    quantified = [i for i in items if i["saving"] is not None]
+    assert items[: len(quantified)] == quantified  # unquantified items rank last
+    for item in items:
+        if item["saving"] is None:
+            assert item["estimate_method"] == "unquantified" and item["unquantified_reason"]
+            assert item["percent_mid"] is None
+            continue
+        assert item["estimate_method"] == "quantified"
+        if item["kind"] != "compute":
+            continue
+        metrics = _read(out, f"category_data/{item['category']}_metrics.json")
+        finding = next(f for f in metrics["category_findings"] if f["rank"] == item["source_rank"])
+        assert finding["estimate_method"] == "quantified", item["title"]
+        for member in finding["members"]:
+            assert member["efficiency_pct"] is not None
+            assert member["efficiency_pct"] <= ANOMALY_PCT, item["title"]
+            ops = _member_ops(metrics, member)
+            assert ops and any(_usable(op) for op in ops), (item["title"], member["operation"])
+    totals = _read(out, "priority_data.json")["saving_totals"]
+    saved = sum(i["saving"]["mid_ms"] for i in quantified)
+    assert totals["mid_ms"] <= saved + 1e-3  # the totals add only quantified items
