@@ -22,6 +22,7 @@ from rooflens.analyzers.report.build import build_report
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import build_model
 from rooflens.analyzers.trace.synthetic import GELU, write_document, write_sample_trace
+from tests.helpers.trace_builder import TraceBuilder
 
 FAST_GELU = "gelu_fast_kernel"
 
@@ -94,3 +95,14 @@ def test_written_folder(tmp_path: Path) -> None:
     assert unified.loc["aten::gelu", "lca_total_kernel_time_trace2_us"] == pytest.approx(
         sum(gelu) / 2
     )
+
+
+def test_gpu_only_trace_has_nothing_to_extend(tb: TraceBuilder) -> None:
+    """Without operators there is no unified_perf_summary: the sheets come back as copies."""
+    model = tb.model([tb.kernel("k_a", 0, 10), tb.kernel("k_b", 20, 5)])
+    report = build_report(model, None)
+    assert "unified_perf_summary" not in report.sheets
+    sheets = comparison_sheets(report, diff_traces(model, model))
+    assert list(sheets) == list(report.sheets)
+    for name, frame in report.sheets.items():
+        pd.testing.assert_frame_equal(sheets[name], frame)
