@@ -61,7 +61,7 @@ def comparison_columns(
     unified: UnifiedTable, summary: pd.DataFrame, stats: pd.DataFrame
 ) -> pd.DataFrame:
     """The seven comparison columns, one row per summary row (empty where none of the row's
-    kernels is under a one-sided subtree: nothing of it differs from trace 2)."""
+    kernels has an LCA, docs/compare.md#comparative-perf-report)."""
     per_row = _row_lcas(unified, summary, stats).reindex(np.arange(len(summary)))
     t1 = per_row["t1"].to_numpy(dtype=float)
     t2 = per_row["t2"].to_numpy(dtype=float)
@@ -76,8 +76,7 @@ def comparison_columns(
         "lca_total_kernel_time_trace1_us": t1,
         "lca_total_kernel_time_trace2_us": t2,
     }
-    out = pd.DataFrame(columns, index=summary.index)
-    return out
+    return pd.DataFrame(columns, index=summary.index)
 
 
 def row_kernels(unified: UnifiedTable, summary: pd.DataFrame) -> pd.DataFrame:

@@ -106,3 +106,12 @@ def test_gpu_only_trace_has_nothing_to_extend(tb: TraceBuilder) -> None:
     assert list(sheets) == list(report.sheets)
     for name, frame in report.sheets.items():
         pd.testing.assert_frame_equal(sheets[name], frame)
+
+
+def test_a_trace_against_itself_has_no_lca(tmp_path: Path) -> None:
+    """Every kernel finds itself: the columns are there, and empty on every row."""
+    model = build_model(load_trace(write_sample_trace(tmp_path / "sample.json.gz")))
+    table = comparison_sheets(build_report(model, None), diff_traces(model, model))
+    unified = table["unified_perf_summary"]
+    assert len(unified) > 5
+    assert unified[COMPARISON_COLUMNS].isna().all().all()
