@@ -80,15 +80,13 @@ def _side_rows(diff: TreeDiff, side: int) -> pd.DataFrame:
             "cpu_op_name": _names_or_none(model, launcher),
             "cpu_op_uid": pd.array(np.where(launcher == MISSING, None, launcher), dtype="Int64"),
             "source": SOURCES[side],
-            **{
-                title: _column_at(events[column], launcher) for column, title in ARG_COLUMNS.items()
-            },
+            **{title: column_at(events[column], launcher) for column, title in ARG_COLUMNS.items()},
             "kernel_time": events["dur"].to_numpy()[uids].astype(float),
             "busy_time": np.nan,
             "lowest_common_ancestor_name": [diff.name(n) if n != MISSING else None for n in lca],
             "lowest_common_ancestor_id": pd.array(np.where(lca == MISSING, None, lca), "Int64"),
             "gpu_op_uid": uids,
-            **_module_columns(model, uids),
+            **module_columns(model, uids),
             "_node": nodes,
             "_lca_order": np.where(lca == MISSING, len(diff.uid1), lca),
             "_start": events["ts"].to_numpy()[uids],
@@ -102,7 +100,7 @@ def _names_or_none(model: TraceModel, uids: np.ndarray) -> list[str | None]:
     return [str(names[u]) if u != MISSING else None for u in uids.tolist()]
 
 
-def _column_at(column: pd.Series, uids: np.ndarray) -> np.ndarray:
+def column_at(column: pd.Series, uids: np.ndarray) -> np.ndarray:
     """The text cell of a categorical `column` at each uid (None at -1 or where the event
     has none), read through the category codes."""
     cells = column.array
@@ -111,7 +109,7 @@ def _column_at(column: pd.Series, uids: np.ndarray) -> np.ndarray:
     return table[codes]
 
 
-def _module_columns(model: TraceModel, uids: np.ndarray) -> dict[str, list[str]]:
+def module_columns(model: TraceModel, uids: np.ndarray) -> dict[str, list[str]]:
     """`nn_module_stack` (outermost first, `;`-joined) and `nn_module_parent` (innermost) of
     each GPU event, from the trace's `nn.Module` frames; "root" when none encloses it."""
     chains: list[list[str]] = [[] for _ in range(len(uids))]
