@@ -302,19 +302,22 @@ def shape_changes(diff: TreeDiff) -> tuple[ShapeChange, ...]:
     one, two = diff.uid1[both], diff.uid2[both]
     same = model1.names[one].astype(str) == model2.names[two].astype(str)
     both, one, two = both[same], one[same], two[same]
+    args = {
+        "dims1": _texts(model1.events["input_dims"], one),
+        "dims2": _texts(model2.events["input_dims"], two),
+        "types1": _texts(model1.events["input_type"], one),
+        "types2": _texts(model2.events["input_type"], two),
+    }
+    # compared as numpy object arrays: two missing cells (None) are equal
+    differs = (args["dims1"] != args["dims2"]) | (args["types1"] != args["types2"])
     frame = pd.DataFrame(
         {
             "name": model1.names[one].astype(str),
-            "dims1": column_at(model1.events["input_dims"], one),
-            "dims2": column_at(model2.events["input_dims"], two),
-            "types1": column_at(model1.events["input_type"], one),
-            "types2": column_at(model2.events["input_type"], two),
+            **args,
             "time1": subtree_times(diff, 1)[both],
             "time2": subtree_times(diff, 2)[both],
         }
-    )
-    differs = (frame["dims1"] != frame["dims2"]) | (frame["types1"] != frame["types2"])
-    frame = frame[differs]
+    )[differs]
     if frame.empty:
         return ()
     keys = ["name", "dims1", "dims2", "types1", "types2"]
@@ -341,6 +344,11 @@ def _largest_first(frame: pd.DataFrame) -> pd.DataFrame:
     """Rows ordered by their combined trace-1 and trace-2 time, largest first (stable)."""
     order = np.argsort(-(frame["time1"] + frame["time2"]).to_numpy(), kind="stable")
     return frame.iloc[order]
+
+
+def _texts(column: pd.Series, uids: np.ndarray) -> np.ndarray:
+    """The argument cells at `uids` as text, None where missing (so two missing are equal)."""
+    return np.asarray([_text(cell) for cell in column_at(column, uids)], dtype=object)
 
 
 def _text(cell: object) -> str | None:
