@@ -10,6 +10,7 @@ trace 2, an improvement faster.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,8 +26,9 @@ from rooflens.analyzers.trace.columns import MISSING
 NOISE_US = 1.0  # a time change must exceed this many µs ...
 NOISE_FRACTION = 0.05  # ... and this share of the larger of the two times
 NO_CALL_SITE = "root"  # no entry point and no enclosing nn.Module
-# kernel-name substrings (case-insensitive) -> library family; first match wins, so the more
-# specific needles come first (a CUTLASS kernel also says sm90, a FlashAttention one cutlass)
+# kernel-name patterns (regular expressions, case-insensitive) -> library family; first match
+# wins, so the more specific come first (a CUTLASS kernel also says sm90, a FlashAttention one
+# cutlass)
 FAMILIES = (
     ("flash", "FlashAttention"),
     ("cutlass", "CUTLASS"),
@@ -36,7 +38,7 @@ FAMILIES = (
     ("hipblaslt", "hipBLASLt"),
     ("wvsplitk", "rocBLAS"),
     ("fmha", "CK"),
-    ("ck_", "CK"),
+    (r"\bck_|\bck::", "CK"),  # not the `pack_` of a transpose kernel
     ("aiter", "AITER"),
     ("triton", "Triton"),
     ("xmma", "cuBLAS"),
@@ -51,12 +53,12 @@ FAMILIES = (
     ("at::native", "PyTorch"),
 )
 OTHER_FAMILY = "other"
+_PATTERNS = [(re.compile(pattern, re.IGNORECASE), family) for pattern, family in FAMILIES]
 
 
 def kernel_family(name: str) -> str:
     """The library a kernel name comes from (`FAMILIES`), or "other"."""
-    lowered = name.lower()
-    return next((family for needle, family in FAMILIES if needle in lowered), OTHER_FAMILY)
+    return next((family for pattern, family in _PATTERNS if pattern.search(name)), OTHER_FAMILY)
 
 
 @dataclass(frozen=True)
