@@ -11,7 +11,17 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-STAGES = ("layout", "trace", "perf", "report", "prepare", "categories", "findings", "pipeline")
+STAGES = (
+    "layout",
+    "trace",
+    "perf",
+    "report",
+    "prepare",
+    "categories",
+    "findings",
+    "pipeline",
+    "job",
+)
 FACES = ("rooflens.server", "rooflens.resources", "rooflens.prompts")
 
 

@@ -1,0 +1,145 @@
+"""One rank's collectives: every NCCL/RCCL kernel of its trace with its process group and its
+place in that group, as a small columnar table a worker can return for cross-rank matching.
+
+Definitions: docs/multirank.md#per-rank-collectives.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from rooflens.analyzers.trace.load import load_trace
+from rooflens.analyzers.trace.model import TraceModel, build_model
+
+DEFAULT_GROUP = "all"  # the group of collectives whose trace names none
+COLUMNS = (
+    "process_group",
+    "index",
+    "seq",
+    "name",
+    "kernel",
+    "stream",
+    "ts",
+    "dur",
+    "group_size",
+    "group_ranks",
+    "dtype",
+    "in_nelems",
+    "out_nelems",
+)
+
+
+class NoRank(ValueError):
+    """The trace does not say which rank wrote it and none was given."""
+
+
+@dataclass(frozen=True, slots=True)
+class Collective:
+    """One collective kernel on one rank (times in µs; -1 or "" where the trace is silent)."""
+
+    rank: int
+    process_group: str
+    index: int  # position among this rank's kernels of the group, by start time
+    seq: int  # the c10d sequence number the trace records, -1 when absent
+    name: str  # collective name ("allreduce", "all_to_all", ...), "" when unrecorded
+    kernel: str
+    stream: int
+    ts: float
+    dur: float
+    group_size: int
+    group_ranks: str  # JSON text of the group's ranks, "" when unrecorded
+    dtype: str
+    in_nelems: int
+    out_nelems: int
+
+    @property
+    def end(self) -> float:
+        return self.ts + self.dur
+
+
+@dataclass(frozen=True)
+class RankCollectives:
+    """The collectives of one rank, one row per kernel in start order (columns: COLUMNS).
+
+    Small and picklable: it is what a per-rank task hands back to the job analysis.
+    """
+
+    rank: int
+    table: pd.DataFrame
+
+    def __len__(self) -> int:
+        return len(self.table)
+
+    def records(self) -> Iterator[Collective]:
+        for row in self.table.itertuples(index=False):
+            yield Collective(rank=self.rank, **row._asdict())
+
+    @property
+    def total_dur(self) -> float:
+        return float(self.table["dur"].sum())
+
+
+def rank_of(model: TraceModel, rank: int | None = None) -> int:
+    """`rank` when given, else the rank the trace's `distributedInfo` records."""
+    if rank is not None:
+        return rank
+    info = model.trace.meta.distributed
+    if info is None or info.rank is None:
+        raise NoRank(f"{model.trace.path.name}: no rank in distributedInfo; pass the rank")
+    return int(info.rank)
+
+
+def rank_collectives(model: TraceModel, rank: int | None = None) -> RankCollectives:
+    """The communication kernels of one rank's trace, numbered within their process group."""
+    gpu = model.gpu
+    comm = gpu[(gpu["bucket"] == "communication").to_numpy() & (gpu["cat"] == "kernel")]
+    ev = model.events.loc[comm.index]
+    table = pd.DataFrame(
+        {
+            "process_group": _text(ev["pg_name"], DEFAULT_GROUP),
+            "seq": ev["coll_seq"].to_numpy(np.int64),
+            "name": _text(ev["collective_name"], ""),
+            "kernel": comm["name"].astype(str).to_numpy(object),
+            "stream": comm["stream"].to_numpy(np.int64),
+            "ts": comm["ts"].to_numpy(np.float64),
+            "dur": comm["dur"].to_numpy(np.float64),
+            "group_size": ev["group_size"].to_numpy(np.int64),
+            "group_ranks": _ranks_text(ev["pg_ranks"]),
+            "dtype": _text(ev["coll_dtype"], ""),
+            "in_nelems": ev["in_msg_nelems"].to_numpy(np.int64),
+            "out_nelems": ev["out_msg_nelems"].to_numpy(np.int64),
+        }
+    )
+    table = table.sort_values("ts", kind="stable").reset_index(drop=True)
+    table.insert(1, "index", table.groupby("process_group").cumcount().to_numpy(np.int64))
+    return RankCollectives(rank=rank_of(model, rank), table=table[list(COLUMNS)])
+
+
+def collectives_of_file(path: str | Path, rank: int | None = None) -> RankCollectives:
+    """Load one rank's trace and return its collectives (what a per-rank task runs)."""
+    return rank_collectives(build_model(load_trace(path)), rank)
+
+
+def _text(column: pd.Series, missing: str) -> np.ndarray:
+    values = column.astype(object).to_numpy()
+    return np.array([v if isinstance(v, str) and v else missing for v in values], dtype=object)
+
+
+def _ranks_text(column: pd.Series) -> np.ndarray:
+    """The group's ranks as compact JSON text ("" when not recorded)."""
+    out = []
+    for value in column.astype(object).to_numpy():
+        if not isinstance(value, str) or not value:
+            out.append("")
+            continue
+        try:
+            out.append(json.dumps(json.loads(value), separators=(",", ":")))
+        except ValueError:
+            out.append(value)
+    return np.array(out, dtype=object)

@@ -1,0 +1,106 @@
+"""Cross-rank collectives and the straggler summary of the 8-rank DLRM job against TraceLens's
+multi-rank collective report (docs/multirank.md): every rank's collectives, every matched
+collective's skews, latency and waits within 1 µs, arrival counts exact."""
+
+from __future__ import annotations
+
+import csv
+import re
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from rooflens.analyzers.job.collectives import RankCollectives, collectives_of_file
+from rooflens.analyzers.job.matching import JobCollectives, match_collectives
+from rooflens.analyzers.job.stragglers import longest_waiter, straggler, straggler_summary
+
+JOB = "traces/multirank/dlrm_8rank"
+REFERENCE = "reference/tracelens_multirank/dlrm_8rank"
+RANKS = range(8)
+US = 1.0  # tolerance on every time, in µs
+
+
+@cache
+def ranks(shared: Path) -> tuple[RankCollectives, ...]:
+    files = sorted((shared / JOB).glob("worker*.json.gz"))
+    found = tuple(collectives_of_file(f) for f in files)
+    # the rank each trace records agrees with its file name (worker<r>_...)
+    names = [int(re.match(r"worker(\d+)_", f.name).group(1)) for f in files]
+    assert [r.rank for r in found] == names == list(RANKS)
+    return found
+
+
+@cache
+def job(shared: Path) -> JobCollectives:
+    return match_collectives(ranks(shared))
+
+
+def reference(shared: Path, name: str) -> list[dict[str, str]]:
+    with (shared / REFERENCE / f"{name}.csv").open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_each_rank_s_collectives_match_the_long_table(shared: Path) -> None:
+    ref = {(int(r["rank"]), int(r["index_in_group"])): r for r in reference(shared, "nccl_long")}
+    ours = {(c.rank, c.index): c for rank in ranks(shared) for c in rank.records()}
+    assert set(ours) == set(ref) and len(ours) == 64
+    for key, row in ref.items():
+        mine = ours[key]
+        assert mine.process_group == row["Process Group Name"] == "all"
+        assert mine.stream == int(row["stream"])
+        assert mine.ts == pytest.approx(float(row["ts"]), abs=US)
+        assert mine.dur == pytest.approx(float(row["dur"]), abs=US)
+        assert mine.seq == -1 and mine.name == ""  # the traces record neither
+
+
+def test_matched_collectives_match_the_implicit_sync_table(shared: Path) -> None:
+    rows = reference(shared, "nccl_implicit_sync")
+    coll = job(shared).collectives.set_index("key")
+    arrivals = job(shared).arrivals
+    assert len(coll) == len(rows) == 8
+    assert set(coll["matched_by"]) == {"order"}
+    for row in rows:
+        mine = coll.loc[int(row["collective_id"])]
+        assert mine["process_group"] == row["Process Group Name"]
+        assert int(mine["earliest_rank"]) == int(row["earliest arrival rank"])
+        for ours, theirs in (
+            ("comm_latency", "comm_latency"),
+            ("start_skew", "skew in start time"),
+            ("end_skew", "skew in end time"),
+            ("avg_wait", "avg_wait_time"),
+        ):
+            assert mine[ours] == pytest.approx(float(row[theirs]), abs=US), theirs
+        at = arrivals[arrivals["collective_id"] == mine["collective_id"]].set_index("rank")
+        for r in RANKS:
+            assert at.loc[r, "ts"] == pytest.approx(float(row[f"rank_{r}_ts"]), abs=US)
+            assert at.loc[r, "dur"] == pytest.approx(float(row[f"rank_{r}_dur"]), abs=US)
+            assert at.loc[r, "wait"] == pytest.approx(float(row[f"rank_{r}_wait_time"]), abs=US)
+
+
+def test_straggler_summary_matches(shared: Path) -> None:
+    ref = reference(shared, "straggler_summary")
+    ours = straggler_summary(job(shared))
+    assert [r.rank for r in ours] == [int(row["rank"]) for row in ref]  # least wait first
+    for mine, row in zip(ours, ref, strict=True):
+        assert mine.total_wait_us == pytest.approx(float(row["total_wait_time_us"]), abs=US)
+        assert mine.mean_wait_us == pytest.approx(
+            float(row["mean_wait_time_us"]), abs=0.051
+        )  # the reference rounds to 0.1
+        assert mine.times_last == int(row["times_arrived_last"])
+        assert mine.times_first == int(row["times_arrived_first"])
+        assert mine.pct_last == pytest.approx(
+            float(row["pct_arrived_last"]), abs=0.051
+        )  # the reference rounds to 0.1
+        assert mine.collectives == int(row["num_collectives"])
+        assert mine.total_collective_us == pytest.approx(float(row["total_nccl_dur_us"]), abs=US)
+
+
+def test_the_straggler_and_the_longest_waiter_are_the_reference_s(shared: Path) -> None:
+    ref = reference(shared, "straggler_summary")
+    most_last = max(ref, key=lambda row: int(row["times_arrived_last"]))
+    most_wait = max(ref, key=lambda row: float(row["total_wait_time_us"]))
+    summary = straggler_summary(job(shared))
+    assert straggler(summary).rank == int(most_last["rank"]) == 7
+    assert straggler(summary).pct_last == 62.5
+    assert longest_waiter(summary).rank == int(most_wait["rank"]) == 1
