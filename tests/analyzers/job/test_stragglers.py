@@ -176,3 +176,19 @@ def test_a_trace_without_a_rank_needs_one(tmp_path: Path):
     with pytest.raises(NoRank):
         rank_collectives(model)
     assert len(rank_collectives(model, 0)) == 0
+
+
+def test_a_rank_is_counted_against_its_own_collectives():
+    # group a: ranks 0, 1 (rank 1 last); group b: ranks 0, 1, 2 (rank 2 last)
+    rank0 = table(
+        [{"ts": 0, "dur": 9, "process_group": "a"}, {"ts": 10, "dur": 12, "process_group": "b"}]
+    )
+    rank1 = table(
+        [{"ts": 5, "dur": 4, "process_group": "a"}, {"ts": 11, "dur": 11, "process_group": "b"}]
+    )
+    rank2 = table([{"ts": 20, "dur": 2, "process_group": "b"}])
+    ranks = [RankCollectives(0, rank0), RankCollectives(1, rank1), RankCollectives(2, rank2)]
+    summary = {r.rank: r for r in straggler_summary(match_collectives(ranks))}
+    assert (summary[2].collectives, summary[2].times_last, summary[2].pct_last) == (1, 1, 100.0)
+    assert (summary[1].collectives, summary[1].times_last, summary[1].pct_last) == (2, 1, 50.0)
+    assert (summary[0].total_wait_us, summary[1].total_wait_us) == (15, 9)
