@@ -16,6 +16,7 @@ STAGES = (
     "trace",
     "perf",
     "report",
+    "compare",
     "prepare",
     "categories",
     "findings",

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics
 from rooflens.analyzers.categories.documents import Metrics
 from rooflens.analyzers.categories.multi_kernel import MultiKernelMetrics
+from rooflens.analyzers.findings.candidates import MIN_SYSTEM_SHARE
 from rooflens.analyzers.findings.contract import (
     NOT_QUANTIFIABLE,
     SYSTEM_IMPACT_SENTENCE,
@@ -202,6 +203,9 @@ def _unranked_note(key: str, card: PItem, cards: _Cards, items: list[PriorityIte
     pools = cards.pools.get(key, [])
     pool = pools[card.number - 1] if 0 < card.number <= len(pools) else None
     same = [i for i in items if i.category == key and pool and _pool(i) == pool]
+    if not same and pool in ("exposed_memcpy", "exposed_comm"):
+        # the only reason these pools give no item (findings/candidates.py)
+        return f"Not ranked: {POOL_WORDS[pool]} is under {MIN_SYSTEM_SHARE:g} % of the window"
     if not same or pool is None:
         return NOT_QUANTIFIABLE
     where = ", ".join(f"P{i.p_number}" for i in same)

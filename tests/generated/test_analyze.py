@@ -1,5 +1,5 @@
 """`rooflens analyze` end to end on generated traces (the counterparts of golden
-test_every_trace_analyses, test_analysis_report, test_drafted_findings, test_determinism and
+test_truth_every_trace, test_analysis_report, test_drafted_findings, test_determinism and
 validate_run's real run).
 
 Planted in every sample trace: GEMMs of 13 distinct shapes (four forward linears, the LM

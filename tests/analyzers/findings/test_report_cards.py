@@ -11,7 +11,6 @@ from rooflens.analyzers.categories.multi_kernel import (
     NcclBlockingAssessment,
     OverlapAssessment,
 )
-from rooflens.analyzers.findings.contract import NOT_QUANTIFIABLE
 from rooflens.analyzers.findings.drafts import draft_findings
 from rooflens.analyzers.findings.impact_scale import Candidate, Saving, rank_items
 from rooflens.analyzers.findings.report_cards import (
@@ -73,7 +72,7 @@ def test_system_cards_claim_their_items_and_the_rest_follow() -> None:
         (4, "multi_kernel", "Communication overlaps compute for only 40.0% of its time"),
     ]
     assert impact_text(placed[0]) == "2.00–6.00 ms (mid 4.00 ms, 4.00 % of the window)"
-    assert impact_text(placed[2]) == NOT_QUANTIFIABLE
+    assert impact_text(placed[2]) == "Not ranked: the exposed copy time is under 1 % of the window"
     assert impact_text(placed[3]) == "Counted in P1 (the exposed communication time it draws on)"
 
 

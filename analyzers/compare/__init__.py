@@ -1,0 +1,1 @@
+"""Comparing two traces: the merged call tree (tree diff) and its tables."""
