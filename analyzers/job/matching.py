@@ -66,9 +66,16 @@ class JobCollectives:
     left_out: int
 
 
+class DuplicateRanks(ValueError):
+    """Two tables claim the same rank: their waits would be measured against each other."""
+
+
 def match_collectives(ranks: Iterable[RankCollectives]) -> JobCollectives:
     """Match each rank's synchronising collectives by (process group, sequence or order)."""
     ranks = list(ranks)
+    seen = [r.rank for r in ranks]
+    if twice := sorted({r for r in seen if seen.count(r) > 1}):
+        raise DuplicateRanks(f"rank(s) {twice} appear more than once in the job")
     long = _long_table(ranks)
     sync = long[long["name"].map(synchronising).to_numpy(bool)].copy()
     sync["key"], sync["matched_by"] = _keys(sync)

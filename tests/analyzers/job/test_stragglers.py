@@ -4,6 +4,7 @@ hand (docs/multirank.md)."""
 
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 
 import pandas as pd
@@ -16,7 +17,7 @@ from rooflens.analyzers.job.collectives import (
     collectives_of_file,
     rank_collectives,
 )
-from rooflens.analyzers.job.matching import match_collectives, synchronising
+from rooflens.analyzers.job.matching import DuplicateRanks, match_collectives, synchronising
 from rooflens.analyzers.job.stragglers import longest_waiter, straggler, straggler_summary
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import build_model
@@ -192,3 +193,17 @@ def test_a_rank_is_counted_against_its_own_collectives():
     assert (summary[2].collectives, summary[2].times_last, summary[2].pct_last) == (1, 1, 100.0)
     assert (summary[1].collectives, summary[1].times_last, summary[1].pct_last) == (2, 1, 50.0)
     assert (summary[0].total_wait_us, summary[1].total_wait_us) == (15, 9)
+
+
+def test_a_rank_given_twice_is_refused(slow_job):
+    with pytest.raises(DuplicateRanks, match=r"\[3\]"):
+        match_collectives([*slow_job, slow_job[3]])
+
+
+def test_a_rank_s_table_travels_and_the_job_is_reproducible(slow_job, tmp_path: Path):
+    back = pickle.loads(pickle.dumps(slow_job[4]))  # what a per-rank task hands back
+    assert back.rank == 4 and list(back.records()) == list(slow_job[4].records())
+    plan = JobPlan(ranks=2, steps=1, slow_rank=0, slow_us=50.0)
+    first = [p.read_bytes() for p in write_job(tmp_path / "a", plan)]
+    assert first == [p.read_bytes() for p in write_job(tmp_path / "b", plan)]
+    assert first != [p.read_bytes() for p in write_job(tmp_path / "c", JobPlan(ranks=2, steps=1))]
