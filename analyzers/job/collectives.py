@@ -14,8 +14,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rooflens.analyzers.trace.load import load_trace
-from rooflens.analyzers.trace.model import TraceModel, build_model
+from rooflens.analyzers.trace.load import Trace, load_trace
+from rooflens.analyzers.trace.model import TraceModel
+from rooflens.analyzers.trace.timeline import classify_events
 
 DEFAULT_GROUP = "all"  # the group of collectives whose trace names none
 COLUMNS = (
@@ -85,30 +86,35 @@ class RankCollectives:
         return float(self.table["dur"].sum())
 
 
-def rank_of(model: TraceModel, rank: int | None = None) -> int:
+def rank_of(trace: Trace, rank: int | None = None) -> int:
     """`rank` when given, else the rank the trace's `distributedInfo` records."""
     if rank is not None:
         return rank
-    info = model.trace.meta.distributed
+    info = trace.meta.distributed
     if info is None or info.rank is None:
-        raise NoRank(f"{model.trace.path.name}: no rank in distributedInfo; pass the rank")
+        raise NoRank(f"{trace.path.name}: no rank in distributedInfo; pass the rank")
     return int(info.rank)
 
 
-def rank_collectives(model: TraceModel, rank: int | None = None) -> RankCollectives:
-    """The communication kernels of one rank's trace, numbered within their process group."""
-    gpu = model.gpu
-    comm = gpu[(gpu["bucket"] == "communication").to_numpy() & (gpu["cat"] == "kernel")]
-    ev = model.events.loc[comm.index]
+def rank_collectives(source: Trace | TraceModel, rank: int | None = None) -> RankCollectives:
+    """The communication kernels of one rank's trace, numbered within their process group.
+
+    Reads only the events table, so a task that wants the collectives alone can skip
+    building the model; one that has the model passes it.
+    """
+    trace = source.trace if isinstance(source, TraceModel) else source
+    ev = trace.events
+    kernels = ev[(ev["cat"] == "kernel").to_numpy()]
+    ev = kernels[classify_events(kernels) == "communication"]
     table = pd.DataFrame(
         {
             "process_group": _text(ev["pg_name"], DEFAULT_GROUP),
             "seq": ev["coll_seq"].to_numpy(np.int64),
             "name": _text(ev["collective_name"], ""),
-            "kernel": comm["name"].astype(str).to_numpy(object),
-            "stream": comm["stream"].to_numpy(np.int64),
-            "ts": comm["ts"].to_numpy(np.float64),
-            "dur": comm["dur"].to_numpy(np.float64),
+            "kernel": ev["name"].astype(str).to_numpy(object),
+            "stream": ev["stream"].to_numpy(np.int64),
+            "ts": ev["ts"].to_numpy(np.float64),
+            "dur": ev["dur"].to_numpy(np.float64),
             "group_size": ev["group_size"].to_numpy(np.int64),
             "group_ranks": _ranks_text(ev["pg_ranks"]),
             "dtype": _text(ev["coll_dtype"], ""),
@@ -118,12 +124,12 @@ def rank_collectives(model: TraceModel, rank: int | None = None) -> RankCollecti
     )
     table = table.sort_values("ts", kind="stable").reset_index(drop=True)
     table.insert(1, "index", table.groupby("process_group").cumcount().to_numpy(np.int64))
-    return RankCollectives(rank=rank_of(model, rank), table=table[list(COLUMNS)])
+    return RankCollectives(rank=rank_of(trace, rank), table=table[list(COLUMNS)])
 
 
 def collectives_of_file(path: str | Path, rank: int | None = None) -> RankCollectives:
     """Load one rank's trace and return its collectives (what a per-rank task runs)."""
-    return rank_collectives(build_model(load_trace(path)), rank)
+    return rank_collectives(load_trace(path), rank)
 
 
 def _text(column: pd.Series, missing: str) -> np.ndarray:

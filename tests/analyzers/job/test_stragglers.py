@@ -90,6 +90,15 @@ def test_the_generated_traces_read_as_kineto_writes_them(slow_job, tmp_path: Pat
     model = build_model(load_trace(path))
     assert model.gpu["linked"].all()  # every kernel has its launch: the timeline counts it
     assert rank_collectives(model).rank == 1 and rank_collectives(model, 5).rank == 5
+    assert rank_collectives(model.trace).table.equals(rank_collectives(model).table)
+
+
+def test_a_64_rank_job_names_its_straggler(tmp_path: Path):
+    plan = JobPlan(ranks=64, steps=1, collectives=3, slow_rank=40, slow_us=120.0)
+    summary = straggler_summary(match_collectives(generated(tmp_path, plan)))
+    assert straggler(summary).rank == 40 and straggler(summary).times_last == 3
+    others = [r.total_wait_us for r in summary if r.rank != 40]
+    assert len(others) == 63 and others == pytest.approx([3 * 120.0] * 63, rel=0.1)
 
 
 def test_skewed_data_loading_makes_the_slowest_loader_last_at_each_step_s_first(tmp_path):
