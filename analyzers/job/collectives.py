@@ -116,7 +116,7 @@ def rank_collectives(source: Trace | TraceModel, rank: int | None = None) -> Ran
             "ts": ev["ts"].to_numpy(np.float64),
             "dur": ev["dur"].to_numpy(np.float64),
             "group_size": ev["group_size"].to_numpy(np.int64),
-            "group_ranks": _ranks_text(ev["pg_ranks"]),
+            "group_ranks": ranks_text(ev["pg_ranks"]),
             "dtype": _text(ev["coll_dtype"], ""),
             "in_nelems": ev["in_msg_nelems"].to_numpy(np.int64),
             "out_nelems": ev["out_msg_nelems"].to_numpy(np.int64),
@@ -137,15 +137,16 @@ def _text(column: pd.Series, missing: str) -> np.ndarray:
     return np.array([v if isinstance(v, str) and v else missing for v in values], dtype=object)
 
 
-def _ranks_text(column: pd.Series) -> np.ndarray:
-    """The group's ranks as compact JSON text ("" when not recorded)."""
+def ranks_text(column: pd.Series) -> np.ndarray:
+    """The group's ranks as compact JSON text ("" when not recorded). Kineto writes them as a
+    list or as the list's text in a string ("[0, 1, 2, 3]"); both read the same."""
     out = []
     for value in column.astype(object).to_numpy():
-        if not isinstance(value, str) or not value:
-            out.append("")
-            continue
-        try:
-            out.append(json.dumps(json.loads(value), separators=(",", ":")))
-        except ValueError:
-            out.append(value)
+        ranks = value if isinstance(value, str) else ""
+        for _ in range(2):  # the JSON text of a list, or of a string holding one
+            try:
+                ranks = json.loads(ranks) if isinstance(ranks, str) and ranks else ranks
+            except ValueError:
+                break
+        out.append(json.dumps(ranks, separators=(",", ":")) if isinstance(ranks, list) else "")
     return np.array(out, dtype=object)

@@ -104,3 +104,21 @@ def test_the_straggler_and_the_longest_waiter_are_the_reference_s(shared: Path) 
     assert straggler(summary).rank == int(most_last["rank"]) == 7
     assert straggler(summary).pct_last == 62.5
     assert longest_waiter(summary).rank == int(most_wait["rank"]) == 1
+
+
+def test_recorded_collective_args_are_read(shared: Path) -> None:
+    """Single-rank traces that record the c10d args on their NCCL kernels."""
+    b200 = collectives_of_file(shared / "traces/b200/eager_trace.json.gz", 0).table
+    gather = b200[b200["name"] == "_allgather_base"]
+    assert len(b200) == 74 and len(gather) == 1
+    assert gather.iloc[0][["process_group", "dtype", "group_size", "group_ranks"]].tolist() == [
+        "3",
+        "BFloat16",
+        8,
+        "[0,1,2,3,4,5,6,7]",  # recorded as the text of a list
+    ]
+    resnet = collectives_of_file(shared / "traces/mi300/resnet_act_checkpoint.json.gz", 0)
+    names = resnet.table["name"].value_counts().to_dict()
+    assert names == {"allreduce": 6, "broadcast": 6, "": 5}
+    job = match_collectives([resnet])
+    assert job.left_out == 6 and len(job.collectives) == 11  # broadcasts are not matched

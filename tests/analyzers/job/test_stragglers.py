@@ -216,3 +216,10 @@ def test_a_rank_s_table_travels_and_the_job_is_reproducible(slow_job, tmp_path: 
     first = [p.read_bytes() for p in write_job(tmp_path / "a", plan)]
     assert first == [p.read_bytes() for p in write_job(tmp_path / "b", plan)]
     assert first != [p.read_bytes() for p in write_job(tmp_path / "c", JobPlan(ranks=2, steps=1))]
+
+
+def test_group_ranks_read_the_same_as_a_list_or_as_its_text():
+    from rooflens.analyzers.job.collectives import ranks_text
+
+    column = pd.Series(["[0, 1, 2]", '"[0, 1, 2]"', None, "not json", '"text"'])
+    assert list(ranks_text(column)) == ["[0,1,2]", "[0,1,2]", "", "", ""]
