@@ -38,8 +38,10 @@ class JobPlan:
     """What the generated job does; times in µs.
 
     `slow_rank` computes `slow_us` longer before every collective (the planted straggler);
-    `load_skew_us` makes data loading uneven, rank r loading `load_skew_us * r / (ranks - 1)`
-    longer than rank 0 at the start of every step.
+    `load_skew_us` and `compute_skew_us` make data loading and compute uneven, rank r taking
+    `skew * r / (ranks - 1)` longer than rank 0 (loading once per step, compute before every
+    collective). `record_args=False` writes NCCL kernels with no c10d args (older PyTorch),
+    `record_seq=False` all of them but `Seq`.
     """
 
     ranks: int = 16
@@ -51,17 +53,25 @@ class JobPlan:
     slow_rank: int | None = None
     slow_us: float = 0.0
     load_skew_us: float = 0.0
+    compute_skew_us: float = 0.0
     jitter_us: float = 2.0
     seed: int = 0
     process_group: str = "0"
     collective: str = "allreduce"
     nelems: int = 1 << 20
+    record_args: bool = True
+    record_seq: bool = True
 
     def load_extra(self, rank: int) -> float:
-        return self.load_skew_us * rank / (self.ranks - 1) if self.ranks > 1 else 0.0
+        return self.load_skew_us * self._ramp(rank)
 
-    def slow_extra(self, rank: int) -> float:
-        return self.slow_us if rank == self.slow_rank else 0.0
+    def compute_extra(self, rank: int) -> float:
+        """What rank `rank` computes beyond `compute_us` before each collective."""
+        slow = self.slow_us if rank == self.slow_rank else 0.0
+        return slow + self.compute_skew_us * self._ramp(rank)
+
+    def _ramp(self, rank: int) -> float:
+        return rank / (self.ranks - 1) if self.ranks > 1 else 0.0
 
 
 class _RankWriter(_Writer):
@@ -110,7 +120,9 @@ class _RankWriter(_Writer):
 
     def collective_args(self, seq: int) -> dict[str, Any]:
         p = self.plan
-        return {
+        if not p.record_args:
+            return {}
+        args = {
             "Collective name": p.collective,
             "Process Group Name": p.process_group,
             "Process Group Description": "default_pg",
@@ -121,8 +133,8 @@ class _RankWriter(_Writer):
             "Out msg nelems": p.nelems,
             "In split size": [],
             "Out split size": [],
-            "Seq": seq,
         }
+        return {**args, "Seq": seq} if p.record_seq else args
 
 
 def _simulate(plan: JobPlan, writers: list[_RankWriter]) -> None:
@@ -140,7 +152,9 @@ def _simulate(plan: JobPlan, writers: list[_RankWriter]) -> None:
             seq += 1
             arrive = []
             for r, w in enumerate(writers):
-                compute = plan.compute_us + plan.slow_extra(r) + jitter.uniform(0, plan.jitter_us)
+                compute = (
+                    plan.compute_us + plan.compute_extra(r) + jitter.uniform(0, plan.jitter_us)
+                )
                 w.kernel("aten::mm", GEMM, now[r], compute, COMPUTE_STREAM)
                 arrive.append(now[r] + compute)
             end = max(arrive) + plan.transfer_us

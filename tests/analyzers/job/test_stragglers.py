@@ -223,3 +223,27 @@ def test_group_ranks_read_the_same_as_a_list_or_as_its_text():
 
     column = pd.Series(["[0, 1, 2]", '"[0, 1, 2]"', None, "not json", '"text"'])
     assert list(ranks_text(column)) == ["[0,1,2]", "[0,1,2]", "", "", ""]
+
+
+def test_uneven_compute_spreads_the_waits_along_the_ranks(tmp_path: Path):
+    plan = JobPlan(ranks=8, steps=1, collectives=4, compute_skew_us=70.0)
+    summary = {r.rank: r for r in straggler_summary(match_collectives(generated(tmp_path, plan)))}
+    assert summary[7].times_last == 4 and summary[7].total_wait_us < 4 * plan.jitter_us
+    for rank in range(7):  # rank r computes 70 * r / 7 µs more than rank 0 before each one
+        planted = 4 * 70.0 * (7 - rank) / 7
+        assert summary[rank].total_wait_us == pytest.approx(planted, rel=0.1, abs=4.0)
+
+
+@pytest.mark.parametrize(
+    ("args", "seq", "group", "name", "matched_by"),
+    [(False, False, "all", "", "order"), (True, False, "0", "allreduce", "order")],
+)
+def test_older_traces_without_seq_or_any_args(tmp_path, args, seq, group, name, matched_by):
+    plan = JobPlan(ranks=4, steps=2, slow_rank=2, slow_us=90.0, record_args=args, record_seq=seq)
+    ranks = generated(tmp_path, plan)
+    first = next(ranks[0].records())
+    assert (first.process_group, first.name, first.seq) == (group, name, -1)
+    job = match_collectives(ranks)
+    assert set(job.collectives["matched_by"]) == {matched_by} and len(job.collectives) == 8
+    assert straggler(straggler_summary(job)).rank == 2
+    assert job.collectives["start_skew"].to_numpy() == pytest.approx(90.0, rel=0.1)
