@@ -107,9 +107,22 @@ def _keys(sync: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     return key, how
 
 
-def _statistics(sync: pd.DataFrame, durations: dict[int, float], left_out: int):
-    """Skews, latency and waits per matched collective (see the module docstring)."""
+def _one_arrival_per_rank(sync: pd.DataFrame) -> pd.DataFrame:
+    """A rank with several kernels under one key (one collective split over kernels) arrives
+    with its first and leaves with its last."""
     sync = sync.assign(end=sync["ts"] + sync["dur"])
+    keys = ["process_group", "key", "rank"]
+    if not sync.duplicated(keys).any():
+        return sync
+    first = sync.sort_values("ts", kind="stable").drop_duplicates(keys).set_index(keys)
+    first["end"] = sync.groupby(keys)["end"].max()
+    first["dur"] = first["end"] - first["ts"]
+    return first.reset_index()
+
+
+def _statistics(sync: pd.DataFrame, durations: dict[int, float], left_out: int) -> JobCollectives:
+    """Skews, latency and waits per matched collective (see the module docstring)."""
+    sync = _one_arrival_per_rank(sync)
     by = sync.groupby(["process_group", "key"], sort=False)
     last = by["ts"].transform("max")
     first = by["ts"].transform("min")

@@ -247,3 +247,12 @@ def test_older_traces_without_seq_or_any_args(tmp_path, args, seq, group, name, 
     assert set(job.collectives["matched_by"]) == {matched_by} and len(job.collectives) == 8
     assert straggler(straggler_summary(job)).rank == 2
     assert job.collectives["start_skew"].to_numpy() == pytest.approx(90.0, rel=0.1)
+
+
+def test_a_collective_split_over_kernels_is_one_arrival():
+    # rank 0 runs the collective (seq 1) as two kernels: [0, 4] and [6, 12]; rank 1 at [3, 12]
+    rank0 = table([{"ts": 0, "dur": 4, "seq": 1}, {"ts": 6, "dur": 6, "seq": 1}])
+    rank1 = table([{"ts": 3, "dur": 9, "seq": 1}])
+    job = match_collectives([RankCollectives(0, rank0), RankCollectives(1, rank1)])
+    assert list(job.arrivals["wait"]) == [3, 0] and list(job.arrivals["dur"]) == [12, 9]
+    assert job.collectives.iloc[0][["start_skew", "end_skew", "ranks"]].tolist() == [3, 0, 2]
