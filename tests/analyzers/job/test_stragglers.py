@@ -256,3 +256,22 @@ def test_a_collective_split_over_kernels_is_one_arrival():
     job = match_collectives([RankCollectives(0, rank0), RankCollectives(1, rank1)])
     assert list(job.arrivals["wait"]) == [3, 0] and list(job.arrivals["dur"]) == [12, 9]
     assert job.collectives.iloc[0][["start_skew", "end_skew", "ranks"]].tolist() == [3, 0, 2]
+
+
+def test_tracelens_shaped_tables_carry_the_recorded_args(slow_job):
+    from rooflens.analyzers.job.tables import implicit_sync_table, straggler_table
+
+    job = match_collectives(slow_job)
+    table = implicit_sync_table(job)
+    first = table.iloc[0]
+    assert (first["Process Group Name"], first["Collective name"], first["dtype"]) == (
+        "0",
+        "allreduce",
+        "Float",
+    )
+    assert (first["Group size"], first["In msg nelems"]) == (16, 1 << 20)
+    waits = [first[f"rank_{r}_wait_time"] for r in range(16)]
+    assert waits[11] == 0 and first["skew in start time"] == max(waits)
+    assert len(table) == 12 and table.columns[-1] == "rank_15_wait_time"
+    stragglers = straggler_table(straggler_summary(job))
+    assert stragglers.iloc[0]["rank"] == 11 and stragglers.iloc[0]["pct_arrived_last"] == 100
