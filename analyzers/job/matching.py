@@ -39,6 +39,7 @@ COLLECTIVE_COLUMNS = (
     "end_skew",
     "comm_latency",
     "avg_wait",
+    "last_margin",
 )
 
 
@@ -124,6 +125,12 @@ def _one_arrival_per_rank(sync: pd.DataFrame) -> pd.DataFrame:
     return first.reset_index()
 
 
+def _second_latest(sync: pd.DataFrame) -> pd.Series:
+    """Per collective, the second-latest arrival (absent when one rank took part)."""
+    order = sync.groupby(["process_group", "key"])["ts"].rank(method="first", ascending=False)
+    return sync[order.to_numpy() == 2].groupby(["process_group", "key"])["ts"].max()
+
+
 def _statistics(sync: pd.DataFrame, durations: dict[int, float], left_out: int) -> JobCollectives:
     """Skews, latency and waits per matched collective (see the module docstring)."""
     sync = _one_arrival_per_rank(sync)
@@ -154,6 +161,8 @@ def _statistics(sync: pd.DataFrame, durations: dict[int, float], left_out: int) 
     stats["earliest_rank"] = on_first.groupby(["process_group", "key"])["rank"].max()
     stats["last_rank"] = on_last.groupby(["process_group", "key"])["rank"].min()
     stats["start_skew"] = stats["last_arrival"] - stats["first_arrival"]
+    stats["last_margin"] = stats["last_arrival"] - _second_latest(sync).reindex(stats.index)
+    stats["last_margin"] = stats["last_margin"].fillna(0.0)
     stats["end_skew"] = stats["end_last"] - stats["end_first"]
     stats = stats.reset_index().sort_values(["first_arrival", "process_group", "key"])
     stats.insert(0, "collective_id", np.arange(len(stats), dtype=np.int64))

@@ -26,12 +26,14 @@ class RankWaits:
     times_first: int
     pct_last: float  # percent of its collectives at which it arrived last
     total_collective_us: float  # summed duration of all its collective kernels
+    held_others_us: float  # summed last_margin of the collectives it arrived last at
 
 
 def straggler_summary(job: JobCollectives) -> list[RankWaits]:
     """One row per rank, least total wait first (the likeliest straggler at the top)."""
     arrivals, coll = job.arrivals, job.collectives
     last = coll["last_rank"].to_numpy(np.int64)
+    margin = coll["last_margin"].to_numpy(np.float64)
     first = coll["earliest_rank"].to_numpy(np.int64)
     ranks = sorted(set(job.durations) | set(arrivals["rank"].astype(int)))
     by_rank = arrivals.groupby("rank")["wait"]
@@ -51,6 +53,7 @@ def straggler_summary(job: JobCollectives) -> list[RankWaits]:
                 times_first=int((first == rank).sum()),
                 pct_last=100.0 * times_last / n if n else 0.0,
                 total_collective_us=job.durations.get(rank, 0.0),
+                held_others_us=float(margin[last == rank].sum()),
             )
         )
     return sorted(rows, key=lambda r: (r.total_wait_us, r.rank))

@@ -166,3 +166,17 @@ def test_tracelens_shaped_tables_equal_the_reference_files(shared: Path, name: s
             if not same_cell(mine[c], row[c], rounded.get(c, US))
         }
         assert not wrong, f"(ours, TraceLens): {wrong}"
+
+
+def test_the_time_each_last_rank_held_the_others(shared: Path) -> None:
+    """held_others_us, derived here from the reference's own per-rank start times: at each
+    collective, the last arrival minus the second-latest, summed over the collectives a rank
+    arrived last at."""
+    held = dict.fromkeys(RANKS, 0.0)
+    for row in reference(shared, "nccl_implicit_sync"):
+        starts = sorted((float(row[f"rank_{r}_ts"]), -r) for r in RANKS)
+        (second, _), (last, minus_rank) = starts[-2], starts[-1]
+        held[-minus_rank] += last - second
+    ours = {r.rank: r.held_others_us for r in straggler_summary(job(shared))}
+    assert ours == pytest.approx(held, abs=US)
+    assert ours[7] == pytest.approx(1309.0, abs=US)  # 505 + 509 + 162 + 124 + 9

@@ -73,8 +73,10 @@ def test_the_planted_straggler_is_named_and_the_others_wait_the_planted_delay(sl
     assert worst.rank == 11 and worst.times_last == n and worst.pct_last == 100.0
     planted = n * SLOW.slow_us
     assert summary[0].rank == 11 and worst.total_wait_us < 0.1 * planted
+    assert worst.held_others_us == pytest.approx(planted, rel=0.1)  # what it cost the job
     for rank in summary[1:]:
         assert rank.total_wait_us == pytest.approx(planted, rel=0.1)
+        assert rank.held_others_us == 0
         assert rank.mean_wait_us == pytest.approx(SLOW.slow_us, rel=0.1)
     assert job.collectives["start_skew"].to_numpy() == pytest.approx(SLOW.slow_us, rel=0.1)
     assert job.collectives["comm_latency"].to_numpy() == pytest.approx(SLOW.transfer_us)
@@ -137,6 +139,7 @@ def test_statistics_by_hand():
     row = job.collectives.iloc[0]
     assert (row["start_skew"], row["end_skew"], row["comm_latency"]) == (10, 0, 5)
     assert (row["earliest_rank"], row["last_rank"], row["avg_wait"]) == (1, 0, 5)
+    assert row["last_margin"] == 5  # rank 0 at 10, the next-latest (rank 2) at 5
     assert list(job.arrivals["wait"]) == [0, 10, 5]
     assert [r.rank for r in straggler_summary(job)] == [0, 2, 1]
 
