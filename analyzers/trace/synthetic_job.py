@@ -31,6 +31,13 @@ GPU_PID = 0
 ALL_REDUCE = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
 OP_LEAD_US = 15.0  # a launching op starts this long before its kernel
 LAUNCH_LEAD_US = 10.0  # and its launch call this long before
+MM_INPUTS = ([[2048, 4096], [4096, 4096]], "c10::BFloat16")  # ~23 % of an H100's bf16 peak
+
+
+def _shapes(dims: list, dtype: str) -> dict[str, Any]:
+    """An operator's recorded inputs: shapes, dtypes and (tensors only) empty scalars."""
+    n = len(dims)
+    return {"Input Dims": dims, "Input type": [dtype] * n, "Concrete Inputs": [""] * n}
 
 
 @dataclass(frozen=True)
@@ -81,8 +88,11 @@ class _RankWriter(_Writer):
         super().__init__()
         self.plan, self.rank = plan, rank
 
-    def kernel(self, op: str, kernel: str, ts: float, dur: float, stream: int, **args: Any):
-        """`op` (with `args`) launching `kernel` on `stream` at `ts` for `dur`."""
+    def kernel(
+        self, op: str, kernel: str, ts: float, dur: float, stream: int, inputs: tuple, **args: Any
+    ) -> None:
+        """`op` (its `inputs`: shapes and dtype, and `args`) launching `kernel` on `stream` at
+        `ts` for `dur`; the kernel carries `args` too, as NCCL kernels carry the c10d args."""
         self.external += 1
         self.correlation += 1
         start = ts - OP_LEAD_US
@@ -93,7 +103,7 @@ class _RankWriter(_Writer):
             OP_LEAD_US - 3.0,
             HOST_PID,
             MAIN_TID,
-            **{"External id": self.external, **args},
+            **{"External id": self.external, **_shapes(*inputs), **args},
         )
         ids = {"External id": self.external, "correlation": self.correlation}
         call = ts - LAUNCH_LEAD_US
@@ -155,13 +165,19 @@ def _simulate(plan: JobPlan, writers: list[_RankWriter]) -> None:
                 compute = (
                     plan.compute_us + plan.compute_extra(r) + jitter.uniform(0, plan.jitter_us)
                 )
-                w.kernel("aten::mm", GEMM, now[r], compute, COMPUTE_STREAM)
+                w.kernel("aten::mm", GEMM, now[r], compute, COMPUTE_STREAM, MM_INPUTS)
                 arrive.append(now[r] + compute)
             end = max(arrive) + plan.transfer_us
             for r, w in enumerate(writers):
                 args = w.collective_args(seq)
                 w.kernel(
-                    "c10d::allreduce_", ALL_REDUCE, arrive[r], end - arrive[r], COMM_STREAM, **args
+                    "c10d::allreduce_",
+                    ALL_REDUCE,
+                    arrive[r],
+                    end - arrive[r],
+                    COMM_STREAM,
+                    ([[plan.nelems]], "float"),
+                    **args,
                 )
                 now[r] = end
         for r, w in enumerate(writers):

@@ -62,6 +62,8 @@ def test_the_generated_traces_read_as_kineto_writes_them(slow_job, tmp_path: Pat
     path = write_job(tmp_path, JobPlan(ranks=2, steps=1))[1]
     model = build_model(load_trace(path))
     assert model.gpu["linked"].all()  # every kernel has its launch: the timeline counts it
+    mm = model.events[(model.events["name"] == "aten::mm").to_numpy()]
+    assert len(mm) == 4 and set(mm["input_dims"].astype(str)) == {"[[2048,4096],[4096,4096]]"}
     assert rank_collectives(model).rank == 1 and rank_collectives(model, 5).rank == 5
     assert rank_collectives(model.trace).table.equals(rank_collectives(model).table)
 
