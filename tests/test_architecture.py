@@ -21,6 +21,7 @@ STAGES = (
     "categories",
     "findings",
     "pipeline",
+    "job",
 )
 FACES = ("rooflens.server", "rooflens.resources", "rooflens.prompts")
 

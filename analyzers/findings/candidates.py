@@ -34,7 +34,7 @@ CAUSE_RECOVERY = {
     "other_host": RECOVERY,
 }
 CAUSE_TITLES = {
-    "host_blocking": "The GPU waited while the host blocked in synchronising calls",
+    "host_blocking": "The GPU waited while the host blocked in calls that wait for it",
     "launch_bound": "The GPU waited on kernel launches (launch-bound stretches)",
     "between_iterations": "The GPU sat idle between iterations",
     "other_host": "The GPU sat idle while the host did other work",

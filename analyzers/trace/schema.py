@@ -80,6 +80,7 @@ ARG_SPECS: tuple[ArgSpec, ...] = (
     _spec("out_msg_nelems", "Out msg nelems", "int", "gpu op"),
     _spec("in_split_size", "In split size", "json", "gpu op"),
     _spec("out_split_size", "Out split size", "json", "gpu op"),
+    _spec("coll_seq", "Seq", "int", "gpu op"),  # c10d sequence number within the group
     # process/thread metadata events (ph "M"): process_name, process_labels, thread_name
     _spec("meta_name", "name", "str", "meta"),
     _spec("meta_labels", "labels", "str", "meta"),
