@@ -31,6 +31,7 @@ NO_CALL_SITE = "root"  # no entry point and no enclosing nn.Module
 # cutlass)
 FAMILIES = (
     ("flash", "FlashAttention"),
+    (r"^attn_(fwd|bwd)", "AOTriton"),  # PyTorch's flash attention on ROCm
     ("cutlass", "CUTLASS"),
     ("cudnn", "cuDNN"),
     ("miopen", "MIOpen"),

@@ -163,5 +163,6 @@ def test_noise_and_families() -> None:
     assert kernel_family("cudnn::engines::spatial_convolution_2d") == "cuDNN"
     assert kernel_family("flash_fwd_hdim64_bf16_sm80<cutlass::bfloat16_t>") == "FlashAttention"
     assert kernel_family("moe_sum_kernel<BF16>") == "other"
+    assert kernel_family("attn_fwd") == "AOTriton"
     assert kernel_family("ck_moe_stage1_kernel<BF16, 128, 128>") == "CK"
     assert kernel_family("batched_transpose_64x64_pack_4x4_ediv_4x4_bf16") == "other"
