@@ -156,11 +156,12 @@ def what_changed(diff: TreeDiff, report1: PerfReport, report2: PerfReport) -> Wh
     """The section for trace 1 (`diff.tree1`, `report1`) against trace 2."""
     units = compare_units(diff)
     sites = _call_sites(diff, report1, report2, units)
-    regressions, improvements = time_changes(units, sites)
+    per = per_unit(units)
+    regressions, improvements = time_changes(per, sites)
     return WhatChanged(
         operators_only=names_only(report1, report2, UNIFIED, "name"),
         kernels_only=names_only(report1, report2, "kernel_summary", "Kernel name"),
-        kernel_changes=kernel_changes(units),
+        kernel_changes=kernel_changes(per),
         shape_changes=shape_changes(diff),
         regressions=regressions,
         improvements=improvements,
@@ -195,26 +196,29 @@ def compare_units(diff: TreeDiff) -> pd.DataFrame:
     return frame.drop(columns="order").reset_index(drop=True)
 
 
-def _per_unit(units: pd.DataFrame) -> pd.DataFrame:
-    """Per unit: its name, and per trace the GPU time and the distinct kernel names."""
-    grouped = units.groupby(["unit", "trace"], sort=True)
-    time = grouped["dur"].sum().unstack("trace", fill_value=0.0)
-    kernels = grouped["kernel"].agg(lambda k: tuple(dict.fromkeys(k))).unstack("trace")
+def per_unit(units: pd.DataFrame) -> pd.DataFrame:
+    """Per unit (index): its name, and per trace the GPU time (`time1`, `time2`) and the
+    distinct kernel names in launch order (`kernels1`, `kernels2`)."""
+    time = units.groupby(["unit", "trace"], sort=True)["dur"].sum().unstack("trace")
     out = pd.DataFrame(index=time.index)
-    out["name"] = units.groupby("unit")["name"].first()
+    out["name"] = units.groupby("unit", sort=True)["name"].first()
+    seen: dict[tuple[int, int], dict[str, None]] = {}
+    rows = zip(
+        units["unit"].tolist(), units["trace"].tolist(), units["kernel"].tolist(), strict=True
+    )
+    for unit, trace, kernel in rows:  # one pass; a groupby lambda per unit is far slower
+        seen.setdefault((unit, trace), {})[kernel] = None
     for trace in (1, 2):
-        out[f"time{trace}"] = time.get(trace, 0.0)
-        column = kernels.get(trace, pd.Series(dtype=object)).reindex(out.index)
-        out[f"kernels{trace}"] = [k if isinstance(k, tuple) else () for k in column]
+        out[f"time{trace}"] = time.get(trace, pd.Series(0.0, index=out.index)).fillna(0.0)
+        out[f"kernels{trace}"] = [tuple(seen.get((u, trace), ())) for u in out.index.tolist()]
     return out
 
 
-def kernel_changes(units: pd.DataFrame) -> tuple[KernelChange, ...]:
+def kernel_changes(per: pd.DataFrame) -> tuple[KernelChange, ...]:
     """Shared operators whose kernel names differ, grouped by (operator, kernels on each
     side); largest combined time first."""
-    if units.empty:
+    if per.empty:
         return ()
-    per = _per_unit(units)
     per = per[
         [sorted(a) != sorted(b) for a, b in zip(per["kernels1"], per["kernels2"], strict=True)]
     ]
@@ -232,13 +236,12 @@ def kernel_changes(units: pd.DataFrame) -> tuple[KernelChange, ...]:
 
 
 def time_changes(
-    units: pd.DataFrame, sites: dict[int, str]
+    per: pd.DataFrame, sites: dict[int, str]
 ) -> tuple[tuple[TimeChange, ...], tuple[TimeChange, ...]]:
     """Per (operator, call site): summed time of its units on each side; the changes above
     noise split into regressions (largest increase first) and improvements (largest drop)."""
-    if units.empty:
+    if per.empty:
         return (), ()
-    per = _per_unit(units)
     per["site"] = [sites.get(u, NO_CALL_SITE) for u in per.index.tolist()]
     grouped = per.groupby(["name", "site"], sort=False).agg(
         n=("time1", "size"), time1=("time1", "sum"), time2=("time2", "sum")

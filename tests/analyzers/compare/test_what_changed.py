@@ -166,3 +166,11 @@ def test_noise_and_families() -> None:
     assert kernel_family("attn_fwd") == "AOTriton"
     assert kernel_family("ck_moe_stage1_kernel<BF16, 128, 128>") == "CK"
     assert kernel_family("batched_transpose_64x64_pack_4x4_ediv_4x4_bf16") == "other"
+
+
+def test_a_trace_against_itself(tmp_path: Path) -> None:
+    model = build_model(load_trace(write_sample_trace(tmp_path / "t.json.gz", seed=3)))
+    report = build_report(model, None)
+    section = what_changed(diff_traces(model, model), report, report)
+    assert section == WhatChanged((), (), (), (), (), ())
+    assert headline(section) == "No shared operator's time changed by more than 5% (and 1 µs)."
