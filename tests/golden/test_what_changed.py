@@ -9,6 +9,7 @@ import csv
 from functools import cache
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from rooflens.analyzers.compare.tree_diff import diff_traces
@@ -132,3 +133,44 @@ def test_convolution_gap(shared: Path) -> None:
     text = what_changed_markdown(found)
     assert text.startswith("## What changed\n\n`aten::convolution` is faster in trace 2")
     assert "(MIOpen → cuDNN)" in text
+
+
+BERT = "gaunernst_bert-small-uncased__1016001"
+
+
+def lca_totals_of(shared: Path, lca: str) -> tuple[float, float]:
+    """TraceLens's trace-1 and trace-2 LCA totals of the bert pair's row whose LCAs are all
+    `lca` (reference/tracelens_compare/, trace-1 unified_perf_summary)."""
+    folder = shared / f"reference/tracelens_compare/mi300_vs_h100_{BERT}/perf_report_trace1_csvs"
+    table = pd.read_csv(folder / "unified_perf_summary.csv")
+    names = table["lca_name"].fillna("").str.split("; ")
+    (row,) = table[[set(n) == {lca} for n in names]].itertuples(index=False)
+    return row.lca_total_kernel_time_trace1_us, row.lca_total_kernel_time_trace2_us
+
+
+def test_bert_across_vendors(shared: Path) -> None:
+    """A real pair: the same operators on both GPUs; attention is the largest change, its
+    kernel moves from AOTriton to FlashAttention, and the unit times are TraceLens's LCA
+    totals (within 0.5 %)."""
+    model1 = build_model(load_trace(shared / f"traces/mi300/{BERT}.json.gz"))
+    model2 = build_model(load_trace(shared / f"traces/h100/{BERT}.json.gz"))
+    report1, report2 = build_report(model1, None), build_report(model2, None)
+    found = what_changed(diff_traces(model1, model2), report1, report2)
+    assert found.operators_only == ()
+    top = found.top
+    assert top is not None and top.operator == "aten::_flash_attention_forward"
+    assert top.count == 4 and top.call_site.endswith("modeling_bert.py(364): forward")
+    t1, t2 = lca_totals_of(shared, "aten::_flash_attention_forward")
+    assert top.time1_us == pytest.approx(t1, rel=5e-3)
+    assert top.time2_us == pytest.approx(t2, rel=5e-3)
+    change = found.kernel_change_of(top.operator)
+    assert change is not None and (change.families1, change.families2) == (
+        ("AOTriton",),
+        ("FlashAttention",),
+    )
+    (norm,) = [c for c in found.improvements if c.operator == "aten::native_layer_norm"]
+    t1, t2 = lca_totals_of(shared, "aten::native_layer_norm")
+    assert (norm.time1_us, norm.time2_us) == (
+        pytest.approx(t1, rel=5e-3),
+        pytest.approx(t2, rel=5e-3),
+    )
