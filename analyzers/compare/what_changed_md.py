@@ -42,11 +42,11 @@ def headline(section: WhatChanged) -> str:
 
 
 def _kernel_sentence(change: KernelChange) -> str:
-    families = f"{_join(change.families1)} → {_join(change.families2)}"
-    return (
-        f"`{change.operator}` runs {len(change.kernels1)} kernel(s) in trace 1 and "
-        f"{len(change.kernels2)} in trace 2 ({families})."
-    )
+    counts = f"{len(change.kernels1)} → {len(change.kernels2)} distinct kernels"
+    if change.library_changed:
+        families = f"{_join(change.families1)} to {_join(change.families2)}"
+        return f"`{change.operator}` moved from {families} ({counts})."
+    return f"`{change.operator}` runs other {_join(change.families1)} kernels ({counts})."
 
 
 def what_changed_markdown(section: WhatChanged, top_n: int = TOP_N) -> str:
