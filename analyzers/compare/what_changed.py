@@ -219,9 +219,7 @@ def kernel_changes(per: pd.DataFrame) -> tuple[KernelChange, ...]:
     side); largest combined time first."""
     if per.empty:
         return ()
-    per = per[
-        [sorted(a) != sorted(b) for a, b in zip(per["kernels1"], per["kernels2"], strict=True)]
-    ]
+    per = per[[set(a) != set(b) for a, b in zip(per["kernels1"], per["kernels2"], strict=True)]]
     if per.empty:
         return ()
     keys = ["name", "kernels1", "kernels2"]
