@@ -5,14 +5,15 @@ matplotlib takes longer to import than most stages of a run take to compute
 reads the trace, so the import happens on another core meanwhile and the plot step costs only
 the drawing. The MCP server draws in its own process: it pays the import once in its life.
 
-The helper is `python -m` this module: it never re-runs the caller's main script (as
-multiprocessing's spawn would). It reads one pickled job on stdin and writes the pickled PNG
-on stdout. Anything that goes wrong in it (it cannot start, it dies, drawing raises) only makes
-the run draw in its own process, as it would without the helper.
+The helper is `python -P -m` this module: it never re-runs the caller's main script (as
+multiprocessing's spawn would). It reads one pickled job on stdin and writes the PNG's length
+and bytes on stdout. Anything that goes wrong in it (it cannot start, it dies, drawing
+raises) only makes the run draw in its own process, as it would without the helper.
 """
 
 from __future__ import annotations
 
+import os
 import pickle
 import subprocess
 import sys
@@ -22,6 +23,8 @@ from types import TracebackType
 from rooflens.analyzers.findings.plot import Savings, Segment, draw_png
 
 _WAIT_SECONDS = 2.0
+_HEADER = 8  # bytes of the PNG's length, big-endian, before the PNG
+_NO_SAVINGS = Savings([], 0, 0.0, 0.0)
 
 
 class PlotProcess:
@@ -50,11 +53,11 @@ class PlotProcess:
             try:
                 proc.stdin.write(pickle.dumps((title, total, segments, savings)))
                 proc.stdin.close()
-                answer = proc.stdout.read()
-                png = pickle.loads(answer) if answer else None
-                if isinstance(png, bytes):
+                size = int.from_bytes(proc.stdout.read(_HEADER) or b"\0", "big")
+                png = proc.stdout.read(size) if size else None
+                if png is not None and len(png) == size:
                     return png
-            except (OSError, pickle.UnpicklingError, EOFError):
+            except OSError:
                 pass
             finally:
                 self.close()
@@ -85,19 +88,20 @@ class PlotProcess:
 
 
 def _serve() -> None:
-    """The helper's life: import matplotlib, then draw the one plot it is sent, if any."""
-    import matplotlib.backends.backend_agg
-    import matplotlib.figure  # noqa: F401
-
+    """The helper's life: import matplotlib and draw a throw-away plot (fonts loaded, caches
+    filled) while the run reads its trace, then draw the one plot it is sent, answer with its
+    length and bytes, and leave without tearing the interpreter down."""
+    draw_png("warm-up", 1.0, [Segment("warm-up", "warm-up", 1.0, "#000000")], _NO_SAVINGS)
     job = sys.stdin.buffer.read()
-    if not job:  # the run ended without asking for a plot
-        return
-    try:
-        png: bytes | None = draw_png(*pickle.loads(job))
-    except Exception:  # the run draws in its own process instead, and sees why
-        png = None
-    sys.stdout.buffer.write(pickle.dumps(png))
+    png = b""
+    if job:  # empty: the run ended without asking for a plot
+        try:
+            png = draw_png(*pickle.loads(job))
+        except Exception:  # answer "none": the run draws in its own process and sees why
+            png = b""
+    sys.stdout.buffer.write(len(png).to_bytes(_HEADER, "big") + png)
     sys.stdout.buffer.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":
