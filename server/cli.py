@@ -14,6 +14,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from rooflens.server.cli_common import (
     EXIT_BROKEN_PIPE,
@@ -170,11 +171,14 @@ def _dispatch(args: argparse.Namespace) -> int:
             captures=capture_choice(args),
         )
     if args.command in ("report", "analyze"):
+        from rooflens.server.cli_trace_read import TraceRead
+
+        read = TraceRead(Path(args.trace))  # reads on threads while the engine is imported
         from rooflens.server.cli_report import run_report
 
         if args.command == "report":
-            return run_report(args)
-        return run_report(args, until=args.until)
+            return run_report(args, prefetched=read)
+        return run_report(args, until=args.until, prefetched=read)
     if args.command == "validate":
         from rooflens.server.cli_validate import run_validate
 

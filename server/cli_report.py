@@ -9,10 +9,7 @@ step seals the ledger in `run.json`, and the finished folder is swapped into pla
 from __future__ import annotations
 
 import argparse
-import hashlib
-import queue
 import sys
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass
@@ -41,7 +38,6 @@ from rooflens.analyzers.pipeline.ledger import (
     RUN_FILE,
     RunFolderError,
     RunRecord,
-    TraceIdentity,
     check_destination,
     new_run_id,
     occupant,
@@ -63,9 +59,9 @@ from rooflens.analyzers.trace.errors import TraceError
 from rooflens.analyzers.trace.health import TraceHealth, assess
 from rooflens.analyzers.trace.model import TraceModel
 from rooflens.analyzers.trace.open_trace import open_trace
-from rooflens.analyzers.trace.read import require_regular_file
 from rooflens.server.cli_common import EXIT_OK, capture_choice, fail, print_json
 from rooflens.server.cli_progress import Progress
+from rooflens.server.cli_trace_read import TraceRead
 from rooflens.server.runs import record_fields
 
 TOP_PRINTED = 5  # priorities printed after a run; the rest are in priority_data.json
@@ -107,15 +103,19 @@ class Outcome(BaseModel):
     artifacts: list[str] = []
 
 
-def run_report(args: argparse.Namespace, *, until: str = LOADED) -> int:
+def run_report(
+    args: argparse.Namespace, *, until: str = LOADED, prefetched: TraceRead | None = None
+) -> int:
     """Check, read, build in a staging folder (the pipeline's steps up to `until`), swap into
     `--out`; then print the outcome. A run that will draw the plot starts the drawing process
-    first, so matplotlib's import overlaps the reading (findings/plot_process.py)."""
+    first, so matplotlib's import overlaps the reading (findings/plot_process.py); the trace
+    is read on threads (`prefetched`: started by the CLI before the engine was imported)."""
     with PlotProcess() if until == REPORTED else nullcontext() as plotter:
-        return _run_report(args, until, plotter.draw if plotter else draw_png)
+        read = prefetched or TraceRead(Path(args.trace))
+        return _run_report(args, until, plotter.draw if plotter else draw_png, read)
 
 
-def _run_report(args: argparse.Namespace, until: str, draw: Drawer) -> int:
+def _run_report(args: argparse.Namespace, until: str, draw: Drawer, read: TraceRead) -> int:
     progress = Progress()
     trace, out = Path(args.trace), Path(args.out)
     try:
@@ -125,18 +125,12 @@ def _run_report(args: argparse.Namespace, until: str, draw: Drawer) -> int:
         if args.platform_file:
             load_platform_file(args.platform_file)
         with progress.step("checking the trace and the output folder"):
-            if occupant(out).empty:  # no check needs the hash: take it from the parse's read
-                hashing, identity = _Identity(trace), None
-            else:
-                hashing, identity = None, _identity(trace)
-                check_destination(out, identity, force=args.force)
+            if not occupant(out).empty:  # an occupied folder needs the trace's hash first
+                check_destination(out, read.identity(), force=args.force)
             earlier = read_record(out) if out.is_dir() else None
         with progress.step("reading the trace"):
-            feed = hashing.feed if hashing else None
-            try:
-                model = open_trace(trace, captures=capture_choice(args), on_read=feed)
-            finally:
-                identity = identity or hashing.result()  # type: ignore[union-attr]
+            model = open_trace(trace, captures=capture_choice(args), text=read.text())
+            identity = read.identity()  # hashed meanwhile, on its own thread
             health = assess(model)
         platform, source = choose_platform(args.platform, args.platform_file, health.gpu)
     except BAD_INPUT as exc:
@@ -162,54 +156,6 @@ def _run_report(args: argparse.Namespace, until: str, draw: Drawer) -> int:
     else:
         print_outcome(outcome, sys.stdout)
     return EXIT_OK
-
-
-class _Identity:
-    """The trace's size and SHA-256 from the bytes the loader reads (`feed`), hashed on a
-    worker thread while the trace is decoded: hashing releases the GIL, so on a second core
-    it costs no time, and the file is read once. A missing or unreadable file is a
-    TraceError, raised here or by `result()`."""
-
-    def __init__(self, trace: Path) -> None:
-        self.trace = trace
-        try:
-            self._stat = require_regular_file(trace).stat()
-        except OSError as exc:
-            raise TraceError(trace, (exc.strerror or str(exc)).lower()) from None
-        self._digest = hashlib.sha256()
-        self._blocks: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._hash, daemon=True)
-        self._thread.start()
-
-    def feed(self, block: bytes) -> None:
-        self._blocks.put(block)
-
-    def _hash(self) -> None:
-        while True:
-            block = self._blocks.get()
-            if block is None:
-                return
-            self._digest.update(block)
-            del block  # a 575 MB file is one block: the loader frees it as soon as it can
-
-    def result(self) -> TraceIdentity:
-        """The identity of the bytes fed; the file's stat must still match them."""
-        self._blocks.put(None)
-        self._thread.join()
-        return TraceIdentity(
-            name=self.trace.name,
-            size=self._stat.st_size,
-            mtime_ns=self._stat.st_mtime_ns,
-            sha256=self._digest.hexdigest(),
-        )
-
-
-def _identity(trace: Path) -> TraceIdentity:
-    """The trace's size and hash, read now; a missing or unreadable file is a TraceError."""
-    try:
-        return TraceIdentity.of(require_regular_file(trace))
-    except OSError as exc:
-        raise TraceError(trace, (exc.strerror or str(exc)).lower()) from None
 
 
 @dataclass

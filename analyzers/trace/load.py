@@ -87,12 +87,18 @@ class Trace:
         return self.id_labels.get(ident, str(ident))
 
 
-def load_trace(path: str | Path, *, on_read: Callable[[bytes], object] | None = None) -> Trace:
+def load_trace(
+    path: str | Path,
+    *,
+    on_read: Callable[[bytes], object] | None = None,
+    text: bytes | bytearray | None = None,
+) -> Trace:
     """Decode a trace file. Raises TraceError with a plain message for any unusable input.
 
-    `on_read` sees the file's bytes as they are read (read.py), e.g. to hash them."""
+    `on_read` sees the file's bytes as they are read (read.py), e.g. to hash them. `text`:
+    the file's JSON text, already read (the CLI reads it while the engine is imported)."""
     path = Path(path)
-    raw = read_trace_bytes(path, on_read)
+    raw = read_trace_bytes(path, on_read) if text is None else text
     json_bytes = len(raw)
     with gc_paused():
         header, repaired = _decode_header(path, raw)
