@@ -129,7 +129,7 @@ def _run_report(args: argparse.Namespace, until: str, draw: Drawer, read: TraceR
                 check_destination(out, read.identity(), force=args.force)
             earlier = read_record(out) if out.is_dir() else None
         with progress.step("reading the trace"):
-            model = open_trace(trace, captures=capture_choice(args), text=read.text())
+            model = open_trace(trace, captures=capture_choice(args), text=read.text)
             identity = read.identity()  # hashed meanwhile, on its own thread
             health = assess(model)
         platform, source = choose_platform(args.platform, args.platform_file, health.gpu)

@@ -91,14 +91,16 @@ def load_trace(
     path: str | Path,
     *,
     on_read: Callable[[bytes], object] | None = None,
-    text: bytes | bytearray | None = None,
+    text: Callable[[], bytes | bytearray] | None = None,
 ) -> Trace:
     """Decode a trace file. Raises TraceError with a plain message for any unusable input.
 
-    `on_read` sees the file's bytes as they are read (read.py), e.g. to hash them. `text`:
-    the file's JSON text, already read (the CLI reads it while the engine is imported)."""
+    `on_read` sees the file's bytes as they are read (read.py), e.g. to hash them. `text`
+    hands over the file's JSON text when it was read already (the CLI reads it while the
+    engine is imported): a callable, so that no caller's frame keeps the text alive while
+    the events are decoded."""
     path = Path(path)
-    raw = read_trace_bytes(path, on_read) if text is None else text
+    raw = read_trace_bytes(path, on_read) if text is None else text()
     json_bytes = len(raw)
     with gc_paused():
         header, repaired = _decode_header(path, raw)

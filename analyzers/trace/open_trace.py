@@ -35,15 +35,15 @@ def open_trace(
     captures: CaptureChoice = AUTO,
     allow: Callable[[Path], bool] | None = None,
     on_read: Callable[[bytes], object] | None = None,
-    text: bytes | bytearray | None = None,
+    text: Callable[[], bytes | bytearray] | None = None,
 ) -> TraceModel:
     """Load and link a trace; graft capture-time operators onto graph replays.
 
     `captures`: "auto" (the `capture_traces/` folder beside the trace, if any), a folder,
     or None (no merge). A named folder that cannot be used raises TraceError. `allow` is
     a server's path policy, applied to every capture file's real path. `on_read` sees the
-    trace file's bytes as they are read (not the captures'); `text` is the trace's JSON text
-    when the caller read it already.
+    trace file's bytes as they are read (not the captures'); `text` hands over the trace's
+    JSON text when the caller read it already (load.py).
     """
     trace = load_trace(path, on_read=on_read, text=text)
     replays = graph_launch_count(trace)
