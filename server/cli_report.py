@@ -121,7 +121,7 @@ def _run_report(args: argparse.Namespace, until: str, draw: Drawer, read: TraceR
     try:
         categories = load_table(args.categories)
         if args.platform:
-            get_platform(args.platform)  # a bad name or file fails before the trace is read
+            get_platform(args.platform)  # a bad name or file is reported before the trace
         if args.platform_file:
             load_platform_file(args.platform_file)
         with progress.step("checking the trace and the output folder"):
