@@ -49,20 +49,23 @@ def _kernel_sentence(change: KernelChange) -> str:
     return f"`{change.operator}` runs other {_join(change.families1)} kernels ({counts})."
 
 
+TIME_COLUMNS = ["operator", "call site", "count", "trace 1 µs", "trace 2 µs", "delta µs", "ratio"]
+
+
 def what_changed_markdown(section: WhatChanged, top_n: int = TOP_N) -> str:
     """The section as markdown, ending in a newline."""
     parts = ["## What changed", "", headline(section), ""]
     parts += _table(
         "Slower in trace 2",
         section.regressions,
-        ["operator", "call site", "count", "trace 1 µs", "trace 2 µs", "delta µs", "ratio"],
+        TIME_COLUMNS,
         _time_row,
         top_n,
     )
     parts += _table(
         "Faster in trace 2",
         section.improvements,
-        ["operator", "call site", "count", "trace 1 µs", "trace 2 µs", "delta µs", "ratio"],
+        TIME_COLUMNS,
         _time_row,
         top_n,
     )

@@ -22,7 +22,7 @@ from rooflens.analyzers.compare.merged_text import merged_tree_text
 from rooflens.analyzers.compare.tree_diff import TreeDiff, diff_traces
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import build_model
-from tests.helpers.golden import shared_dir, when_shared
+from tests.helpers.golden import COMPARATIVE_UNIT_CASES, shared_dir, when_shared
 
 TIMESFORMER = "facebook_timesformer-base-finetuned-k400__1016002"
 PAIRS = [
@@ -32,14 +32,7 @@ PAIRS = [
     "Qwen_Qwen1.5-0.5B-Chat__1016005",
     "google_owlv2-large-patch14-ensemble__1016001",
 ]
-UNIT_CASES = [
-    "test01_moe_fused_vs_unfused",
-    "test02_attention_both_unfused",
-    "test03_attention_fused_vs_unfused",
-    "test04_gemm_mm_vs_linear",
-    "test05_gemm_identical_runtime_roofline",
-    "test06_conv_gap_exceeds_roofline",
-]
+UNIT_CASES = COMPARATIVE_UNIT_CASES
 COMPARE = "reference/tracelens_compare"
 TIME_TOLERANCE = 5e-3  # the 0.5 % per LCA
 

@@ -18,17 +18,10 @@ from rooflens.analyzers.compare.what_changed_md import headline, what_changed_ma
 from rooflens.analyzers.report.build import build_report
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import build_model
-from tests.helpers.golden import shared_dir
+from tests.helpers.golden import COMPARATIVE_UNIT_CASES, shared_dir
 
 UNITS = "traces/comparative_units"
-CASES = [
-    "test01_moe_fused_vs_unfused",
-    "test02_attention_both_unfused",
-    "test03_attention_fused_vs_unfused",
-    "test04_gemm_mm_vs_linear",
-    "test05_gemm_identical_runtime_roofline",
-    "test06_conv_gap_exceeds_roofline",
-]
+CASES = COMPARATIVE_UNIT_CASES
 
 
 @cache

@@ -150,3 +150,13 @@ def unified_rows(shared: Path, folder: str | None = None) -> Iterator[ReferenceR
                     concrete=tuple(str(c) for c in _literal(row["Concrete Inputs"])),
                 )
                 yield ReferenceRow(folder=name, row=row, args=args)
+
+
+COMPARATIVE_UNIT_CASES = [  # traces/comparative_units/<case>/trace{1,2}.json
+    "test01_moe_fused_vs_unfused",
+    "test02_attention_both_unfused",
+    "test03_attention_fused_vs_unfused",
+    "test04_gemm_mm_vs_linear",
+    "test05_gemm_identical_runtime_roofline",
+    "test06_conv_gap_exceeds_roofline",
+]
