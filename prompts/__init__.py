@@ -14,10 +14,18 @@ Each prompt is a Markdown file with a small front matter block::
         description: standalone or comparative.
         required: false
         default: standalone
+        choices: standalone, comparative
     ---
 
 Only ``key: value`` lines and the ``arguments:`` list are understood; no YAML library needed.
-The body uses ``{argument}`` placeholders that :func:`render` fills.
+The body uses ``{argument}`` placeholders that :func:`render` fills. Two comment lines shape
+it further, so guidance shared by several prompts is written once and a scope's guidance
+reaches only the runs of that scope:
+
+* ``<!-- include NAME -->`` is replaced by the fragment ``_NAME.md`` of this package (a
+  fragment is no prompt of its own);
+* ``<!-- when ARG=VALUE -->`` ... ``<!-- end when -->`` keeps the lines between only when the
+  argument ``ARG`` is ``VALUE`` (its default when not given).
 """
 
 from __future__ import annotations
@@ -29,6 +37,10 @@ from importlib import resources
 __all__ = ["PromptArgument", "PromptSpec", "get_prompt", "load_prompts", "parse_prompt", "render"]
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_INCLUDE = re.compile(r"^<!-- include ([a-z0-9-]+) -->$", re.MULTILINE)
+_WHEN = re.compile(
+    r"^<!-- when (\w+)=([\w-]+) -->\n(.*?)^<!-- end when -->\n?", re.MULTILINE | re.DOTALL
+)
 
 
 @dataclass(frozen=True)
@@ -37,6 +49,7 @@ class PromptArgument:
     description: str
     required: bool = False
     default: str | None = None
+    choices: tuple[str, ...] = ()  # the values allowed; empty: any text
 
 
 @dataclass(frozen=True)
@@ -114,17 +127,30 @@ def parse_prompt(text: str) -> PromptSpec:
                 description=raw.get("description", ""),
                 required=_as_bool(raw.get("required", "false")),
                 default=raw.get("default"),
+                choices=tuple(c.strip() for c in raw.get("choices", "").split(",") if c.strip()),
             )
         )
-    body = "\n".join(lines[end + 1 :]).strip() + "\n"
+    body = _INCLUDE.sub(lambda m: _fragment(m.group(1)), "\n".join(lines[end + 1 :]))
+    for name, _value, _kept in _WHEN.findall(body):
+        if not any(a.name == name for a in arguments):
+            raise ValueError(f"'when' block on {name!r}, which is no argument")
+    body = body.strip() + "\n"
     return PromptSpec(meta["name"], meta["title"], meta["description"], arguments, body)
+
+
+def _fragment(name: str) -> str:
+    """A shared fragment's text (``_NAME.md``), without its trailing newline."""
+    entry = resources.files(__name__).joinpath(f"_{name}.md")
+    if not entry.is_file():
+        raise ValueError(f"included fragment _{name}.md does not exist")
+    return entry.read_text(encoding="utf-8").rstrip("\n")
 
 
 def load_prompts() -> list[PromptSpec]:
     """All packaged prompts, sorted by name."""
     specs = []
     for entry in resources.files(__name__).iterdir():
-        if entry.name.endswith(".md") and entry.is_file():
+        if entry.name.endswith(".md") and not entry.name.startswith("_") and entry.is_file():
             specs.append(parse_prompt(entry.read_text(encoding="utf-8")))
     return sorted(specs, key=lambda s: s.name)
 
@@ -155,8 +181,16 @@ def render(spec: PromptSpec, **args: object) -> str:
             values[arg.name] = arg.default or ""
         else:
             values[arg.name] = str(given)
+        if arg.choices and values[arg.name] not in arg.choices:
+            raise ValueError(
+                f"prompt {spec.name!r}: {arg.name} must be one of {', '.join(arg.choices)}, "
+                f"not {values[arg.name]!r}"
+            )
 
     def fill(match: re.Match[str]) -> str:
         return values.get(match.group(1), match.group(0))
 
-    return _PLACEHOLDER.sub(fill, spec.body)
+    def when(match: re.Match[str]) -> str:
+        return match.group(3) if values.get(match.group(1)) == match.group(2) else ""
+
+    return _PLACEHOLDER.sub(fill, _WHEN.sub(when, spec.body))

@@ -160,9 +160,64 @@ def test_render_fills_placeholders(prompts):
 @pytest.mark.parametrize("name", sorted(ANALYSTS | {"orchestrator"}))
 def test_render_leaves_no_placeholder(prompts, name):
     spec = prompts[name]
-    values = {a.name: f"v_{a.name}" for a in spec.arguments}
-    text = render(spec, **values)
-    assert not PLACEHOLDER.search(text), PLACEHOLDER.findall(text)
+    for scope in ("standalone", "comparative"):
+        values = {a.name: a.choices[-1] if a.choices else f"v_{a.name}" for a in spec.arguments}
+        text = render(spec, **{**values, "comparison_scope": scope})
+        assert not PLACEHOLDER.search(text), PLACEHOLDER.findall(text)
+        assert "<!--" not in text  # every include and 'when' block was resolved
+
+
+@pytest.mark.parametrize("name", sorted(ANALYSTS | {"orchestrator"}))
+def test_comparison_scope_is_one_of_two(prompts, name):
+    """Every prompt takes the scope the tools know, and refuses any other value."""
+    scope = _args(prompts[name])["comparison_scope"]
+    assert scope.choices == ("standalone", "comparative")
+    required = {a.name: "x" for a in prompts[name].arguments if a.required}
+    with pytest.raises(ValueError, match="comparison_scope must be one of"):
+        render(prompts[name], **required, comparison_scope="both")
+
+
+@pytest.mark.parametrize("name", sorted(ANALYSTS | {"orchestrator"} - {"model-identification"}))
+def test_comparative_guidance_only_in_comparative_scope(prompts, name):
+    required = {a.name: "r1" for a in prompts[name].arguments if a.required}
+    alone = render(prompts[name], **required)
+    compared = render(prompts[name], **required, comparison_scope="comparative")
+    assert "## Comparing two traces" not in alone
+    assert "## Comparing two traces" in compared
+    guidance = compared.split("## Comparing two traces", 1)[1]
+    assert "trace 1" in guidance.lower() and "trace 2" in guidance.lower()
+    if name in COMPUTE:  # how to read the comparison columns, and the limit of the trace
+        for words in (
+            "100 × trace-2 time / trace-1 time",
+            "`t2_time_ms`",
+            "`difference_ms`",
+            "negative means trace 1 is slower",
+            "cannot show",
+        ):
+            assert words in guidance, f"{name}: {words!r}"
+        assert "the difference is the finding" in guidance.lower()
+    assert len(compared) > len(alone)
+
+
+def test_orchestrator_comparative_load(prompts):
+    """The orchestrator loads both traces into one run through load_trace's own arguments."""
+    text = render(prompts["orchestrator"], trace="a.json", reference_trace="b.json",
+                  platform2="H100", comparison_scope="comparative")  # fmt: skip
+    for arg in ("`compare_with`", "`platform2`", "`capture_folder2`"):
+        assert arg in text
+    assert "Trace 1 is `a.json`" in text and "trace 2 is `b.json`" in text
+
+
+def test_fragments_are_not_prompts_and_must_exist():
+    names = {p.name for p in load_prompts()}
+    assert not any(n.startswith("_") or n.startswith("comparative") for n in names)
+    with pytest.raises(ValueError, match=r"_nope\.md does not exist"):
+        parse_prompt("---\nname: x\ntitle: X\ndescription: d\n---\n<!-- include nope -->\n")
+    with pytest.raises(ValueError, match="'when' block on 'scope'"):
+        parse_prompt(
+            "---\nname: x\ntitle: X\ndescription: d\n---\n"
+            "<!-- when scope=a -->\nA\n<!-- end when -->\n"
+        )
 
 
 def test_render_uses_defaults(prompts):
