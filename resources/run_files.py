@@ -87,15 +87,20 @@ def path_of(run: RunInfo, key: str, kind: str) -> Path:
     return run.folder / rel(key)
 
 
-def tables(run: RunInfo) -> list[str]:
-    folder = run.folder / TABLES
+# The perf report tables of a run, by the URI part that names them: the run's own tables and,
+# in a comparative run, trace 1's with the comparison columns and diff_stats, and trace 2's.
+TABLE_FOLDERS = {"": TABLES, "trace1/": layout.TRACE1_CSVS, "trace2/": layout.TRACE2_CSVS}
+
+
+def tables(run: RunInfo, side: str = "") -> list[str]:
+    folder = run.folder / TABLE_FOLDERS[side]
     return sorted(p.stem for p in folder.glob("*.csv")) if folder.is_dir() else []
 
 
-def table_list(run: RunInfo) -> str:
+def table_list(run: RunInfo, side: str = "") -> str:
     rows = []
-    for name in tables(run):
-        with (run.folder / TABLES / f"{name}.csv").open(encoding="utf-8") as f:
+    for name in tables(run, side):
+        with (run.folder / TABLE_FOLDERS[side] / f"{name}.csv").open(encoding="utf-8") as f:
             header = f.readline()
             count = sum(1 for _ in f)
         rows.append(
@@ -103,15 +108,19 @@ def table_list(run: RunInfo) -> str:
                 "name": name,
                 "rows": count,
                 "header": header.strip(),
-                "resource": f"rooflens://runs/{run.id}/tables/{name}",
+                "resource": f"rooflens://runs/{run.id}/{side}tables/{name}",
             }
         )
+    if side and not rows:
+        _not_comparative(run)
     return json.dumps({"run_id": run.id, "tables": rows}, indent=2)
 
 
-def table_file(run: RunInfo, table: str) -> Path:
-    names = tables(run)
+def table_file(run: RunInfo, table: str, side: str = "") -> Path:
+    names = tables(run, side)
     if not names:
+        if side:
+            _not_comparative(run)
         raise ResourceNotFoundError(
             f"run {run.id} has no perf report tables yet; call load_trace first"
         )
@@ -119,4 +128,17 @@ def table_file(run: RunInfo, table: str) -> Path:
         raise ResourceNotFoundError(
             f"unknown table {table!r} for {run.id}; known tables: {known(names)}"
         )
-    return run.folder / TABLES / f"{table}.csv"
+    return run.folder / TABLE_FOLDERS[side] / f"{table}.csv"
+
+
+def trace2_utilization(run: RunInfo) -> Path:
+    path = run.folder / layout.TRACE2_UTILIZATION
+    if not path.is_file():
+        _not_comparative(run)
+    return path
+
+
+def _not_comparative(run: RunInfo) -> None:
+    raise ResourceNotFoundError(
+        f"run {run.id} compares no traces; call load_trace with compare_with for a comparative run"
+    )

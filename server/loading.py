@@ -8,10 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rooflens.analyzers.compare.comparison import Comparison, load_comparison
 from rooflens.analyzers.perf.platform_choice import choose_platform
 from rooflens.analyzers.perf.platforms import get_platform, load_platform_file
 from rooflens.analyzers.pipeline.folder import RunFolder
-from rooflens.analyzers.pipeline.ledger import TraceIdentity
+from rooflens.analyzers.pipeline.ledger import ComparedTrace, TraceIdentity
 from rooflens.analyzers.pipeline.steps import (
     LOADED,
     NotAnalysable,
@@ -28,6 +29,10 @@ from rooflens.server.runs import Run, record_fields
 from rooflens.server.state import AppState
 
 
+class LoadArguments(ValueError):
+    """Arguments of a load that do not fit together; the message says what to pass."""
+
+
 @dataclass(frozen=True)
 class LoadRequest:
     """What load_trace and run_full_analysis were asked for (paths as the caller gave them)."""
@@ -39,6 +44,9 @@ class LoadRequest:
     output_dir: str | None = None
     fresh: bool = False
     whole: bool = False  # run_full_analysis: refuse what cannot be analysed before writing
+    compare_with: str | None = None  # trace 2 of a comparative run
+    platform2: str | None = None
+    capture_folder2: str | None = None
 
 
 @dataclass
@@ -67,11 +75,14 @@ def load_run(st: AppState, req: LoadRequest, owner: str | None) -> Loaded:
         if req.output_dir
         else st.runs.workspace_dir()
     )
+    compared = _trace2(st, req)
     options = {"platform": req.platform, "platform_file": _str(pfile), "captures": captures}
+    if compared is not None:
+        options["compare_with"] = (compared.trace_path, compared.platform, compared.captures)
     if not req.fresh and (held := st.runs.held(trace, options, owner)) is not None:
         run, results = held  # in memory and the file unchanged: no hashing, no reading
         return Loaded(run, results, assess(results.model), True, "the earlier run's platform")
-    fields = record_fields(trace, TraceIdentity.of(trace), req.platform, pfile, captures)
+    fields = record_fields(trace, TraceIdentity.of(trace), req.platform, pfile, captures, compared)
     if not req.fresh and (earlier := st.runs.find_same(fields, owner)) is not None:
         results = run_results(st, earlier)
         return Loaded(earlier, results, assess(results.model), True, "the earlier run's platform")
@@ -81,14 +92,53 @@ def load_run(st: AppState, req: LoadRequest, owner: str | None) -> Loaded:
     health = assess(model)
     chosen, source = choose_platform(req.platform, pfile, health.gpu)
     report = build_report(model, chosen)
+    comparison = None if compared is None else _compare(st, model, report, compared)
     fields["platform"] = chosen.name if chosen else None
     run = st.runs.create(out_parent, fields, owner, requested=req.platform)
     folder = RunFolder(st.policy.folder_without_links(run.folder))
     folder.write_perf_report(report, trace.name, health.gpu.model)
+    if comparison is not None:
+        folder.write_comparison(comparison)
     run.mark(LOADED)
-    results = RunResults(model, report, chosen, str(trace), str(run.folder))
+    results = RunResults(model, report, chosen, str(trace), str(run.folder), comparison)
     st.runs.keep(run.id, results, options)
     return Loaded(run, results, health, False, source)
+
+
+def _trace2(st: AppState, req: LoadRequest) -> ComparedTrace | None:
+    """Trace 2 of a comparative load, checked like trace 1 (inside the allowed directories, a
+    regular file, a known platform) before anything is read; None for a standalone load."""
+    if req.compare_with is None:
+        if req.platform2 or req.capture_folder2:
+            raise LoadArguments(
+                "platform2 and capture_folder2 describe the trace to compare with; pass "
+                "compare_with (the reference trace) too, or leave them out"
+            )
+        return None
+    trace2 = require_regular_file(st.policy.resolve(req.compare_with, must_exist=True))
+    captures2 = AUTO
+    if req.capture_folder2:
+        captures2 = str(st.policy.resolve(req.capture_folder2, must_exist=True))
+    if req.platform2:
+        get_platform(req.platform2)  # an unknown name fails before either trace is read
+    return ComparedTrace(
+        trace=TraceIdentity.of(trace2),
+        trace_path=str(trace2),
+        platform=req.platform2,
+        captures=captures2,
+    )
+
+
+def _compare(st: AppState, model: Any, report: Any, compared: ComparedTrace) -> Comparison:
+    """Read trace 2 and set it against trace 1 (docs/compare.md#a-comparative-run)."""
+    return load_comparison(
+        model,
+        report,
+        Path(compared.trace_path),
+        platform=compared.platform,
+        captures=compared.captures or AUTO,
+        allow=st.policy.contains,
+    )
 
 
 def _str(path: Path | None) -> str | None:
@@ -141,4 +191,16 @@ def _rebuild(st: AppState, run: Run) -> RunResults:
         captures = str(st.policy.recheck(Path(captures), "capture folder"))
     model = open_trace(trace, captures=captures, allow=st.policy.contains)
     report = build_report(model, platform)
-    return RunResults(model, report, platform, record.trace_path, str(run.folder))
+    comparison = None
+    if (compared := record.compare_with) is not None:
+        trace2 = require_regular_file(st.policy.recheck(Path(compared.trace_path), "trace 2"))
+        if not TraceIdentity.of(trace2).same_content(compared.trace):
+            raise PathRefused(
+                f"trace 2 of {run.id} ({trace2.name}) has changed since the run started; call "
+                "load_trace again to compare with the new content"
+            )
+        if compared.captures not in (None, AUTO):
+            folder2 = st.policy.recheck(Path(compared.captures), "capture folder of trace 2")
+            compared = compared.model_copy(update={"captures": str(folder2)})
+        comparison = _compare(st, model, report, compared)
+    return RunResults(model, report, platform, record.trace_path, str(run.folder), comparison)

@@ -41,6 +41,21 @@ class GpuRow(BaseModel):
     percent: float
 
 
+class ComparedTraceNote(BaseModel):
+    """Trace 2 of a comparative run, as load_trace read it."""
+
+    trace: str = Field(description="file name of trace 2 (the reference)")
+    platform: str | None = Field(description="trace 2's platform; null = no roofline")
+    platform_source: str
+    gpu: str
+    gpu_utilisation: list[GpuRow]
+    health_warnings: list[HealthNote]
+    what_changed: str = Field(
+        description="the largest difference between the traces in one sentence (the "
+        "report's What changed section lists the rest)"
+    )
+
+
 class LoadResult(BaseModel):
     run_id: str
     reused: bool = Field(
@@ -56,6 +71,9 @@ class LoadResult(BaseModel):
     notes: list[str]
     output_dir: str
     resources: list[str] = Field(description="rooflens:// URIs of the run's big artifacts")
+    comparison: ComparedTraceNote | None = Field(
+        default=None, description="trace 2, when compare_with was given (null: standalone)"
+    )
     next_step: str = "prepare_category_data(run_id)"
 
 

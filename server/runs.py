@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from rooflens.analyzers.pipeline.ledger import (
+    ComparedTrace,
     RunFolderError,
     RunRecord,
     TraceIdentity,
@@ -246,6 +247,19 @@ def _match_key(fields: dict[str, Any]) -> dict[str, Any]:
         "platform": fields.get("platform"),
         "platform_file": fields.get("platform_file"),
         "captures": fields.get("captures"),
+        "compare_with": _compared_key(fields.get("compare_with")),
+    }
+
+
+def _compared_key(compared: ComparedTrace | None) -> dict[str, Any] | None:
+    """What makes trace 2 of a comparative run the same trace 2 (None: standalone)."""
+    if compared is None:
+        return None
+    return {
+        "trace_sha256": compared.trace.sha256,
+        "trace_size": compared.trace.size,
+        "platform": compared.platform,
+        "captures": compared.captures,
     }
 
 
@@ -263,12 +277,15 @@ def record_fields(
     platform: str | None,
     platform_file: Path | None,
     captures: str | None,
+    compare_with: ComparedTrace | None = None,
 ) -> dict[str, Any]:
-    """The parts of a run record that say what was analysed (and make two loads the same)."""
+    """The parts of a run record that say what was analysed (and make two loads the same);
+    `compare_with` is trace 2 of a comparative run."""
     return {
         "trace": identity,
         "trace_path": str(trace),
         "platform": platform,
         "platform_file": None if platform_file is None else str(platform_file),
         "captures": captures,
+        "compare_with": compare_with,
     }

@@ -25,7 +25,7 @@ from rooflens.analyzers.pipeline.ledger import RunFolderError
 from rooflens.analyzers.pipeline.steps import NotAnalysable, StepMissing
 from rooflens.analyzers.prepare.categories import CategoryLookupError, find_category
 from rooflens.analyzers.trace.errors import TraceError
-from rooflens.server.loading import pipeline
+from rooflens.server.loading import LoadArguments, pipeline
 from rooflens.server.paths import PathRefused
 from rooflens.server.runs import Run, RunNotFound
 from rooflens.server.state import AppState
@@ -88,7 +88,8 @@ NEXT_STEP: dict[type[Exception], str] = {
     CategoryFileError: "fix the categories file",
     RunFolderError: "start a new run with load_trace",
     SubmissionError: "fix every listed problem and submit again",
-    # these messages already name the call to make
+    # these messages already name the call to make, or what to pass
+    LoadArguments: "",
     CategoryLookupError: "",
     StepMissing: "",
     NotAnalysable: "",

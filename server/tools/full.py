@@ -22,7 +22,13 @@ from rooflens.server.tools.common import (
     engine,
     owner,
 )
-from rooflens.server.tools.load import FreshArg, OutputDirArg
+from rooflens.server.tools.load import (
+    CaptureFolder2Arg,
+    CompareWithArg,
+    FreshArg,
+    OutputDirArg,
+    Platform2Arg,
+)
 from rooflens.server.tools.report import RecommendationArg, SummaryArg
 
 
@@ -39,6 +45,9 @@ def register(mcp: MCPServer) -> None:
         fresh: FreshArg = False,
         executive_summary: SummaryArg = None,
         recommendation: RecommendationArg = None,
+        compare_with: CompareWithArg = None,
+        platform2: Platform2Arg = None,
+        capture_folder2: CaptureFolder2Arg = None,
     ) -> r.FullAnalysisResult:
         """The whole deterministic pipeline in one call: load (or reuse) the run, prepare,
         analyse every category, draft findings, rank priorities, compose the report. Takes
@@ -46,8 +55,9 @@ def register(mcp: MCPServer) -> None:
         st = app_state(ctx)
         prose = report.prose_from(executive_summary, recommendation)
         request = LoadRequest(
-            path, platform, platform_file, capture_folder, output_dir, fresh, whole=True
-        )
+            path, platform, platform_file, capture_folder, output_dir, fresh, whole=True,
+            compare_with=compare_with, platform2=platform2, capture_folder2=capture_folder2,
+        )  # fmt: skip
         ticks = [0]
 
         def tick(message: str) -> None:  # called by the pipeline on its worker thread

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 from mcp.server import MCPServer
 from pydantic import Field
 
+from rooflens.analyzers.compare.comparison import Comparison
+from rooflens.analyzers.compare.what_changed_md import headline
 from rooflens.analyzers.perf.platform_choice import platform_warnings
 from rooflens.analyzers.perf.platforms import platform_table
+from rooflens.analyzers.report.build import PerfReport
 from rooflens.analyzers.report.files import roofline_coverage
 from rooflens.analyzers.trace.inspect import Inspection
 from rooflens.analyzers.trace.inspect import inspect_trace as engine_inspect
@@ -40,6 +44,29 @@ OutputDirArg = Annotated[
         "<output_dir>/<run_id> is created; omit to use the server's workspace."
     ),
 ]
+CompareWithArg = Annotated[
+    str | None,
+    Field(
+        description="A second trace (.json or .json.gz, inside the allowed directories) to "
+        "compare with: the path is trace 1, the one being optimised, and this is trace 2, the "
+        "reference (another GPU, library version, or the code before a change). Omit for a "
+        "standalone analysis."
+    ),
+]
+Platform2Arg = Annotated[
+    str | None,
+    Field(
+        description="Catalogue platform name of trace 2 (compare_with only); omit to use the "
+        "one trace 2 suggests."
+    ),
+]
+CaptureFolder2Arg = Annotated[
+    str | None,
+    Field(
+        description="Folder of graph-capture traces for trace 2's graph replay (compare_with "
+        "only); omit to use a capture_traces/ folder beside trace 2 when there is one."
+    ),
+]
 FreshArg = Annotated[
     bool,
     Field(
@@ -49,9 +76,36 @@ FreshArg = Annotated[
 ]
 
 
-def run_resources(run_id: str) -> list[str]:
+def run_resources(run_id: str, comparative: bool = False) -> list[str]:
     base = f"rooflens://runs/{run_id}"
-    return [f"{base}/tables", f"{base}/tables/unified_perf_summary", f"{base}/workbook"]
+    found = [f"{base}/tables", f"{base}/tables/unified_perf_summary", f"{base}/workbook"]
+    if comparative:  # trace 1's tables with the comparison columns, trace 2's own
+        found += [f"{base}/trace1/tables", f"{base}/trace1/tables/diff_stats"]
+        found += [f"{base}/trace2/tables", f"{base}/trace2/utilization"]
+    return found
+
+
+def compared_note(comparison: Comparison) -> r.ComparedTraceNote:
+    health = comparison.health
+    return r.ComparedTraceNote(
+        trace=Path(comparison.trace_path).name,
+        platform=comparison.platform.name if comparison.platform else None,
+        platform_source=comparison.platform_source,
+        gpu=health.gpu.model,
+        gpu_utilisation=gpu_rows(comparison.report),
+        health_warnings=[
+            r.HealthNote.of(w)
+            for w in [*platform_warnings(health.gpu, comparison.platform), *health.warnings]
+        ][:MAX_WARNINGS],
+        what_changed=headline(comparison.what_changed),
+    )
+
+
+def gpu_rows(report: PerfReport) -> list[r.GpuRow]:
+    return [
+        r.GpuRow(type=row["type"], time_ms=row["time ms"], percent=row["percent"])
+        for row in report.timeline.pooled.rows()
+    ]
 
 
 def load_result(loaded: Loaded) -> r.LoadResult:
@@ -63,10 +117,7 @@ def load_result(loaded: Loaded) -> r.LoadResult:
         platform=run.platform,
         platform_source=loaded.platform_source,
         gpu=health.gpu.model,
-        gpu_utilisation=[
-            r.GpuRow(type=row["type"], time_ms=row["time ms"], percent=row["percent"])
-            for row in data.report.timeline.pooled.rows()
-        ],
+        gpu_utilisation=gpu_rows(data.report),
         health_warnings=[  # the run's own first: never cut
             r.HealthNote.of(w)
             for w in [*platform_warnings(health.gpu, data.platform), *health.warnings]
@@ -74,7 +125,8 @@ def load_result(loaded: Loaded) -> r.LoadResult:
         roofline_coverage_percent=None if coverage is None else round(coverage * 100, 2),
         notes=list(data.report.notes)[:MAX_NOTES],
         output_dir=str(run.folder),
-        resources=run_resources(run.id),
+        resources=run_resources(run.id, data.comparison is not None),
+        comparison=None if data.comparison is None else compared_note(data.comparison),
     )
 
 
@@ -119,11 +171,19 @@ def register(mcp: MCPServer) -> None:
         capture_folder: CaptureFolderArg = None,
         output_dir: OutputDirArg = None,
         fresh: FreshArg = False,
+        compare_with: CompareWithArg = None,
+        platform2: Platform2Arg = None,
+        capture_folder2: CaptureFolder2Arg = None,
     ) -> r.LoadResult:
         """Start a run: read the trace and write its perf report (CSV tables and workbook).
-        Loading the same trace with the same options again returns the same run.
-        Next: prepare_category_data(run_id)."""
-        request = LoadRequest(path, platform, platform_file, capture_folder, output_dir, fresh)
+        With compare_with, the run compares the trace (trace 1) with that one (trace 2): both
+        perf reports, the tree diff and trace 1's comparison columns are written, and every
+        later step works in comparative scope. Loading the same trace(s) with the same options
+        again returns the same run. Next: prepare_category_data(run_id)."""
+        request = LoadRequest(
+            path, platform, platform_file, capture_folder, output_dir, fresh,
+            compare_with=compare_with, platform2=platform2, capture_folder2=capture_folder2,
+        )  # fmt: skip
         await ctx.report_progress(0, 1, "reading the trace and building the perf report")
         loaded = await engine(load_run, app_state(ctx), request, owner(ctx))
         await ctx.report_progress(1, 1, "perf report written")
