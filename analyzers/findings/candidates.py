@@ -80,11 +80,12 @@ def _compute(
     """Quantified findings keep their range; a heuristic one (its operations have no usable
     roofline) becomes an unquantified item that says why (docs/analysis.md#unquantified-items).
     """
+    compared = metrics.comparison_scope == "comparative"
     for finding in metrics.category_findings or ():
         common = {
             "category": key,
             "kind": "compute",
-            "title": _compute_title(name, finding),
+            "title": _compute_title(name, finding, compared),
             "source_rank": finding.rank,
         }
         if finding.estimate_method != "quantified":
@@ -107,15 +108,24 @@ def _compute(
                 high_ms=_ms(finding.impact_score_high, gpu),
                 cap_ms=sum(m.time_ms for m in finding.members),
                 pool="kernels",
-                basis="the members' kernel time brought to 75/87.5/100 % of their roofline",
+                basis=COMPARED_BASIS if compared else ROOFLINE_BASIS,
             ),
         )
 
 
-def _compute_title(name: str, finding: Finding) -> str:
-    """`<category>: <the operation, or how many>, <bound or unmodelled>, <library>`."""
+ROOFLINE_BASIS = "the members' kernel time brought to 75/87.5/100 % of their roofline"
+COMPARED_BASIS = (  # docs/analysis.md#comparative-report: recoverable time in trace 1
+    "the members' trace-1 kernel time brought to what trace 2 takes for the same work "
+    "(never below their roofline)"
+)
+
+
+def _compute_title(name: str, finding: Finding, compared: bool = False) -> str:
+    """`<category>: <the operation, or how many>[ slower than trace 2], <bound or
+    unmodelled>, <library>`."""
     ops = sorted({m.operation for m in finding.members})
     what = ops[0] if len(ops) == 1 else f"{finding.member_count} operations"
+    what += " slower than trace 2" if compared else ""
     modelled = finding.bound_type not in ("unknown", "unmodeled")
     bound = f"{finding.bound_type}-bound" if modelled else "no roofline"
     return f"{name}: {what} ({bound}, {finding.library})"

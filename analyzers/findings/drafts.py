@@ -30,6 +30,7 @@ from rooflens.analyzers.findings.contract import (
     no_findings,
 )
 from rooflens.analyzers.findings.copy_draft import copy_card
+from rooflens.analyzers.findings.drafts_compare import comparative_words
 
 SYSTEM_KEYS = ("cpu_idle", "multi_kernel")
 FUSION_KEY = "kernel_fusion"
@@ -211,6 +212,8 @@ def compute_card(metrics: Mapping, finding: Mapping) -> tuple[PItem, DetailBlock
     comparative = metrics.get("comparison_scope") == "comparative"
     if finding.get("estimate_method") == "heuristic":
         words = _unmodelled_wording(finding, names, time_ms, ops)
+    elif comparative:
+        words = _Wording(*comparative_words(finding, members, ops, category, time_ms, count))
     else:
         words = _roofline_wording(finding, members, ops, category, time_ms)
     card = PItem(

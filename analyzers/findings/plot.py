@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from rooflens.analyzers.findings.priorities import PriorityData
 from rooflens.analyzers.findings.report_cards import ms, ms_range
+from rooflens.analyzers.findings.report_compare import ReportComparison
 from rooflens.analyzers.prepare.manifest import CategoryEntry, Manifest
 
 if TYPE_CHECKING:
@@ -47,6 +48,7 @@ class Segment:
     label: str
     time_ms: float
     color: str
+    time2_ms: float | None = None  # trace 2's time in a comparison (None: standalone)
 
 
 @dataclass(frozen=True)
@@ -79,8 +81,12 @@ def _pretty(cat: CategoryEntry) -> str:
     return name[:1].upper() + name[1:]
 
 
-def compute_segments(manifest: Manifest) -> tuple[float, list[Segment]]:
-    """Return (baseline_ms, segments) — compute categories by time desc, then the remainder."""
+def compute_segments(
+    manifest: Manifest, comparison: ReportComparison | None = None
+) -> tuple[float, list[Segment]]:
+    """Return (baseline_ms, segments) — compute categories by time desc, then the remainder.
+    In a comparison each segment also holds trace 2's time of its category, and a category
+    only trace 2 has gets a segment of its own (no trace-1 time)."""
     total = manifest.gpu_utilization.total_time_ms
     cats = [
         c
@@ -88,14 +94,32 @@ def compute_segments(manifest: Manifest) -> tuple[float, list[Segment]]:
         if c.tier.startswith("compute") and (c.gpu_kernel_time_ms or 0.0) > 0
     ]
     cats.sort(key=lambda c: (-(c.gpu_kernel_time_ms or 0.0), c.name))
+    named = [(c.name, _pretty(c), c.gpu_kernel_time_ms or 0.0) for c in cats]
+    if comparison is not None:
+        seen = {name.lower() for name, _, _ in named}
+        only2 = sorted((k for k in comparison.category_ms2 if k not in seen and
+                        comparison.category_ms2[k] > 0), key=comparison.category_ms2.get,
+                       reverse=True)  # fmt: skip
+        named += [(k, k[:1].upper() + k[1:], 0.0) for k in only2]
     segments = [
-        Segment(c.name, _pretty(c), c.gpu_kernel_time_ms or 0.0, PALETTE[i % 10])
-        for i, c in enumerate(cats)
+        Segment(name, label, t1, PALETTE[i % 10], _time2(comparison, name))
+        for i, (name, label, t1) in enumerate(named)
     ]
     remainder = total - sum(s.time_ms for s in segments)
-    if remainder > 0:
-        segments.append(Segment("non_compute", REMAINDER_LABEL, remainder, REMAINDER_COLOR))
+    remainder2 = None
+    if comparison is not None:
+        total2 = comparison.utilization2.total_time_ms
+        remainder2 = max(0.0, total2 - sum(s.time2_ms or 0.0 for s in segments))
+    if remainder > 0 or remainder2:
+        segments.append(Segment("non_compute", REMAINDER_LABEL, max(remainder, 0.0),
+                                REMAINDER_COLOR, remainder2))  # fmt: skip
     return total, segments
+
+
+def _time2(comparison: ReportComparison | None, name: str) -> float | None:
+    if comparison is None:
+        return None
+    return comparison.time2(name) or 0.0
 
 
 MAX_BARS = 12  # the savings panel draws the first items; the title says how many in all
@@ -143,7 +167,8 @@ class Savings:
 def draw_png(title: str, total: float, segments: list[Segment], savings: Savings) -> bytes:
     """Lay out the three panels (breakdown bar, its legend, savings) and return the PNG."""
     legend_rows = (len(segments) + 1) // 2
-    heights = [1.3, 0.3 * legend_rows + 0.2, 1.0 + 0.5 * max(len(savings.bars), 1)]
+    first = 2.0 if any(seg.time2_ms is not None for seg in segments) else 1.3
+    heights = [first, 0.3 * legend_rows + 0.2, 1.0 + 0.5 * max(len(savings.bars), 1)]
     # matplotlib costs about 0.3 s to import: only a run that draws pays it
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -170,36 +195,38 @@ def draw_png(title: str, total: float, segments: list[Segment], savings: Savings
 
 
 def _draw_breakdown(ax: Axes, total: float, segments: list[Segment]) -> None:
-    """One stacked bar of GPU time per category; shares of 6 % or more are printed on it."""
-    left = 0.0
-    for seg in segments:
-        pct = 100 * seg.time_ms / total
-        ax.barh(
-            0,
-            seg.time_ms,
-            left=left,
-            color=seg.color,
-            edgecolor="white",
-            linewidth=0.8,
-            height=0.6,
-            label=f"{seg.label} — {seg.time_ms:,.1f} ms ({pct:.1f} %)",
-        )
-        if pct >= 6:
-            ax.text(
-                left + seg.time_ms / 2,
-                0,
-                f"{pct:.0f} %",
-                ha="center",
-                va="center",
-                fontsize=10,
-                color="black",
-                fontweight="bold",
-            )
-        left += seg.time_ms
-    ax.set_xlim(0, max(total, left))
-    ax.set_yticks([])
+    """One stacked bar of GPU time per category (two in a comparison: trace 1 above trace
+    2, on one time axis); shares of 6 % or more are printed on it."""
+    compared = any(seg.time2_ms is not None for seg in segments)
+    total2 = sum(seg.time2_ms or 0.0 for seg in segments)
+    bars = [(1, total, lambda seg: seg.time_ms), (0, total2, lambda seg: seg.time2_ms or 0.0)]
+    widest = total
+    for y, bar_total, time_of in bars if compared else [(0, total, bars[0][2])]:
+        left = 0.0
+        for seg in segments:
+            width = time_of(seg)
+            pct = 100 * width / bar_total if bar_total > 0 else 0.0
+            label = f"{seg.label} — {seg.time_ms:,.1f} ms ({pct:.1f} %)"
+            if compared:
+                label = f"{seg.label} — {seg.time_ms:,.2f} ms vs {seg.time2_ms or 0.0:,.2f} ms"
+            ax.barh(y, width, left=left, color=seg.color, edgecolor="white", linewidth=0.8,
+                    height=0.6, label=label if y == (1 if compared else 0) else None)  # fmt: skip
+            if pct >= 6:
+                ax.text(left + width / 2, y, f"{pct:.0f} %", ha="center", va="center",
+                        fontsize=10, color="black", fontweight="bold")  # fmt: skip
+            left += width
+        widest = max(widest, left)
+    ax.set_xlim(0, widest)
     ax.set_xlabel("GPU time (ms)", fontsize=10)
-    ax.set_title(f"GPU time by category — end-to-end {total:,.1f} ms", fontsize=11, loc="left")
+    if not compared:
+        ax.set_yticks([])
+        ax.set_title(f"GPU time by category — end-to-end {total:,.1f} ms", fontsize=11, loc="left")
+        return
+    ax.set_yticks([1, 0], [f"Trace 1 ({total:,.2f} ms)", f"Trace 2 ({total2:,.2f} ms)"])
+    ax.set_title(
+        "GPU time by category, trace 1 against trace 2 (legend: trace 1 vs trace 2)",
+        fontsize=11, loc="left",
+    )  # fmt: skip
 
 
 def _draw_savings(bx: Axes, segments: list[Segment], savings: Savings) -> None:
@@ -275,11 +302,13 @@ def render_plot(
     priorities: PriorityData | None,
     title: str,
     draw: Drawer = draw_png,
+    comparison: ReportComparison | None = None,
 ) -> PlotResult:
     """Draw the plot of a run; never raises for degenerate inputs (says why instead).
     `draw` turns the laid-out data into PNG bytes (`PlotProcess.draw` does it in a helper
-    process whose matplotlib import overlapped the run)."""
-    total, segments = compute_segments(manifest)
+    process whose matplotlib import overlapped the run). With `comparison` the breakdown
+    shows trace 1 and trace 2 per category."""
+    total, segments = compute_segments(manifest, comparison)
     if total <= 0:
         return PlotResult(None, reason="baseline (total_time_ms) is not positive")
     if not any(s.name != "non_compute" for s in segments):

@@ -12,7 +12,9 @@ Choices:
   P-number, and cards keep their section but carry that number (report_cards.py).
 * The plot is linked, not inlined: ``![Performance breakdown](perf_improvement.png)`` next to
   ``analysis.md``. Without a PNG the Executive Summary says so in a sentence (no placeholder).
-* Only the standalone layout is composed (comparative runs get the same sections).
+* A comparative run (``inputs.comparison``) gets the comparative title, the trace 1 / trace 2
+  / difference columns in the Executive Summary and Top Operations tables, and a "What
+  changed" section after the Priorities (report_compare.py).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from rooflens.analyzers.findings.report_cards import (
     null_marker,
     placed_cards,
 )
+from rooflens.analyzers.findings.report_compare import title as comparative_title
 from rooflens.analyzers.findings.report_coverage import HEADING as COVERAGE_HEADING
 from rooflens.analyzers.findings.report_coverage import what_we_saw
 from rooflens.analyzers.findings.report_summary import (
@@ -77,6 +80,15 @@ SYSTEM_NOTE = (
     "> System-level findings are exploratory: the trace shows symptoms (idle gaps, exposed "
     "communication) but not always their cause."
 )
+FUSION_NOTE_COMPARED = (
+    "> **Experimental.** In a comparison a candidate is an operator both traces share that "
+    "runs as more kernels in trace 1 than in trace 2; its saving is the measured time "
+    "difference under that operator, not a model."
+)
+SYSTEM_NOTE_COMPARED = SYSTEM_NOTE + (
+    " In a comparison they describe trace 1 only; trace 2's utilisation is in the Executive "
+    "Summary."
+)
 
 
 def position_icon(n: int) -> str:
@@ -96,6 +108,8 @@ def _title(run: ReportInputs) -> str:
     model = run.identity.model if run.identity else ""
     known = model and not model.startswith("Cannot be inferred")
     name = model if known else "Unidentified model"
+    if run.comparison is not None:
+        return comparative_title(name, run.manifest.platform, run.comparison)
     return f"# {name} - {run.manifest.platform or 'Unknown platform'} Standalone Analysis"
 
 
@@ -147,16 +161,20 @@ def compose_report(run: ReportInputs) -> str:
                for t in INSIGHTS}  # fmt: skip
     cards = {t: [_card_text(p) for p in ps] for t, ps in by_tier.items()}
 
+    compared = run.comparison is not None
     parts = [_title(run), executive_summary(run, run.prose), priorities_table(run)]
+    if compared and run.comparison.what_changed:
+        parts.append(run.comparison.what_changed.strip())
     parts.append(what_we_saw(run.metrics, run.health))
     warn = warnings(run)
     if warn:
         parts.append(warn)
     parts += ["## Compute Kernel Optimizations", top_operations(run)]
     parts += cards["compute"] or [NO_COMPUTE]
-    parts += ["## Kernel Fusion Opportunities (Experimental)", FUSION_NOTE]
+    parts += ["## Kernel Fusion Opportunities (Experimental)"]
+    parts += [FUSION_NOTE_COMPARED if compared else FUSION_NOTE]
     parts += cards["fusion"] or [NO_FUSION]
-    parts += ["## System-Level Optimizations", SYSTEM_NOTE]
+    parts += ["## System-Level Optimizations", SYSTEM_NOTE_COMPARED if compared else SYSTEM_NOTE]
     parts += cards["system"] or [_system_clear(run)]
     parts.append("## Detailed Analysis")
     for tier, name in INSIGHTS.items():

@@ -15,6 +15,13 @@ from rooflens.analyzers.findings.drafts import FUSION_KEY, SYSTEM_KEYS, num
 from rooflens.analyzers.findings.model_info import ModelIdentification
 from rooflens.analyzers.findings.priorities import PriorityData
 from rooflens.analyzers.findings.report_cards import cap_text, ms, ms_range, saving_text
+from rooflens.analyzers.findings.report_compare import (
+    DIFF_HEAD,
+    ReportComparison,
+    ms_difference,
+    point_difference,
+    slower_sentence,
+)
 from rooflens.analyzers.findings.report_prose import ReportProse
 from rooflens.analyzers.perf.platforms import Platform
 from rooflens.analyzers.prepare.categories import GpuUtilization
@@ -44,6 +51,7 @@ class ReportInputs:
     prose: ReportProse | None = None
     platform: Platform | None = None
     health: tuple[HealthWarning, ...] | None = None  # the trace's health warnings
+    comparison: ReportComparison | None = None  # trace 2, in a comparative run
 
     @property
     def util(self) -> GpuUtilization:
@@ -101,20 +109,58 @@ def _top_category(run: ReportInputs) -> tuple[str, str]:
     return top.display_name or top.name, run.compute_share(top.gpu_kernel_time_ms)
 
 
-def executive_summary(run: ReportInputs, prose: ReportProse | None = None) -> str:
-    """What the window held, what it is worth fixing first; the prose, when a model wrote
-    one, replaces only the opening paragraph."""
-    u = run.util
-    top, share = _top_category(run)
-    rows = [
-        ("Total Time", f"{u.total_time_ms:.2f} ms (the analysed window)"),
+def _metric_rows(u: GpuUtilization, top: str, share: str) -> list[tuple[str, str]]:
+    return [
+        ("Total Time", f"{u.total_time_ms:.2f} ms"),
         ("GPU Busy %", pct(100 - u.idle_time_percent)),
         ("Compute %", pct(u.computation_time_percent)),
         ("Idle %", pct(u.idle_time_percent)),
         ("Exposed Communication %", pct(u.exposed_comm_time_percent)),
         ("Top Bottleneck Category", f"{top} ({share} of compute time)" if share != "—" else top),
     ]
-    table = "\n".join(["| Metric | Value |", "| --- | --- |", *(f"| {a} | {b} |" for a, b in rows)])
+
+
+def _metrics_table(run: ReportInputs) -> str:
+    """The metric rows: one value column, or trace 1, trace 2 and their difference."""
+    top, share = _top_category(run)
+    rows = _metric_rows(run.util, top, share)
+    c = run.comparison
+    if c is None:
+        rows[0] = (rows[0][0], f"{rows[0][1]} (the analysed window)")
+        lines = ["| Metric | Value |", "| --- | --- |", *(f"| {a} | {b} |" for a, b in rows)]
+        return "\n".join(lines)
+    u1, u2 = run.util, c.utilization2
+    top2, share2 = _top_category2(c)
+    top2 = next((e.display_name for e in run.compute_categories() if e.name.lower() == top2), top2)
+    diffs = [ms_difference(u1.total_time_ms, u2.total_time_ms)]
+    diffs += [point_difference(100 - u1.idle_time_percent, 100 - u2.idle_time_percent)]
+    diffs += [point_difference(getattr(u1, k), getattr(u2, k)) for k in (
+        "computation_time_percent", "idle_time_percent", "exposed_comm_time_percent")]  # fmt: skip
+    diffs.append("same category" if top.lower() == top2.lower() else "different categories")
+    rows2 = _metric_rows(u2, top2, share2)
+    head = (
+        f"| Metric | Trace 1 ({run.manifest.platform or 'unknown platform'}) | "
+        f"Trace 2 ({c.platform2 or 'unknown platform'}) | {DIFF_HEAD} |"
+    )
+    paired = zip(rows, rows2, diffs, strict=True)
+    body = [f"| {a} | {b} | {b2} | {d} |" for (a, b), (_, b2), d in paired]
+    return "\n".join([head, "| --- | --- | --- | --- |", *body])
+
+
+def _top_category2(c: ReportComparison) -> tuple[str, str]:
+    """Trace 2's category with the most kernel time, and its share of its compute time."""
+    if not c.category_ms2:
+        return "—", "—"
+    name, time2 = max(c.category_ms2.items(), key=lambda kv: kv[1])
+    compute2 = c.utilization2.total_time_ms * c.utilization2.computation_time_percent / 100
+    total = max(compute2, sum(c.category_ms2.values()))
+    return name, f"{time2 / total * 100:.1f}%" if total > 0 else "—"
+
+
+def executive_summary(run: ReportInputs, prose: ReportProse | None = None) -> str:
+    """What the window held, what it is worth fixing first; the prose, when a model wrote
+    one, replaces only the opening paragraph."""
+    table = _metrics_table(run)
     para = prose.summary if prose is not None and prose.summary else _paragraph(run)
     if run.has_plot:
         plot = f"![Performance breakdown]({layout.PLOT})"
@@ -165,6 +211,9 @@ def _facts(run: ReportInputs) -> str:
     iterations = iteration_line(run.iterations())
     if iterations:
         lines.append(f"- **Iterations**: {iterations}")
+    if run.comparison is not None:
+        u2 = run.comparison.utilization2
+        lines.append(f"- **Against trace 2**: {slower_sentence(window, u2.total_time_ms)}")
     lines += [
         f"- **GPU busy**: {part(100 - u.idle_time_percent)}: compute "
         f"{part(u.computation_time_percent)}, exposed communication "
@@ -298,12 +347,18 @@ def top_operations(run: ReportInputs) -> str:
         high = getattr(p, "impact_score_high", None)
         tail = f"<!-- top-ops-row low={'null' if low is None else low} "
         tail += f"high={'null' if high is None else high} -->"
-        cells = (p.rank, p.display_name, num(kernel_ms), run.compute_share(kernel_ms),
+        times = [num(kernel_ms)]
+        if run.comparison is not None:  # trace 2's time of the category, and the difference
+            t2 = run.comparison.time2(p.category)
+            times.append(num(None if t2 is None else round(t2, 3)))
+            times.append(num(None if t2 is None or kernel_ms is None else round(kernel_ms - t2, 3)))
+        cells = (p.rank, p.display_name, *times, run.compute_share(kernel_ms),
                  num(calls), num(cat.ops_count if cat else None))  # fmt: skip
         rows.append("| " + " | ".join(str(c) for c in cells) + f" | {tail}")
-    head = (
-        "| Rank | Category | Time (ms) | % of Compute Time | Ops | Unique shapes |\n"
-        "| --- | --- | --- | --- | --- | --- |"
-    )
+    times_head = ["Time (ms)"]
+    if run.comparison is not None:
+        times_head = ["Trace 1 Time (ms)", "Trace 2 Time (ms)", f"{DIFF_HEAD}, ms"]
+    columns = ["Rank", "Category", *times_head, "% of Compute Time", "Ops", "Unique shapes"]
+    head = f"| {' | '.join(columns)} |\n|{' --- |' * len(columns)}"
     body = "\n".join([head, *rows])
     return f"### Top Operations\n\n<!-- impact-begin kind=top_ops -->\n{body}\n<!-- impact-end -->"

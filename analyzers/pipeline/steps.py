@@ -36,6 +36,7 @@ from rooflens.analyzers.findings.model_info import (
 from rooflens.analyzers.findings.plot import Drawer, PlotResult, draw_png, render_plot
 from rooflens.analyzers.findings.priorities import PriorityData, priority_data
 from rooflens.analyzers.findings.report import ReportInputs, compose_report
+from rooflens.analyzers.findings.report_compare import ReportComparison
 from rooflens.analyzers.findings.report_prose import ReportProse
 from rooflens.analyzers.findings.submission import PItemProse, SubmitStatus, submit
 from rooflens.analyzers.perf.platform_choice import platform_warnings, run_warnings
@@ -273,7 +274,9 @@ class Pipeline:
         priorities = self.priorities()
         title = title or plot_title(self.identify(), self.results.platform)
         manifest = self.category_data().manifest
-        result = self.results.plot = render_plot(manifest, priorities, title, self.draw)
+        result = self.results.plot = render_plot(
+            manifest, priorities, title, self.draw, self.report_comparison()
+        )
         self._written(lambda folder: folder.write_plot(result))
         return result
 
@@ -307,11 +310,16 @@ class Pipeline:
                 prose=self.results.prose,
                 platform=self.results.platform,
                 health=tuple(self.warnings()),
+                comparison=self.report_comparison(),
             )
         )
         self.results.report_text = text
         self._written(lambda folder: folder.write_analysis_report(text), REPORTED)
         return text
+
+    def report_comparison(self) -> ReportComparison | None:
+        """Trace 2 as the report and the plot show it (None in a standalone run)."""
+        return ReportComparison.of(self.category_data().manifest, self.results.comparison)
 
     def warnings(self) -> list[HealthWarning]:
         """The trace's health warnings, then the run's own (no platform known)."""

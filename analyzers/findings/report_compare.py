@@ -1,0 +1,103 @@
+"""The comparative parts of the report: trace 1 against trace 2
+(docs/analysis.md#comparative-report).
+
+Trace 1 is the run being optimised, trace 2 the reference. Every difference the report writes
+is trace 1 minus trace 2, labelled as such, so a positive time difference is time trace 1
+could recover. Trace 2's figures come from the manifest (`trace2_gpu_utilization`,
+`trace2_ops_summary_by_category`) when it carries them, else from trace 2's own perf report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from rooflens.analyzers.prepare.categories import GpuUtilization, gpu_utilization
+from rooflens.analyzers.prepare.manifest import Manifest
+
+if TYPE_CHECKING:
+    from rooflens.analyzers.compare.comparison import Comparison
+
+DASH = "—"
+DIFF_HEAD = "Difference (T1 − T2)"
+
+
+@dataclass(frozen=True)
+class ReportComparison:
+    """What the report needs of trace 2: its platform, its GPU utilisation, its kernel time
+    per category (lower-case category key -> ms) and the What changed section (markdown)."""
+
+    platform2: str | None
+    utilization2: GpuUtilization
+    category_ms2: Mapping[str, float] = field(default_factory=dict)
+    what_changed: str | None = None
+
+    @classmethod
+    def of(cls, manifest: Manifest, comparison: Comparison | None) -> ReportComparison | None:
+        """The comparison of a comparative run (None for a standalone one)."""
+        if comparison is None and manifest.trace2_gpu_utilization is None:
+            return None
+        report2 = comparison.report.sheets if comparison is not None else {}
+        util2 = manifest.trace2_gpu_utilization
+        if util2 is None:
+            util2 = GpuUtilization(**gpu_utilization(report2.get("gpu_timeline")))
+        rows = manifest.trace2_ops_summary_by_category
+        if rows is None and "ops_summary_by_category" in report2:
+            rows = report2["ops_summary_by_category"].to_dict("records")
+        section = None
+        if comparison is not None:
+            from rooflens.analyzers.compare.what_changed_md import what_changed_markdown
+
+            section = what_changed_markdown(comparison.what_changed)
+        platform2 = comparison.platform.name if comparison and comparison.platform else None
+        return cls(platform2, util2, category_times(rows or []), section)
+
+    def time2(self, category: str) -> float | None:
+        return self.category_ms2.get(category.lower())
+
+
+def category_times(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """Trace 2's direct kernel time per op category, keyed lower-case (the spec matches the
+    manifest's category names case-insensitively)."""
+    out: dict[str, float] = {}
+    for row in rows:
+        name, value = row.get("op category"), row.get("total_direct_kernel_time_ms")
+        if name is None or value is None:
+            continue
+        out[str(name).lower()] = out.get(str(name).lower(), 0.0) + float(value)
+    return out
+
+
+def ms_difference(t1: float | None, t2: float | None) -> str:
+    """`+0.26 ms (+54.2 % of trace 2)`: trace 1 minus trace 2, and that as a share of trace
+    2's time; a dash when either side is missing."""
+    if t1 is None or t2 is None:
+        return DASH
+    delta = t1 - t2
+    text = f"{delta:+.2f} ms"
+    return f"{text} ({delta / t2 * 100:+.1f} % of trace 2)" if t2 > 0 else text
+
+
+def point_difference(p1: float, p2: float) -> str:
+    """A difference of two shares, in percentage points (trace 1 minus trace 2)."""
+    return f"{p1 - p2:+.2f} pp"
+
+
+def title(model: str, platform1: str | None, comparison: ReportComparison) -> str:
+    one = platform1 or "unknown platform"
+    two = comparison.platform2 or "unknown platform"
+    return f"# {model} - Comparative Analysis: {one} vs {two}"
+
+
+def slower_sentence(t1: float, t2: float) -> str:
+    """How trace 1's window compares with trace 2's, in words."""
+    if t2 <= 0 or t1 <= 0:
+        return "One trace has no GPU time to compare."
+    if abs(t1 - t2) / t2 < 0.01:
+        return f"Both windows take the same time to within 1 % ({t1:,.2f} ms against {t2:,.2f} ms)."
+    way = "longer" if t1 > t2 else "shorter"
+    return (
+        f"Trace 1's window ({t1:,.2f} ms) is {abs(t1 - t2) / t2 * 100:.1f} % {way} than "
+        f"trace 2's ({t2:,.2f} ms)."
+    )
