@@ -34,8 +34,11 @@ class ReportComparison:
     what_changed: str | None = None
 
     @classmethod
-    def of(cls, manifest: Manifest, comparison: Comparison | None) -> ReportComparison | None:
-        """The comparison of a comparative run (None for a standalone one)."""
+    def of(
+        cls, manifest: Manifest, comparison: Comparison | None, platform2: str | None = None
+    ) -> ReportComparison | None:
+        """The comparison of a comparative run (None for a standalone one); `platform2`
+        names trace 2's platform when there is no Comparison to read it from."""
         if comparison is None and manifest.trace2_gpu_utilization is None:
             return None
         report2 = comparison.report.sheets if comparison is not None else {}
@@ -50,7 +53,8 @@ class ReportComparison:
             from rooflens.analyzers.compare.what_changed_md import what_changed_markdown
 
             section = what_changed_markdown(comparison.what_changed)
-        platform2 = comparison.platform.name if comparison and comparison.platform else None
+        if comparison is not None and comparison.platform is not None:
+            platform2 = comparison.platform.name
         return cls(platform2, util2, category_times(rows or []), section)
 
     def time2(self, category: str) -> float | None:
