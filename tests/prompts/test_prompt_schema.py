@@ -84,8 +84,9 @@ async def served(tmp_path_factory: pytest.TempPathFactory):
         rendered = {}
         for prompt in (await client.list_prompts()).prompts:
             args = {a.name: EXAMPLES[a.name] for a in prompt.arguments if a.required}
-            got = await client.get_prompt(prompt.name, args)
-            rendered[prompt.name] = got.messages[0].content.text
+            for scope in ("standalone", "comparative"):  # each scope's guidance is checked
+                got = await client.get_prompt(prompt.name, {**args, "comparison_scope": scope})
+                rendered[f"{prompt.name} ({scope})"] = got.messages[0].content.text
     documents = document_keys(allowed / "rooflens_runs" / result["run_id"])
     return tools, rendered, documents
 
@@ -93,7 +94,7 @@ async def served(tmp_path_factory: pytest.TempPathFactory):
 @pytest.mark.anyio
 async def test_every_name_in_a_tool_call_exists_in_the_schemas(served) -> None:
     tools, rendered, documents = served
-    assert len(rendered) == 14
+    assert len(rendered) == 2 * 14
     problems = []
     calls = 0
     for prompt, text in rendered.items():
@@ -114,7 +115,7 @@ async def test_every_name_in_a_tool_call_exists_in_the_schemas(served) -> None:
             for word in NAME.findall(chunk):
                 if word not in vocab:
                     problems.append(f"{prompt}: `{word}` near {called} is in no schema")
-    assert calls >= 40
+    assert calls >= 80
     assert problems == []
 
 

@@ -1,0 +1,106 @@
+"""load_trace(compare_with=...) and the tools and resources of a comparative run, over MCP, on
+the generated pair whose trace 2 runs the forward GELU on another kernel in half the time."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import MCPError
+
+from tests.helpers.compare_pairs import FAST_GELU, planted_pair
+from tests.helpers.mcp_client import call, error_of
+
+
+@pytest.fixture
+def pair(allowed: Path) -> tuple[Path, Path, list[float]]:
+    return planted_pair(allowed)
+
+
+def _args(pair, **more) -> dict:
+    one, two, _ = pair
+    return {"path": str(one), "compare_with": str(two), "platform": "MI300X",
+            "platform2": "H100", **more}  # fmt: skip
+
+
+@pytest.mark.anyio
+async def test_load_trace_compares_and_lists_both_traces_tables(connect, pair) -> None:
+    _, two, durations = pair
+    gelu = sum(durations)
+    with anyio.fail_after(120):
+        async with connect() as client:
+            loaded = await call(client, "load_trace", _args(pair))
+            run = loaded["run_id"]
+            trace1 = json.loads((await client.read_resource(
+                f"rooflens://runs/{run}/trace1/tables")).contents[0].text)  # fmt: skip
+            diff = (await client.read_resource(
+                f"rooflens://runs/{run}/trace1/tables/diff_stats")).contents[0].text  # fmt: skip
+            util2 = json.loads((await client.read_resource(
+                f"rooflens://runs/{run}/trace2/utilization")).contents[0].text)  # fmt: skip
+            again = await call(client, "load_trace", _args(pair))
+            other = await call(client, "load_trace", _args(pair, compare_with=str(pair[0])))
+    note = loaded["comparison"]
+    assert note["trace"] == two.name and note["platform"] == "H100_SXM"
+    # the planted change is the headline: the forward GELU at half its time in trace 2
+    assert note["what_changed"].startswith(
+        f"`aten::gelu` is faster in trace 2: {gelu:,.1f} → {gelu / 2:,.1f} µs"
+    )
+    assert f"rooflens://runs/{run}/trace2/tables" in loaded["resources"]
+    assert {t["name"] for t in trace1["tables"]} >= {"diff_stats", "unified_perf_summary"}
+    rows = list(csv.DictReader(io.StringIO(diff)))
+    planted = [r for r in rows if r["name"] == FAST_GELU]
+    assert len(planted) == len(durations) and {r["source"] for r in planted} == {"trace2"}
+    assert sum(float(r["kernel_time"]) for r in planted) == pytest.approx(gelu / 2)
+    total2 = next(r for r in note["gpu_utilisation"] if r["type"] == "total_time")["time_ms"]
+    assert util2["total_time_ms"] == pytest.approx(total2)
+    assert again["run_id"] == run and again["reused"] is True
+    assert other["run_id"] != run and other["reused"] is False  # another trace 2: another run
+
+
+@pytest.mark.anyio
+async def test_compare_arguments_are_checked_like_the_trace(connect, pair, tmp_path) -> None:
+    outside = tmp_path / "outside.json"
+    outside.write_text("{}")
+    async with connect() as client:
+        beyond = await error_of(client, "load_trace", _args(pair, compare_with=str(outside)))
+        alone = await error_of(client, "load_trace", {"path": str(pair[0]), "platform2": "H100"})
+        unknown = await error_of(client, "load_trace", _args(pair, platform2="NoSuchGPU"))
+        extra = await error_of(client, "load_trace", _args(pair, trace2=str(pair[1])))
+    assert "allowed directories" in beyond
+    assert "pass compare_with" in alone
+    assert "NoSuchGPU" in unknown and "list_platforms" in unknown
+    assert "trace2" in extra
+
+
+@pytest.mark.anyio
+async def test_a_standalone_run_has_no_trace_2(connect, pair) -> None:
+    async with connect() as client:
+        loaded = await call(client, "load_trace", {"path": str(pair[0])})
+        run = loaded["run_id"]
+        for uri in ("trace2/utilization", "trace1/tables", "trace2/tables/ops_summary"):
+            with pytest.raises(MCPError, match="compares no traces; call load_trace with"):
+                await client.read_resource(f"rooflens://runs/{run}/{uri}")
+    assert loaded["comparison"] is None
+    assert not any("/trace2/" in uri for uri in loaded["resources"])
+
+
+@pytest.mark.anyio
+async def test_full_analysis_of_a_pair_after_a_restart(connect, pair) -> None:
+    """A new server finds the comparative run (same pair, same options), rebuilds both traces
+    and composes a comparative report that validates."""
+    with anyio.fail_after(180):
+        async with connect() as client:
+            first = await call(client, "load_trace", _args(pair))
+        async with connect() as client:  # another server: nothing of the run in memory
+            full = await call(client, "run_full_analysis", _args(pair))
+            report = (await client.read_resource(
+                f"rooflens://runs/{full['run_id']}/report")).contents[0].text  # fmt: skip
+    assert full["run_id"] == first["run_id"] and full["reused"] is True
+    assert full["report_valid"] is True
+    assert report.startswith("# ") and "Comparative Analysis: MI300X vs H100_SXM" in report
+    assert "## What changed" in report and "`aten::gelu` is faster in trace 2" in report
+    assert "| Metric | Trace 1 (MI300X) | Trace 2 (H100_SXM) | Difference (T1 − T2) |" in report
