@@ -15,6 +15,7 @@ import pytest
 from mcp import Client
 
 from rooflens.server.state import DEFAULT_MAX_RESULT_BYTES
+from tests.helpers.compare_pairs import planted_pair
 
 SYSTEM = ("multi_kernel", "kernel_fusion")
 CALL_GOAL = 40
@@ -52,13 +53,16 @@ class Recorder:
         return (await self.client.get_prompt(name, args)).messages[0].content.text
 
 
-async def analyst(model: Recorder, prompt: str, run_id: str, category: str) -> None:
+async def analyst(
+    model: Recorder, prompt: str, run_id: str, category: str, scope: str = "standalone"
+) -> None:
     """The three-call recipe every analyst prompt gives."""
     if prompt in ("multi-kernel", "kernel-fusion", "cpu-idle"):  # one category each
-        text = await model.prompt(prompt, run_id=run_id)
+        text = await model.prompt(prompt, run_id=run_id, comparison_scope=scope)
     else:
-        text = await model.prompt(prompt, run_id=run_id, category=category)
+        text = await model.prompt(prompt, run_id=run_id, category=category, comparison_scope=scope)
     assert "`run_category_analysis`" in text and "`submit_findings`" in text
+    assert ("## Comparing two traces" in text) == (scope == "comparative")
     await model.tool("run_category_analysis", run_id=run_id, category=category)
     draft = await model.tool("draft_findings", run_id=run_id, category=category)
     if not draft["items"]:
@@ -92,28 +96,37 @@ def prompt_for(category: str) -> str:
     return table.get(category, "generic-op")
 
 
-async def orchestrate(model: Recorder, trace: Path) -> str:
-    """Steps 1-11 of the orchestrator prompt, in order."""
-    text = await model.prompt("orchestrator", trace=str(trace))
+async def orchestrate(model: Recorder, trace: Path, reference: Path | None = None) -> str:
+    """Steps 1-11 of the orchestrator prompt, in order; with a reference trace, in
+    comparative scope (both traces inspected, one run loaded with compare_with)."""
+    scope = "standalone" if reference is None else "comparative"
+    given = {} if reference is None else {"reference_trace": str(reference), "platform2": "H100"}
+    text = await model.prompt("orchestrator", trace=str(trace), comparison_scope=scope, **given)
     assert "`list_platforms`" in text and "`compose_report`" in text
     await model.tool("list_platforms")
     inspected = await model.tool("inspect_trace", path=str(trace))
     platform = inspected["health"]["gpu"]["suggested_platform"]
-    loaded = await model.tool("load_trace", path=str(trace), platform=platform)
+    compare = {}
+    if reference is not None:
+        assert "`compare_with`" in text and "`platform2`" in text
+        await model.tool("inspect_trace", path=str(reference))
+        compare = {"compare_with": str(reference), "platform2": "H100"}
+    loaded = await model.tool("load_trace", path=str(trace), platform=platform, **compare)
     run_id = loaded["run_id"]
+    assert (loaded["comparison"] is None) == (reference is None)
     prepared = await model.tool("prepare_category_data", run_id=run_id)
     listed = {c["name"]: c for c in prepared["categories"]}
     for key, prompt in zip(SYSTEM, ("multi-kernel", "kernel-fusion"), strict=True):
         if key in listed:
-            await analyst(model, prompt, run_id, key)
+            await analyst(model, prompt, run_id, key, scope)
     if prepared["gpu_idle_percent"] > 15:
-        await analyst(model, "cpu-idle", run_id, "cpu_idle")
+        await analyst(model, "cpu-idle", run_id, "cpu_idle", scope)
     for key, entry in listed.items():
         if entry["analysable"] and entry["tier"] == "compute_kernel":
-            await analyst(model, prompt_for(key), run_id, key)
+            await analyst(model, prompt_for(key), run_id, key, scope)
     aggregated = await model.tool("aggregate_findings", run_id=run_id)
     await model.tool("validate_run", run_id=run_id)
-    await model.prompt("model-identification", run_id=run_id)
+    await model.prompt("model-identification", run_id=run_id, comparison_scope=scope)
     identity = await model.tool("get_model_identification_data", run_id=run_id)
     info = {
         "model": "Cannot be inferred from trace",
@@ -149,3 +162,21 @@ async def test_the_orchestrator_prompt_followed_literally(connect, sample: Path)
         f"\norchestrator: {len(model.tool_calls)} tool calls, {len(model.reads)} reads, "
         f"{len(model.prompts)} prompts; largest result {model.largest} bytes"
     )
+
+
+@pytest.mark.anyio
+async def test_the_orchestrator_prompt_followed_literally_on_a_pair(connect, allowed) -> None:
+    """The comparative workflow on the generated pair (trace 2's forward GELU runs on another
+    kernel in half the time) ends in a comparative report that validates and names it."""
+    one, two, durations = planted_pair(allowed)
+    with anyio.fail_after(180):
+        async with connect() as client:
+            model = Recorder(client)
+            report = await orchestrate(model, one, two)
+    assert report.startswith("# ") and "Comparative Analysis: MI300X vs H100_SXM" in report
+    assert "| Metric | Trace 1 (MI300X) | Trace 2 (H100_SXM) | Difference (T1 − T2) |" in report
+    gelu = sum(durations)
+    assert f"`aten::gelu` is faster in trace 2: {gelu:,.1f} → {gelu / 2:,.1f} µs" in report
+    assert SUMMARY in report
+    assert model.largest <= DEFAULT_MAX_RESULT_BYTES
+    assert len(model.tool_calls) <= CALL_GOAL + 1, model.tool_calls  # + trace 2's inspection
