@@ -5,7 +5,8 @@ Each cause is the straggler's figure minus the median of the other ranks', over 
 trace: GPU compute (more work, or slower work), one operation's GPU time (a slow kernel), GPU
 idle time (the host did not feed the GPU) and host time in data loading (late data). A cause
 is named only when it is at least a tenth of what the straggler cost the others, so noise
-between ranks is not offered as an explanation.
+between ranks is not offered as an explanation; a slow operation behind most of the extra
+compute is named with it.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ MIN_SHARE = 0.1  # of the time the straggler held the others, for a cause to be 
 LABELS: dict[CauseKind, str] = {
     "compute": "more GPU compute",
     "slow_op": "a slower operation",
-    "host_idle": "more GPU idle time (the host did not keep the GPU fed)",
-    "late_data": "longer data loading (late data)",
+    "host_idle": "more GPU idle time, the host not keeping its GPU fed",
+    "late_data": "longer data loading, a late batch",
 }
 
 
@@ -40,7 +41,10 @@ class Cause:
 
     @property
     def label(self) -> str:
-        return f"{LABELS[self.kind]}: `{self.op}`" if self.op else LABELS[self.kind]
+        if not self.op:
+            return LABELS[self.kind]
+        joint = ", most of it in" if self.kind == "compute" else ":"
+        return f"{LABELS[self.kind]}{joint} `{self.op}`"
 
 
 def straggler_causes(
@@ -59,7 +63,18 @@ def straggler_causes(
     found.append(_slowest_op(slow, others))
     floor = max(MIN_SHARE * held_us, 0.0)
     named = [c for c in found if c is not None and c.excess_us > floor]
-    return tuple(sorted(named, key=lambda c: -c.excess_us))
+    return tuple(sorted(_joined(named), key=lambda c: -c.excess_us))
+
+
+def _joined(causes: list[Cause]) -> list[Cause]:
+    """A slow operation that accounts for at least half of the extra compute is named with
+    the compute, not as a second cause."""
+    kinds = {c.kind: c for c in causes}
+    compute, op = kinds.get("compute"), kinds.get("slow_op")
+    if compute is None or op is None or op.excess_us < 0.5 * compute.excess_us:
+        return causes
+    merged = Cause("compute", compute.excess_us, compute.straggler_us, compute.median_us, op.op)
+    return [merged if c is compute else c for c in causes if c is not op]
 
 
 def _compare(

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
 CATEGORY = "job"
 LINK_SHARES = (0.75, 0.875, 1.0)  # low / mid / high: the link's figure reached to this share
+# below this a collective's time is mostly latency, not bandwidth: no bandwidth saving claimed
+MIN_FINDING_BYTES = 16 * 2**20
 
 
 def job_findings(a: JobAnalysis) -> list[PriorityItem]:
@@ -48,8 +50,8 @@ def _straggler(a: JobAnalysis) -> list[Candidate]:
     explained = max((c.excess_us for c in a.causes), default=0.0) / steps / 1e3
     why = a.causes[0].label if a.causes else "its own trace shows no cause"
     title = (
-        f"Rank {late.rank} holds the job back: last to arrive at {late.times_last} of "
-        f"{late.collectives} collectives ({why})"
+        f"Rank {late.rank} holds the job back, last to arrive at {late.times_last} of "
+        f"{late.collectives} collectives; why: {why}"
     )
     basis = (
         f"per {a.per}: the time the other ranks waited for rank {late.rank} alone (its "
@@ -77,10 +79,11 @@ def _straggler(a: JobAnalysis) -> list[Candidate]:
 
 
 def _bandwidth(a: JobAnalysis) -> list[Candidate]:
-    """One finding per collective signature (name, size, group) whose bus bandwidth is
-    below LINK_SHARES[0] of its link; capped by its own transfer time and by what the ranks
-    leave exposed."""
-    bw = a.bandwidth[a.bandwidth["link_gbps"].notna()]
+    """One finding per collective signature (name, size, group) of at least
+    MIN_FINDING_BYTES whose bus bandwidth is below LINK_SHARES[0] of its link; capped by its
+    own transfer time and by what the ranks leave exposed."""
+    bw = a.bandwidth
+    bw = bw[bw["link_gbps"].notna() & (bw["msg_bytes"] >= MIN_FINDING_BYTES)]
     if bw.empty:
         return []
     steps = a.steps or 1
