@@ -158,8 +158,10 @@ def submit(
     *,
     status: SubmitStatus = "findings",
     note: str | None = None,
+    comparison_scope: str | None = None,
 ) -> Findings:
-    """Apply the prose (or the status) to the category's draft and validate the result.
+    """Apply the prose (or the status) to the category's draft and validate the result (in
+    the category's `comparison_scope`: a comparative draft has the comparative Data table).
 
     `note` replaces the overview paragraph; with status "nothing_to_report" or "error" it is
     the whole explanation, and items are not allowed."""
@@ -175,7 +177,7 @@ def submit(
     else:
         findings = _status_file(draft, key, status, note)
     text = render_findings(findings)
-    problems = validate_findings(text, tier_for(key))
+    problems = validate_findings(text, tier_for(key), comparison_scope=comparison_scope)
     if problems:
         raise SubmissionError(f"the submitted {key} findings do not validate", problems)
     return findings

@@ -271,9 +271,13 @@ def validate_findings(
 ) -> list[Problem]:
     """All problems of a findings file's ``text`` for ``tier`` (empty list ⇒ valid).
 
-    ``metrics`` is the category's ``<cat>_metrics.json`` (compute: relaxed-empty and F10–F12).
+    ``metrics`` is the category's ``<cat>_metrics.json`` (compute: relaxed-empty and F10–F12);
+    without ``comparison_scope`` the scope is the metrics' own (comparative metrics are
+    drafted with the comparative Data table).
     """
     tier = Tier(str(tier).lower())
+    if comparison_scope is None and metrics is not None:
+        comparison_scope = metrics.get("comparison_scope")
     if not text.strip():
         return [_p("F0", 1)]
     lines = text.splitlines()

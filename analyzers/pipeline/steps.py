@@ -222,8 +222,13 @@ class Pipeline:
     def submit(
         self, key: str, items: Sequence[PItemProse], status: SubmitStatus, note: str | None
     ) -> Findings:
-        draft = draft_findings(key, self.metrics_of(key))
-        return self._keep_findings(key, submit(draft, key, items, status=status, note=note))
+        metrics = self.metrics_of(key)
+        scope = getattr(metrics, "comparison_scope", None)
+        submitted = submit(
+            draft_findings(key, metrics), key, items, status=status, note=note,
+            comparison_scope=scope,
+        )  # fmt: skip
+        return self._keep_findings(key, submitted)
 
     def _keep_findings(self, key: str, findings: Findings) -> Findings:
         self.results.findings[key] = findings

@@ -177,6 +177,9 @@ async def test_the_orchestrator_prompt_followed_literally_on_a_pair(connect, all
     assert "| Metric | Trace 1 (MI300X) | Trace 2 (H100_SXM) | Difference (T1 − T2) |" in report
     gelu = sum(durations)
     assert f"`aten::gelu` is faster in trace 2: {gelu:,.1f} → {gelu / 2:,.1f} µs" in report
+    # the comparative elementwise finding is the planted GELU: twice as slow in trace 1
+    card = f"1 operation ({gelu / 1000:.3f} ms in trace 1 against {gelu / 2000:.3f} ms in trace 2)"
+    assert f"**Insight**: {card} is 100.0 % slower in trace 1." in report
     assert SUMMARY in report
     assert model.largest <= DEFAULT_MAX_RESULT_BYTES
     assert len(model.tool_calls) <= CALL_GOAL + 1, model.tool_calls  # + trace 2's inspection
