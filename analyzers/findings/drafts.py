@@ -10,7 +10,7 @@ flagged issue) give the NO_FINDINGS form; an ERROR document gives ``**Status**: 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from rooflens.analyzers.categories.documents import Metrics, metrics_document
@@ -30,7 +30,11 @@ from rooflens.analyzers.findings.contract import (
     no_findings,
 )
 from rooflens.analyzers.findings.copy_draft import copy_card
-from rooflens.analyzers.findings.drafts_compare import comparative_words
+from rooflens.analyzers.findings.drafts_compare import (
+    comparative_words,
+    fusion_insight,
+    fusion_kernel_tables,
+)
 
 SYSTEM_KEYS = ("cpu_idle", "multi_kernel")
 FUSION_KEY = "kernel_fusion"
@@ -356,7 +360,7 @@ def multi_kernel_pairs(m: Mapping) -> list:
     return [system_pair(i, *args) for i, args in enumerate(out, 1)]
 
 
-def fusion_pair(rank: int, est: Mapping, comparative: bool):
+def fusion_pair(rank: int, est: Mapping, comparative: bool, candidate: Mapping | None = None):
     name, conf = str(est.get("operation")), str(est.get("confidence") or "low")
     modelled, kernels = num(est.get("modeled_kernel_count")), num(est.get("kernel_count"))
     coverage = f"{modelled}/{kernels} kernels"
@@ -369,6 +373,8 @@ def fusion_pair(rank: int, est: Mapping, comparative: bool):
         f"{name} launches {kernels} kernels per instance, {num(est.get('instance_count'))} "
         f"times ({num(est.get('time_ms'))} ms in total)."
     )
+    if comparative and candidate is not None:  # what trace 2 runs instead, and its time
+        insight = fusion_insight(candidate)
     action = "Fuse the chain into one kernel with a compiler or a hand-written fused kernel."
     card = PItem(
         rank, title, suffix, ICONS.get(conf, ICONS["low"]),
@@ -389,6 +395,8 @@ def fusion_pair(rank: int, est: Mapping, comparative: bool):
     body = Table(("Metric", "Value"), tuple(rows)).render()
     if affected:
         body += "\n\n" + Table(("#", "Kernel"), tuple(affected)).render()
+    if comparative and candidate is not None:
+        body = fusion_kernel_tables(candidate)
     extra = (f"Coverage: {modelled} of {kernels} kernels modelled", f"Confidence: {conf}")
     ident = (
         f"The {name} module runs as {kernels} separate kernels "
@@ -403,8 +411,9 @@ def fusion_pair(rank: int, est: Mapping, comparative: bool):
     return card, block
 
 
-def draft_findings(key: str, analysed: Metrics) -> Findings:
-    """The drafted findings of category ``key`` from its metrics."""
+def draft_findings(key: str, analysed: Metrics, candidates: Sequence[Mapping] = ()) -> Findings:
+    """The drafted findings of category ``key`` from its metrics; a comparative run's kernel
+    fusion also takes the run's fusion `candidates` (each trace's kernels, for its Data)."""
     tier, title = tier_for(key), f"{key} findings"
     metrics = metrics_document(analysed)
     if metrics.get("status") == "ERROR":
@@ -416,7 +425,11 @@ def draft_findings(key: str, analysed: Metrics) -> Findings:
         ests = list(metrics.get("impact_estimates") or [])
         ests.sort(key=lambda e: -(e.get("impact_score") or 0))
         comparative = any(e.get("estimation") == "measured" for e in ests)
-        pairs = [fusion_pair(i, e, comparative) for i, e in enumerate(ests, 1)]
+        by_name: dict[str, Mapping] = {}
+        for c in candidates:
+            by_name.setdefault(str(c.get("base_name")), c)
+        pairs = [fusion_pair(i, e, comparative, by_name.get(str(e.get("operation"))))
+                 for i, e in enumerate(ests, 1)]  # fmt: skip
         overview = (
             f"{plural(int(metrics.get('candidate_count') or 0), 'fusion candidate')} "
             f"checked, {plural(len(pairs), 'estimate')} above the threshold."

@@ -216,7 +216,7 @@ class Pipeline:
         )
 
     def draft(self, key: str) -> Findings:
-        findings = draft_findings(key, self.metrics_of(key))
+        findings = self._draft(key, self.metrics_of(key))
         return self._keep_findings(key, findings)
 
     def submit(
@@ -225,7 +225,7 @@ class Pipeline:
         metrics = self.metrics_of(key)
         scope = getattr(metrics, "comparison_scope", None)
         submitted = submit(
-            draft_findings(key, metrics), key, items, status=status, note=note,
+            self._draft(key, metrics), key, items, status=status, note=note,
             comparison_scope=scope,
         )  # fmt: skip
         return self._keep_findings(key, submitted)
@@ -241,7 +241,15 @@ class Pipeline:
             restored = self.folder.read_findings(key)
             if restored is not None:
                 self.results.findings[key] = restored
-        return self.results.findings.get(key) or draft_findings(key, self.metrics_of(key))
+        return self.results.findings.get(key) or self._draft(key, self.metrics_of(key))
+
+    def _draft(self, key: str, metrics: Metrics) -> Findings:
+        """The draft of a category; kernel fusion's also reads the fusion candidates (a
+        comparative block shows each trace's kernels)."""
+        if key != KERNEL_FUSION:
+            return draft_findings(key, metrics)
+        candidates = self.category_data().fusion_candidates
+        return draft_findings(key, metrics, [c.as_dict() for c in candidates])
 
     def aggregate(self) -> PriorityData:
         self.require(PREPARED)

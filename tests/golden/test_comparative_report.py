@@ -52,7 +52,8 @@ def compose(source: Path, out: Path) -> tuple[str, Manifest]:
     folder = RunFolder(out)
     priorities = priority_data(manifest, metrics)
     folder.write_priorities(priorities)
-    findings = {key: draft_findings(key, m) for key, m in metrics.items()}
+    candidates = json.loads((data / "fusion_candidates.json").read_text(encoding="utf-8"))
+    findings = {key: draft_findings(key, m, candidates) for key, m in metrics.items()}
     for key, drafted in findings.items():
         folder.write_findings(key, drafted)
     text = compose_report(
@@ -138,3 +139,19 @@ def test_unit_gemm_card_states_the_difference(shared: Path, tmp_path: Path) -> N
     top = "GEMM (100.0% of compute time)"  # gemm is all of each trace's category time
     assert f"| Top Bottleneck Category | {top} | {top} | same category |" in text
     assert "- **Against trace 2**: Trace 1's window (0.74 ms) is 54.2 % longer" in text
+
+
+def test_unit_moe_fusion_block_shows_both_traces_kernels(shared: Path, tmp_path: Path) -> None:
+    """unit_test01: the fused MoE of trace 2 (one Triton kernel, 800 µs) against trace 1's four
+    kernels (120 + 480 + 480 + 80 µs), as the contract's two comparative kernel tables."""
+    source = shared / "reference" / "tracelens_compare" / "unit_test01_moe_fused_vs_unfused"
+    compose(source, tmp_path / "out")
+    text = (tmp_path / "out" / "system_findings" / "kernel_fusion_findings.md").read_text()
+    assert "moe_layer runs as 4 kernels in trace 1 against 1 in trace 2 (1.160 ms against " \
+        "0.800 ms over 1 instances)." in text  # fmt: skip
+    one, two = text.split("**Trace 1 kernels**")[1].split("**Trace 2 kernels**")
+    assert "| Kernel | Type | Duration (us) |" in one and "| Kernel | Type | Duration (us) |" in two
+    assert [float(r.split("|")[3]) for r in one.splitlines() if r.startswith("| moe_")
+            or r.startswith("| ck_")] == [120.0, 480.0, 480.0, 80.0]  # fmt: skip
+    assert "| triton__moe_fused_kernel_0d1d2d3d4d5d6d7d8d9d10d | Unknown | 800.0 |" in two
+    assert "perf-model coverage" not in text
