@@ -292,11 +292,10 @@ class Pipeline:
 
     def plot(self, title: str | None = None) -> PlotResult:
         priorities = self.priorities()
-        title = title or plot_title(self.identify(), self.results.platform)
+        compared = self.report_comparison()
+        title = title or plot_title(self.identify(), self.results.platform, compared)
         manifest = self.category_data().manifest
-        result = self.results.plot = render_plot(
-            manifest, priorities, title, self.draw, self.report_comparison()
-        )
+        result = self.results.plot = render_plot(manifest, priorities, title, self.draw, compared)
         self._written(lambda folder: folder.write_plot(result))
         return result
 
@@ -402,8 +401,14 @@ def missing_gpu_work(model: TraceModel) -> str | None:
     return NO_GPU_EVENTS if len(model.gpu) == 0 else None
 
 
-def plot_title(identity: ModelIdentification | None, platform: Platform | None) -> str:
+def plot_title(
+    identity: ModelIdentification | None,
+    platform: Platform | None,
+    compared: ReportComparison | None = None,
+) -> str:
     known = identity is not None and identity.model not in ("", UNKNOWN_MODEL)
     name = identity.model if identity is not None and known else "Unidentified model"
     where = platform.name if platform else "an unknown platform"
+    if compared is not None:  # trace 1's platform against trace 2's
+        where += f" vs {compared.platform2 or 'an unknown platform'}"
     return f"{name} on {where} - Performance Breakdown"

@@ -15,11 +15,15 @@ from rooflens.analyzers.findings.model_info import ModelIdentification
 from rooflens.analyzers.findings.plot import (
     REMAINDER_LABEL,
     PlotResult,
+    Savings,
     compute_segments,
+    draw_png,
     read_savings,
     render_plot,
 )
+from rooflens.analyzers.findings.plot_process import PlotProcess
 from rooflens.analyzers.findings.priorities import PriorityData
+from rooflens.analyzers.findings.report_compare import ReportComparison, category_times
 from rooflens.analyzers.perf.platforms import get_platform
 from rooflens.analyzers.pipeline.folder import RunFolder
 from rooflens.analyzers.pipeline.steps import plot_title
@@ -192,3 +196,41 @@ def test_default_title_never_shows_the_unknown_sentinel() -> None:
     )
     named = ModelIdentification(model="Llama")
     assert plot_title(named, None) == "Llama on an unknown platform - Performance Breakdown"
+
+
+def _compared() -> ReportComparison:
+    """Trace 2 of `_manifest()`: 80 ms window, GEMM 20 ms, elementwise 45 ms, no SDPA, and a
+    norm category only trace 2 has (5 ms)."""
+    util2 = GpuUtilization(total_time_ms=80.0, computation_time_percent=87.5)
+    times = category_times([
+        {"op category": "GEMM", "total_direct_kernel_time_ms": 20.0},
+        {"op category": "elementwise", "total_direct_kernel_time_ms": 45.0},
+        {"op category": "NORM_fwd", "total_direct_kernel_time_ms": 5.0},
+    ])  # fmt: skip
+    return ReportComparison("H100_SXM", util2, times)
+
+
+def test_segments_carry_trace_2_time_per_category() -> None:
+    total, segs = compute_segments(_manifest(), _compared())
+    assert total == 100.0
+    got = [(s.name, s.time_ms, s.time2_ms) for s in segs]
+    assert got == [
+        ("elementwise", 45.0, 45.0),
+        ("gemm", 30.0, 20.0),  # matched case-insensitively (GEMM)
+        ("sdpa_fwd", 10.0, 0.0),  # trace 2 has none
+        ("norm_fwd", 0.0, 5.0),  # trace 2 only
+        ("non_compute", 15.0, 10.0),  # 100 - 85, 80 - 70
+    ]
+    assert all(s.time2_ms is None for s in compute_segments(_manifest())[1])
+
+
+def test_a_comparison_draws_both_traces_and_the_helper_can_draw_it() -> None:
+    res = render_plot(_manifest(), RANKED, "Model: MI300X vs H100", comparison=_compared())
+    assert res.drawn and res.categories_drawn[-2:] == ["norm_fwd", "non_compute"]
+    alone = render_plot(_manifest(), RANKED, "Model: MI300X vs H100")
+    taller = Image.open(io.BytesIO(res.png_bytes)).size[1]
+    assert taller > Image.open(io.BytesIO(alone.png_bytes)).size[1]  # the second bar
+    total, segs = compute_segments(_manifest(), _compared())
+    savings = Savings([], 0, 0.0, 0.0)
+    with PlotProcess() as helper:  # comparative segments go through the helper's pickle
+        assert helper.draw("pair", total, segs, savings) == draw_png("pair", total, segs, savings)
