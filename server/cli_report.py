@@ -163,9 +163,9 @@ def _run_report(
         return fail(f"{trace.name} cannot be analysed: {missing}")
     pfile = Path(args.platform_file).absolute() if args.platform_file else None
     name = platform.name if platform else None
-    fields = record_fields(trace.absolute(), identity, name, pfile, capture_choice(args))
     compared = second.record() if second is not None else None
-    record = RunRecord(run_id=new_run_id(), **fields, compare_with=compared)
+    fields = record_fields(trace.absolute(), identity, name, pfile, capture_choice(args), compared)
+    record = RunRecord(run_id=new_run_id(), **fields)
     run = _Run(args, record, model, health, platform, source, progress, draw, second)
     try:
         with staged_output(out) as stage:
