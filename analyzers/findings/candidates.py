@@ -132,6 +132,10 @@ def _compute_title(name: str, finding: Finding, compared: bool = False) -> str:
 
 
 FUSION_BASIS = "the candidate's kernels replaced by one fused kernel at its roofline"
+FUSION_BASIS_COMPARED = (  # a comparative run: what trace 2 measured, no model
+    "the time trace 1 spends under the operator beyond what trace 2 takes with fewer kernels, "
+    "measured in the two traces (the high end is the whole gap)"
+)
 FUSION_BASIS_BY_TIME = (  # no platform known (docs/analysis.md#without-a-platform)
     "the candidate's kernels replaced by one fused kernel: a GEMM epilogue's kernels saved "
     "whole, a run of other kernels at the bandwidth it achieved (no platform, no roofline)"
@@ -145,7 +149,7 @@ def _fusion(metrics: KernelFusionMetrics, gpu: GpuUtilization) -> Iterator[Candi
     for rank, estimate in enumerate(metrics.impact_estimates or (), start=1):
         measured = estimate.measured_time_ms
         scale = measured / estimate.time_ms if measured is not None and estimate.time_ms else 1.0
-        basis = how
+        basis = FUSION_BASIS_COMPARED if estimate.estimation == "measured" else how
         if measured is not None:
             basis += (
                 f", the first instance's saving share applied to the {measured:,.2f} ms its "

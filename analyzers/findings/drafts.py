@@ -31,6 +31,7 @@ from rooflens.analyzers.findings.contract import (
 )
 from rooflens.analyzers.findings.copy_draft import copy_card
 from rooflens.analyzers.findings.drafts_compare import (
+    FUSION_ACTION_COMPARED,
     comparative_words,
     fusion_insight,
     fusion_kernel_tables,
@@ -368,6 +369,7 @@ def fusion_pair(rank: int, est: Mapping, comparative: bool, candidate: Mapping |
     if not comparative:
         impact += f" (perf-model coverage {coverage})"
     title = f"Fuse the {name} kernels"
+    action = "Fuse the chain into one kernel with a compiler or a hand-written fused kernel."
     suffix = f"{num(est.get('time_ms'))} ms, {num(est.get('instance_count'))} instances"
     insight = (
         f"{name} launches {kernels} kernels per instance, {num(est.get('instance_count'))} "
@@ -375,7 +377,7 @@ def fusion_pair(rank: int, est: Mapping, comparative: bool, candidate: Mapping |
     )
     if comparative and candidate is not None:  # what trace 2 runs instead, and its time
         insight = fusion_insight(candidate)
-    action = "Fuse the chain into one kernel with a compiler or a hand-written fused kernel."
+        action = FUSION_ACTION_COMPARED
     card = PItem(
         rank, title, suffix, ICONS.get(conf, ICONS["low"]),
         fields=(("Insight", insight), ("Action", action),

@@ -86,6 +86,10 @@ def comparative_words(
 
 
 KERNEL_COLUMNS = ("Kernel", "Type", "Duration (us)")
+FUSION_ACTION_COMPARED = (
+    "Run this operator the way trace 2 does, with the fused kernel listed in the data, or fuse "
+    "trace 1's chain with a compiler; the traces do not say which setting made trace 2 fuse."
+)
 
 
 def _cell(value: Any) -> str:

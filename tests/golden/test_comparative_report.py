@@ -155,3 +155,4 @@ def test_unit_moe_fusion_block_shows_both_traces_kernels(shared: Path, tmp_path:
             or r.startswith("| ck_")] == [120.0, 480.0, 480.0, 80.0]  # fmt: skip
     assert "| triton__moe_fused_kernel_0d1d2d3d4d5d6d7d8d9d10d | Unknown | 800.0 |" in two
     assert "perf-model coverage" not in text
+    assert "**Action**: Run this operator the way trace 2 does, with the fused kernel" in text
