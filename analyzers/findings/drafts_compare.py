@@ -44,43 +44,51 @@ def _num(value: Any) -> str:
 
 
 def slower_by(ratio_pct: float) -> str:
-    """`52.1 % slower`: how much more time trace 1 takes, from trace 2's share of its time."""
+    """How much more time trace 1 takes, from trace 2's time as a % of trace 1's: `52.1 %
+    slower`, or `50.0× slower` past 2.5 times (a percentage that large reads badly)."""
     if ratio_pct <= 0:
         return "slower"
-    return f"{(100 / ratio_pct - 1) * 100:.1f} % slower"
+    times = 100 / ratio_pct
+    return f"{times:.1f}× slower" if times > 2.5 else f"{(times - 1) * 100:.1f} % slower"
+
+
+def _share(values: list[float]) -> str:
+    if not values:
+        return "an unknown share"
+    low, high = min(values), max(values)
+    return f"{low:g} %" if low == high else f"{low:g}–{high:g} %"
 
 
 def comparative_words(
     finding: Mapping, members: list[Mapping], ops: list[Mapping | None], category: str,
     time_ms: float, count: str,
 ) -> ComparedWords:  # fmt: skip
-    """Title, insight, reason and action of a quantified comparative group."""
+    """Title, insight, reason and action of a quantified comparative group. One operation is
+    described by its two times; a group by its members' ratios (several members can share
+    one trace-2 operator, whose time must not be added up)."""
     bound = str(finding.get("bound_type") or "unknown")
-    ratios = [float(m["efficiency_pct"]) for m in members if m.get("efficiency_pct") is not None]
-    worst = min(ratios) if ratios else None
     single = ops[0] if len(members) == 1 and ops and ops[0] is not None else None
-    if single is not None and single.get("t2_time_ms") is not None:
-        t1, t2 = single.get("time_ms"), single.get("t2_time_ms")
-        times = f"{_num(t1)} ms in trace 1 against {_num(t2)} ms in trace 2"
+    t1 = float((single or {}).get("time_ms") or 0.0)
+    t2 = (single or {}).get("t2_time_ms")
+    if single is not None and t2 is not None and t1 > 0 and float(t2) > 0:
+        ratios = [round(100 * float(t2) / t1, 2)]
+        times = f"{_num(single.get('time_ms'))} ms in trace 1 against {_num(t2)} ms in trace 2"
     else:
+        ratios = [float(m["efficiency_pct"]) for m in members if m.get("efficiency_pct")]
         times = f"{_num(time_ms)} ms in trace 1"
-    if not ratios:
-        span = "an unknown share"
-    elif min(ratios) == max(ratios):
-        span = f"{ratios[0]} %"
-    else:
-        span = f"{min(ratios)}–{max(ratios)} %"
-    way = slower_by(worst) if worst is not None else "slower"
+    way = slower_by(min(ratios)) if ratios else "slower"
     title = f"{category} ops {way} than trace 2"
     insight = f"{count} ({times}) {'is' if count.startswith('1 ') else 'are'} {way} in trace 1."
     reason = (
-        f"Trace 2 does the same work in {span} of trace 1's time "
+        f"Trace 2 does the same work in {_share(ratios)} of trace 1's time "
         f"(100 × trace-2 time / trace-1 time). {CAUSE}"
     )
-    if any(((o or {}).get("efficiency") or {}).get("warning") for o in ops):
+    capped = [o for o in ops if ((o or {}).get("efficiency") or {}).get("warning")]
+    if capped:
+        floor = _share([float(m["efficiency_pct"]) for m in members if m.get("efficiency_pct")])
         reason += (
-            " Where trace 2 is faster than trace 1's roofline allows, the gap counted stops at "
-            "the roofline."
+            f" Trace 2 is faster than trace 1's roofline allows, so the saving counts the gap "
+            f"only down to that roofline ({floor} of trace 1's time)."
         )
     return ComparedWords(title, insight, reason, ACTIONS.get(bound, DEFAULT_ACTION))
 
