@@ -1,0 +1,63 @@
+"""`rooflens compare` on the six synthetic pairs: each report validates, its What changed
+headline and its top priority name the difference the case was built for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rooflens.analyzers.findings.validate_report import validate_report
+from rooflens.server.cli import main
+from tests.helpers.golden import COMPARATIVE_UNIT_CASES
+
+# case -> (start of the What changed headline, the P1 line of the Top fixes or None)
+EXPECTED = {
+    "test01_moe_fused_vs_unfused": (
+        "`moe_layer` is faster in trace 2: 1,160.0 → 800.0 µs",
+        "P1: Fuse moe_layer (4 kernels) — could save 0.270–0.360 ms",
+    ),
+    "test02_attention_both_unfused": (
+        "`aten::bmm` is faster in trace 2: 180.0 → 80.0 µs",
+        "P1: GEMM: aten::bmm slower than trace 2 (memory-bound, Unknown)",
+    ),
+    "test03_attention_fused_vs_unfused": (  # trace 1 is the faster: nothing to recover
+        "`attention` is slower in trace 2: 350.0 → 780.0 µs",
+        None,
+    ),
+    "test04_gemm_mm_vs_linear": (
+        "`aten::mm | aten::addmm` is faster in trace 2: 730.0 → 480.0 µs",
+        "P1: GEMM: aten::mm slower than trace 2 (compute-bound, Tensile)",
+    ),
+    "test05_gemm_identical_runtime_roofline": (
+        "No shared operator's time changed by more than 5% (and 1 µs).",
+        None,
+    ),
+    "test06_conv_gap_exceeds_roofline": (
+        "`aten::convolution` is faster in trace 2: 2,000.0 → 40.0 µs",
+        "P1: CONV_fwd: aten::convolution slower than trace 2 (compute-bound, Unknown)",
+    ),
+}
+
+
+def test_every_case_has_an_expectation() -> None:
+    assert set(EXPECTED) == set(COMPARATIVE_UNIT_CASES)
+
+
+@pytest.mark.parametrize("case", COMPARATIVE_UNIT_CASES)
+def test_report_names_the_planted_difference(case: str, shared: Path, tmp_path: Path) -> None:
+    folder = shared / "traces" / "comparative_units" / case
+    out = tmp_path / case
+    argv = ["compare", str(folder / "trace1.json"), str(folder / "trace2.json"),
+            "--platform", "MI300X", "--platform2", "H100", "--out", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    assert validate_report(out) == []
+    text = (out / "analysis.md").read_text(encoding="utf-8")
+    headline, top = EXPECTED[case]
+    assert text.startswith("# Unidentified model - Comparative Analysis: MI300X vs H100_SXM")
+    assert f"## What changed\n\n{headline}" in text
+    fixes = [ln.strip() for ln in text.splitlines() if ln.startswith("  - P")]
+    if top is None:
+        assert not any("slower than trace 2" in ln or "Fuse" in ln for ln in fixes)
+    else:
+        assert fixes and fixes[0].startswith(f"- {top}")
