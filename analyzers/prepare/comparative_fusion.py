@@ -78,30 +78,61 @@ def comparative_candidates(comparison: Comparison) -> list[ComparativeCandidate]
     two = with_lca[with_lca["source"] == "trace2"]
     if one.empty or two.empty:
         return []
-    per_container = _container_kernels(comparison, one)
-    trace2 = {int(lca): rows for lca, rows in two.groupby("lowest_common_ancestor_id", sort=True)}
-    found: dict[str, ComparativeCandidate] = {}
+    rows = _container_kernels(comparison, one)
+    passing = _passing(rows, two)
+    rows = rows[rows["container"].isin(passing.index)]
+    trace2 = two.assign(lca=two["lowest_common_ancestor_id"].astype(np.int64))
     model = comparison.diff.tree1.model
-    for container, rows in per_container:
-        kernels2 = [trace2[lca] for lca in sorted(set(rows["lca"])) if lca in trace2]
-        if not kernels2:
-            continue
-        side2 = pd.concat(kernels2)
-        n1, n2 = len(rows), len(side2)
-        if not (n2 < n1 <= MAX_KERNELS and n1 - n2 <= MAX_EXTRA_KERNELS):
-            continue
-        if _only_overhead(rows.nsmallest(n1 - n2, "dur", keep="first")["name"]):
-            continue
-        _add(found, model, container, rows, side2)
+    passing = passing.assign(base=[base_name(str(model.names[c])) for c in passing.index])
+    found: dict[str, ComparativeCandidate] = {}
+    for base, group in passing.groupby("base", sort=False):
+        first = int(group.index[0])
+        kernels = rows[rows["container"] == first]
+        side2 = trace2[trace2["lca"].isin(set(kernels["lca"]))].sort_values("lca", kind="stable")
+        found[str(base)] = _candidate(model, first, kernels, side2, group)
     kept = [
         c for c in found.values() if c.total_kernel_time_us_trace1 >= c.total_kernel_time_us_trace2
     ]
     return sorted(dedup_by_kernel_set(kept), key=lambda c: -c.total_kernel_time_us_trace1)
 
 
-def _container_kernels(comparison: Comparison, one: pd.DataFrame):
-    """(container uid, its one-sided trace-1 kernels in time order) for every host container
-    with at least two GPU events and at least two one-sided kernels, in uid order."""
+def _passing(rows: pd.DataFrame, two: pd.DataFrame) -> pd.DataFrame:
+    """Per container that passes the gates, in uid order: n1, n2 and both kernel times."""
+    per_lca = two.groupby("lowest_common_ancestor_id").agg(
+        n2=("kernel_time", "size"), t2=("kernel_time", "sum")
+    )
+    per_lca.index = per_lca.index.astype(np.int64)
+    lcas = rows[["container", "lca"]].drop_duplicates().join(per_lca, on="lca")
+    side2 = lcas.groupby("container")[["n2", "t2"]].sum()
+    side1 = rows.groupby("container").agg(n1=("uid", "size"), t1=("dur", "sum"))
+    sizes = side1.join(side2).fillna({"n2": 0, "t2": 0.0}).astype({"n2": np.int64})
+    n1, n2 = sizes["n1"], sizes["n2"]
+    sizes = sizes[(n2 >= 1) & (n1 > n2) & (n1 <= MAX_KERNELS) & (n1 - n2 <= MAX_EXTRA_KERNELS)]
+    extra = rows[rows["container"].isin(sizes.index)].join(sizes[["n1", "n2"]], on="container")
+    extra = extra.sort_values(["container", "dur"], kind="stable")  # shortest first
+    extra = extra[extra.groupby("container").cumcount().to_numpy() < (extra["n1"] - extra["n2"])]
+    names = pd.Series(extra["name"].unique())
+    overhead = pd.DataFrame(
+        {
+            "excluded": names.map(is_excluded).to_numpy(),
+            "layout": names.map(_is_layout).to_numpy(),
+        },
+        index=names.to_numpy(),
+    ).reindex(extra["name"].to_numpy())
+    overhead.index = extra["container"].to_numpy()
+    flags = overhead.groupby(level=0).all()
+    rejected = flags.index[(flags["excluded"] | flags["layout"]).to_numpy()]
+    return sizes.drop(index=rejected).sort_index()
+
+
+def _is_layout(name: str) -> bool:
+    lowered = name.lower()
+    return any(t in lowered for t in LAYOUT_TRANSFORMS)
+
+
+def _container_kernels(comparison: Comparison, one: pd.DataFrame) -> pd.DataFrame:
+    """The one-sided trace-1 kernels (uid, name, dur, lca) of every host container with at
+    least two GPU events and at least two of them, by container then time."""
     model = comparison.diff.tree1.model
     ev = model.events
     gpu = model.gpu
@@ -120,52 +151,31 @@ def _container_kernels(comparison: Comparison, one: pd.DataFrame):
         {
             "container": pairs["ancestor"].to_numpy(),
             "uid": nodes,
-            "name": model.names[nodes].astype(str),
+            "name": model.names[nodes],
             "dur": ev["dur"].to_numpy()[nodes],
             "ts": ev["ts"].to_numpy()[nodes],
             "lca": lca.reindex(nodes).to_numpy(),
         }
     )
     rows = rows[rows.groupby("container")["uid"].transform("size").to_numpy() >= 2]
-    rows = rows.sort_values(["container", "ts", "uid"], kind="stable")
-    return rows.groupby("container", sort=True)
+    return rows.sort_values(["container", "ts", "uid"], kind="stable")
 
 
-def _only_overhead(names: pd.Series) -> bool:
-    """The extra kernels are all communication/copies, or all layout transforms."""
-    lowered = [str(n).lower() for n in names]
-    return all(map(is_excluded, lowered)) or all(
-        any(t in n for t in LAYOUT_TRANSFORMS) for n in lowered
-    )
-
-
-def _add(
-    found: dict[str, ComparativeCandidate],
-    model,
-    container: int,
-    rows: pd.DataFrame,
-    side2: pd.DataFrame,
-) -> None:
-    """Count one passing instance under its base name (the first one gives the kernels)."""
-    raw = str(model.names[container])
-    base = base_name(raw)
-    time1, time2 = float(rows["dur"].sum()), float(side2["kernel_time"].sum())
-    held = found.get(base)
-    if held is not None:
-        held.instance_count += 1
-        held.total_kernel_time_us_trace1 += time1
-        held.total_kernel_time_us_trace2 += time2
-        return
+def _candidate(
+    model, first: int, kernels: pd.DataFrame, side2: pd.DataFrame, instances: pd.DataFrame
+) -> ComparativeCandidate:
+    """The candidate of one base name: the first passing instance's kernels, every passing
+    instance's count and times."""
     kernels1 = [
         {
-            "name": name,
+            "name": str(name),
             "type": _kernel_traits(name)[0],
             "dur_us": float(dur),
             "lca_id": int(lca),
             "gpu_op_uid": int(uid),
         }
         for name, dur, lca, uid in zip(
-            rows["name"], rows["dur"], rows["lca"], rows["uid"], strict=True
+            kernels["name"], kernels["dur"], kernels["lca"], kernels["uid"], strict=True
         )
     ]
     kernels2 = [
@@ -173,13 +183,13 @@ def _add(
         for n, d in zip(side2["name"], side2["kernel_time"], strict=True)
     ]
     signature = [k["type"] for k in kernels1]
-    found[base] = ComparativeCandidate(
+    raw = str(model.names[first])
+    chain = [chain_label(str(model.names[a])) for a in ancestors(model.tree.parent, first)]
+    return ComparativeCandidate(
         module_name=raw,
-        base_name=base,
-        parent_chain=[
-            chain_label(str(model.names[a])) for a in ancestors(model.tree.parent, container)
-        ],
-        instance_count=1,
+        base_name=base_name(raw),
+        parent_chain=chain,
+        instance_count=len(instances),
         kernel_count_trace1=len(kernels1),
         kernel_count_trace2=len(kernels2),
         delta=len(kernels1) - len(kernels2),
@@ -188,7 +198,7 @@ def _add(
         kernel_type_signature=signature,
         kernel_type_summary={t: signature.count(t) for t in dict.fromkeys(signature)},
         has_fused_kernel=any(is_already_fused(k["name"]) for k in kernels1),
-        total_kernel_time_us_trace1=time1,
-        total_kernel_time_us_trace2=time2,
-        input_dims=json_cell(model.events["input_dims"].iat[container]),
+        total_kernel_time_us_trace1=float(instances["t1"].sum()),
+        total_kernel_time_us_trace2=float(instances["t2"].sum()),
+        input_dims=json_cell(model.events["input_dims"].iat[first]),
     )
