@@ -77,7 +77,7 @@ def _title(analysis: JobAnalysis) -> str:
     n = len(analysis.ranks)
     late = analysis.straggler
     if late is None:
-        return f"GPU time per rank, {n} ranks (no collective matched: no straggler)"
+        return f"GPU time per rank, {n} rank(s): no straggler named"
     return (
         f"GPU time per rank, {n} ranks: rank {late.rank} arrives last at {late.times_last} of "
         f"{late.collectives} collectives"

@@ -18,6 +18,7 @@ from rooflens.analyzers.job.analysis import (
 from rooflens.analyzers.job.plot import draw_job_plot
 from rooflens.analyzers.job.report import job_report_md
 from rooflens.analyzers.job.summary import RankSummary, summarise_rank
+from rooflens.analyzers.trace.synthetic_host import write_host_bound_trace
 from rooflens.analyzers.trace.synthetic_job import JobPlan, write_job
 
 
@@ -124,3 +125,16 @@ def test_the_plot_is_a_png_and_only_it_imports_matplotlib(tmp_path: Path) -> Non
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_one_rank_or_no_collective_names_no_straggler(tmp_path: Path) -> None:
+    one = summaries(tmp_path / "one", JobPlan(ranks=2, steps=1, slow_rank=1, slow_us=80.0))[:1]
+    a = job_analysis(one)
+    assert a.straggler is None and a.findings == () and a.missing == (1,)
+    assert "No rank is named: one rank waits for no other." in job_report_md(a)
+    trace = write_host_bound_trace(tmp_path / "host.json")  # no collective at all
+    a = job_analysis([summarise_rank(trace, rank=r) for r in (0, 1)])
+    assert a.straggler is None and a.findings == () and a.collectives.collectives.empty
+    text = job_report_md(a)
+    assert "No rank is named: no collective was matched." in text
+    assert "No rank has exposed communication." in text and draw_job_plot(a).drawn
