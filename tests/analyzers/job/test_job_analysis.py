@@ -15,6 +15,7 @@ from rooflens.analyzers.job.analysis import (
     RankFailure,
     job_analysis,
 )
+from rooflens.analyzers.job.overview import job_overview
 from rooflens.analyzers.job.plot import draw_job_plot
 from rooflens.analyzers.job.report import job_report_md
 from rooflens.analyzers.job.summary import RankSummary, summarise_rank
@@ -111,6 +112,9 @@ def test_failed_and_missing_ranks_are_reported(tmp_path: Path) -> None:
     assert "- rank 5 (rank5.pt.trace.json.gz): not a trace" in text
     assert "missing (no trace given): ranks 3" in text
     assert "[analysis.md](ranks/rank-4/analysis.md)" in text and "](job.png)" in text
+    view = job_overview(a)
+    assert (view.missing, view.failures[0].reason, view.straggler.rank) == ([3], "not a trace", 2)
+    assert view.findings[0].mid_ms == pytest.approx(4 * 0.1, rel=0.1)  # 4 collectives x 100 µs
     with pytest.raises(EmptyJob, match="no rank"):
         job_analysis([], [failed])
 
