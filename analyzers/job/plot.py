@@ -51,8 +51,8 @@ def draw_job_plot(analysis: JobAnalysis) -> PlotResult:
         ax.bar([i], [bottom[i]], width=0.9, fill=False, edgecolor=STRAGGLER_COLOR, linewidth=2.5)
         ax.annotate(
             f"straggler: rank {late.rank}",
-            (i, bottom[i]),
-            xytext=(0, 8),
+            (i, max(bottom)),  # above every bar, so no neighbour hides it
+            xytext=(0, 6),
             textcoords="offset points",
             ha="center",
             color=STRAGGLER_COLOR,

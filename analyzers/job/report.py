@@ -96,8 +96,9 @@ def _stragglers(a: JobAnalysis) -> str:
         )
         for w in sorted(a.waits, key=lambda w: (-w.times_last, w.total_wait_us, w.rank))
     ]
-    header = ("rank", "last", "first", "% last", "wait ms", "mean wait ms", "held others ms")
-    return "\n".join(lines) + "\n\n" + _table(header, rows)
+    header = ("rank", "last", "first", "% last", "total wait ms", "mean wait ms", "held others ms")
+    note = "Every rank's arrivals and waits over the whole trace:"
+    return "\n".join(lines) + f"\n\n{note}\n\n" + _table(header, rows)
 
 
 def _why(causes: Sequence[Cause]) -> str:
