@@ -216,6 +216,9 @@ class TableInfo(BaseModel):
     rows: int
     columns: list[str]
     resource: str
+    trace: int = Field(
+        default=1, description="1: the run's trace; 2: the reference of a comparative run"
+    )
 
 
 class TableList(BaseModel):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import pandas as pd
 from mcp.server import MCPServer
@@ -41,6 +41,8 @@ COMPACT = (
     "op category",
     "operation_count",
     "Kernel Time (µs)_sum",
+    "speedup (trace2/trace1)",  # trace 1 of a comparative run only
+    "lca_total_kernel_time_trace2_us",  # likewise
     "Percentage (%)",
     "Pct Roofline_mean",
     "Roofline Bound",
@@ -55,6 +57,15 @@ CategoryFilterArg = Annotated[
     ),
 ]
 NameArg = Annotated[str | None, Field(description="Only operations whose name contains this text.")]
+TraceArg = Annotated[
+    Literal[1, 2],
+    Field(
+        description="Which trace of a comparative run: 1, the one being optimised (its rows "
+        "carry the comparison columns: speedup (trace2/trace1), delta_us and trace 2's time "
+        "under the same shared operator), or 2, the reference (its own report). A standalone "
+        "run has only trace 1."
+    ),
+]
 SortArg = Annotated[
     str, Field(description="Column to sort by, largest first (any column of the table).")
 ]
@@ -96,8 +107,9 @@ def query(
     columns: list[str] | None,
     limit: int,
     offset: int,
+    trace: int = 1,
 ) -> r.OperationsPage:
-    table = run_results(st, run).report.sheets.get(UNIFIED)
+    table = sheets_of(st, run, trace).get(UNIFIED)
     if table is None:
         raise ToolError(f"{run.id} has no {UNIFIED} (the trace has no CPU operators)")
     known = [*table.columns, KERNEL]
@@ -138,16 +150,34 @@ def query(
     )
 
 
+def sheets_of(st: AppState, run: Run, trace: int) -> dict[str, pd.DataFrame]:
+    """The perf-report tables of trace 1 (with the comparison columns in a comparative run)
+    or of trace 2."""
+    results = run_results(st, run)
+    compared = results.comparison
+    if compared is None:
+        if trace == 2:
+            raise ToolError(
+                f"{run.id} compares no traces, so it has no trace 2; call load_trace with "
+                "compare_with for a comparative run"
+            )
+        return results.report.sheets
+    return compared.trace1_sheets if trace == 1 else compared.report.sheets
+
+
 def tables(st: AppState, run: Run) -> r.TableList:
-    sheets = run_results(st, run).report.sheets
+    compared = run_results(st, run).comparison is not None
+    where = {1: "trace1/tables", 2: "trace2/tables"} if compared else {1: "tables"}
     infos = [
         r.TableInfo(
             name=name,
             rows=len(frame),
             columns=[str(c) for c in frame.columns],
-            resource=f"rooflens://runs/{run.id}/tables/{name}",
+            resource=f"rooflens://runs/{run.id}/{folder}/{name}",
+            trace=trace,
         )
-        for name, frame in sheets.items()
+        for trace, folder in where.items()
+        for name, frame in sheets_of(st, run, trace).items()
     ]
     base = r.TableList(run_id=run.id, tables=[])
     kept, _ = fit(base, "tables", infos, st.payload_budget)
@@ -166,14 +196,19 @@ def register(mcp: MCPServer) -> None:
         columns: ColumnsArg = None,
         limit: LimitArg = 25,
         offset: OffsetArg = 0,
+        trace: TraceArg = 1,
     ) -> r.OperationsPage:
         """Rows of the run's unified_perf_summary (one per operation signature): filtered,
-        sorted largest first and paged; `next_offset` continues when `has_more`."""
+        sorted largest first and paged; `next_offset` continues when `has_more`. In a
+        comparative run, trace 1's rows carry trace 2's time beside them; `trace` = 2 reads
+        the reference's own rows."""
         return await engine(
-            query, app_state(ctx), run, category, name_contains, sort_by, columns, limit, offset
-        )
+            query, app_state(ctx), run, category, name_contains, sort_by, columns, limit,
+            offset, trace,
+        )  # fmt: skip
 
     @mcp.tool(title="List tables", annotations=READ_ONLY)
     async def list_tables(run_id: RunIdArg, ctx: Ctx, run: RunDep) -> r.TableList:
-        """The run's perf-report tables: rows, columns and the resource URI of each."""
+        """The run's perf-report tables: rows, columns and the resource URI of each (both
+        traces' in a comparative run, `trace` saying whose)."""
         return await engine(tables, app_state(ctx), run)

@@ -104,3 +104,32 @@ async def test_full_analysis_of_a_pair_after_a_restart(connect, pair) -> None:
     assert report.startswith("# ") and "Comparative Analysis: MI300X vs H100_SXM" in report
     assert "## What changed" in report and "`aten::gelu` is faster in trace 2" in report
     assert "| Metric | Trace 1 (MI300X) | Trace 2 (H100_SXM) | Difference (T1 − T2) |" in report
+
+
+@pytest.mark.anyio
+async def test_query_operations_reads_either_trace(connect, pair) -> None:
+    """Trace 1's GELU row carries trace 2's time under the shared operator (half of its own),
+    and trace=2 reads the reference's own rows, whose GELU runs on the planted kernel."""
+    _, _, durations = pair
+    gelu = sum(durations)
+    async with connect() as client:
+        run = (await call(client, "load_trace", _args(pair)))["run_id"]
+        one = await call(client, "query_operations", {
+            "run_id": run, "name_contains": "aten::gelu",
+            "columns": ["name", "Kernel Time (µs)_sum", "lca_total_kernel_time_trace2_us",
+                        "speedup (trace2/trace1)"]})  # fmt: skip
+        two = await call(client, "query_operations", {
+            "run_id": run, "trace": 2, "name_contains": "aten::gelu",
+            "columns": ["name", "Kernel Time (µs)_sum", "kernel"]})  # fmt: skip
+        listed = await call(client, "list_tables", {"run_id": run})
+        alone = (await call(client, "load_trace", {"path": str(pair[0])}))["run_id"]
+        refused = await error_of(client, "query_operations", {"run_id": alone, "trace": 2})
+    forward = [r for r in one["rows"] if r["lca_total_kernel_time_trace2_us"] is not None]
+    assert sum(r["Kernel Time (µs)_sum"] for r in forward) == pytest.approx(gelu)
+    assert sum(r["lca_total_kernel_time_trace2_us"] for r in forward) == pytest.approx(gelu / 2)
+    assert all(r["speedup (trace2/trace1)"] == pytest.approx(0.5) for r in forward)
+    assert any(r["kernel"] == FAST_GELU for r in two["rows"])
+    by_trace = {(t["trace"], t["name"]): t["resource"] for t in listed["tables"]}
+    assert by_trace[(1, "unified_perf_summary")].endswith("/trace1/tables/unified_perf_summary")
+    assert by_trace[(2, "ops_summary")].endswith("/trace2/tables/ops_summary")
+    assert "compares no traces" in refused
