@@ -10,6 +10,7 @@ overlapped with compute still costs something.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 
 from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics
@@ -18,7 +19,13 @@ from rooflens.analyzers.categories.kernel_fusion import KernelFusionMetrics
 from rooflens.analyzers.categories.models import CategoryMetrics, Finding
 from rooflens.analyzers.categories.multi_kernel import MultiKernelMetrics
 from rooflens.analyzers.findings.copy_item import copy_candidates
-from rooflens.analyzers.findings.impact_scale import Candidate, Pool, Saving, pool_sizes
+from rooflens.analyzers.findings.impact_scale import (
+    Candidate,
+    Pool,
+    PriorityItem,
+    Saving,
+    pool_sizes,
+)
 from rooflens.analyzers.findings.unmodelled import reasons
 from rooflens.analyzers.prepare.categories import GpuUtilization
 
@@ -40,6 +47,7 @@ CAUSE_TITLES = {
     "other_host": "The GPU sat idle while the host did other work",
 }
 MIN_SYSTEM_SHARE = 1.0  # % of the window below which a system stretch is not a finding
+KERNEL_LABEL = re.compile(r"^Kernel \d+: ")  # how operations[].kernel_name numbers its kernels
 
 
 def candidates(
@@ -223,3 +231,47 @@ def _stretch(
             basis=f"{percents} % of that time recovered by keeping the GPU fed or overlapped",
         ),
     )
+
+
+def shared_kernels(metrics: Mapping[str, Metrics], items: list[PriorityItem]) -> dict[int, int]:
+    """P-number -> the higher-ranked item whose kernels cover it, so the totals count that
+    time once. In a comparative run a measured fusion item (an operator that runs as more
+    kernels in trace 1) and a compute finding about the same operator claim the same gap: the
+    fusion item's kernels all run in one of the finding's operations."""
+    fusion = metrics.get("kernel_fusion")
+    if not isinstance(fusion, KernelFusionMetrics):
+        return {}
+    estimates = fusion.impact_estimates or []
+    ops_kernels = {item.p_number: _finding_kernels(metrics, item) for item in items
+                   if item.kind == "compute" and item.saving is not None}  # fmt: skip
+    out: dict[int, int] = {}
+    for item in items:
+        rank = item.source_rank or 0
+        if item.kind != "kernel_fusion" or item.saving is None or not 0 < rank <= len(estimates):
+            continue
+        estimate = estimates[rank - 1]
+        if estimate.estimation != "measured":
+            continue
+        wanted = set(estimate.affected_gpu_kernels)
+        for p, kernel_sets in ops_kernels.items():
+            if any(wanted <= kernels for kernels in kernel_sets):
+                first, second = sorted((p, item.p_number))
+                out.setdefault(second, first)
+    return out
+
+
+def _finding_kernels(metrics: Mapping[str, Metrics], item: PriorityItem) -> list[set[str]]:
+    """The kernel names of each operation of the compute finding behind `item`."""
+    analysed = metrics.get(item.category)
+    if not isinstance(analysed, CategoryMetrics):
+        return []
+    finding = next((f for f in analysed.category_findings or () if f.rank == item.source_rank),
+                   None)  # fmt: skip
+    if finding is None:
+        return []
+    names = {m.operation for m in finding.members}
+    return [
+        {KERNEL_LABEL.sub("", k) for k in str(op.get("kernel_name") or "").split("<br>")}
+        for op in analysed.operations or ()
+        if op.name in names
+    ]

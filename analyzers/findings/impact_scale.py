@@ -14,7 +14,7 @@ communication), and a pool gives out no more than it holds.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
@@ -107,7 +107,9 @@ class PriorityItem(Candidate):
 
 
 class SavingTotals(BaseModel):
-    """What all quantified items together could save, each pool counted at most once."""
+    """What all quantified items together could save, each pool counted at most once, and
+    an item whose kernels a higher-ranked item already covers not at all (`counted_in`:
+    its P-number -> that item's)."""
 
     low_ms: float
     mid_ms: float
@@ -115,6 +117,7 @@ class SavingTotals(BaseModel):
     percent_mid: float
     by_pool_mid_ms: dict[str, float]
     pool_ms: dict[str, float]
+    counted_in: dict[int, int] = {}
 
 
 def pool_sizes(gpu: GpuUtilization) -> dict[Pool, float]:
@@ -150,14 +153,20 @@ def rank_items(candidates: Iterable[Candidate], window_ms: float) -> list[Priori
     return items
 
 
-def totals(items: Iterable[PriorityItem], gpu: GpuUtilization) -> SavingTotals:
-    """Sum the quantified items in rank order, each taking from its pool what is left."""
+def totals(
+    items: Iterable[PriorityItem],
+    gpu: GpuUtilization,
+    counted_in: Mapping[int, int] | None = None,
+) -> SavingTotals:
+    """Sum the quantified items in rank order, each taking from its pool what is left; an
+    item in `counted_in` (P-number -> the item whose kernels cover its own) adds nothing."""
     sizes = pool_sizes(gpu)
     left = {bound: dict.fromkeys(POOLS, 0.0) | sizes for bound in _RANGE}
     taken = {bound: 0.0 for bound in _RANGE}
     by_pool = dict.fromkeys(POOLS, 0.0)
+    skipped = dict(counted_in or {})
     for item in items:
-        if item.saving is None:
+        if item.saving is None or item.p_number in skipped:
             continue
         for bound, value in zip(_RANGE, item.saving.range_ms, strict=True):
             share = min(value, left[bound][item.saving.pool])
@@ -173,4 +182,5 @@ def totals(items: Iterable[PriorityItem], gpu: GpuUtilization) -> SavingTotals:
         percent_mid=round(taken["mid_ms"] / window * 100, 2) if window > 0 else 0.0,
         by_pool_mid_ms={p: round(v, 3) for p, v in by_pool.items()},
         pool_ms={p: round(v, 3) for p, v in sizes.items()},
+        counted_in=skipped,
     )

@@ -26,7 +26,7 @@ from pydantic import BaseModel, model_serializer, model_validator
 
 from rooflens.analyzers.categories.documents import Metrics, metrics_document
 from rooflens.analyzers.categories.models import CategoryMetrics, Finding
-from rooflens.analyzers.findings.candidates import candidates
+from rooflens.analyzers.findings.candidates import candidates, shared_kernels
 from rooflens.analyzers.findings.impact_scale import (
     PriorityItem,
     SavingTotals,
@@ -203,7 +203,7 @@ def priority_data(
         all_estimates=all_estimates,
         failed_categories=failed,
         items=items,
-        saving_totals=totals(items, gpu),
+        saving_totals=totals(items, gpu, shared_kernels(metrics, items)),
     )
 
 

@@ -263,9 +263,12 @@ def priorities_table(run: ReportInputs) -> str:
     if not items:
         return "\n\n".join(["## Priorities", intro, "No finding has an estimated saving."])
     rows = []
+    counted = run.priorities.saving_totals.counted_in if run.priorities.saving_totals else {}
     for item in items:
         kind = KIND_WORDS[item.kind]
         s = item.saving
+        over = counted.get(item.p_number)
+        shared = f"; its kernels are P{over}'s, counted there" if over else ""
         if s is None:
             rows.append(
                 f"| P{item.p_number} | {kind} | {item.title.replace('|', '/')} | "
@@ -275,7 +278,7 @@ def priorities_table(run: ReportInputs) -> str:
         rows.append(
             f"| P{item.p_number} | {kind} | {item.title.replace('|', '/')} | "
             f"{ms_range(s.low_ms, s.high_ms)} | {ms(s.mid_ms, s.high_ms)} | "
-            f"{item.percent_low:.2f}–{item.percent_high:.2f} | {cap_text(item)} |"
+            f"{item.percent_low:.2f}–{item.percent_high:.2f} | {cap_text(item)}{shared} |"
         )
     parts = ["## Priorities", intro, "\n".join([PRIORITIES_HEAD, *rows])]
     totals = run.priorities.saving_totals

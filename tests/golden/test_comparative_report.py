@@ -156,3 +156,22 @@ def test_unit_moe_fusion_block_shows_both_traces_kernels(shared: Path, tmp_path:
     assert "| triton__moe_fused_kernel_0d1d2d3d4d5d6d7d8d9d10d | Unknown | 800.0 |" in two
     assert "perf-model coverage" not in text
     assert "**Action**: Run this operator the way trace 2 does, with the fused kernel" in text
+
+
+def test_qwen_attention_gap_is_counted_once(shared: Path, tmp_path: Path) -> None:
+    """Qwen: the measured fusion of aten::_flash_attention_forward (its two kernels, 4.016 ms
+    against 2.723 ms in trace 2) and the SDPA finding on the operator that runs them claim the
+    same gap; the totals count it once, under the higher-ranked item."""
+    pair = f"mi300_vs_h100_{MODELS[1]}"  # Qwen
+    source = shared / "reference" / "tracelens_compare" / pair
+    text, _ = compose(source, tmp_path / "out")
+    data = json.loads((tmp_path / "out" / "priority_data.json").read_text())
+    items = {i["p_number"]: i for i in data["items"]}
+    fusion = next(p for p, i in items.items() if i["kind"] == "kernel_fusion")
+    sdpa = next(p for p, i in items.items() if i["category"] == "sdpa_fwd")
+    first, second = sorted((fusion, sdpa))
+    totals = data["saving_totals"]
+    assert totals["counted_in"] == {str(second): first}
+    counted = [i["saving"]["mid_ms"] for p, i in items.items() if i["saving"] and p != second]
+    assert totals["mid_ms"] == pytest.approx(sum(counted), abs=1e-3)
+    assert f"its kernels are P{first}'s, counted there |" in text
