@@ -109,7 +109,7 @@ def job_analysis(
     failures = tuple(failures)
     job = match_collectives(s.collectives for s in ranks)
     waits = tuple(straggler_summary(job))
-    late = straggler(list(waits))
+    late = straggler(list(waits)) if len(ranks) > 1 else None  # one rank waits for no one
     by_rank = {s.rank: s for s in ranks}
     imbalance = compute_imbalance(ranks)
     slowest = late.rank if late is not None else imbalance.max_rank

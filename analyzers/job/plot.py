@@ -51,8 +51,8 @@ def draw_job_plot(analysis: JobAnalysis) -> PlotResult:
         ax.bar([i], [bottom[i]], width=0.9, fill=False, edgecolor=STRAGGLER_COLOR, linewidth=2.5)
         ax.annotate(
             f"straggler: rank {late.rank}",
-            (i, bottom[i]),
-            xytext=(0, 8),
+            (i, max(bottom)),  # above every bar, so no neighbour hides it
+            xytext=(0, 6),
             textcoords="offset points",
             ha="center",
             color=STRAGGLER_COLOR,
@@ -77,7 +77,7 @@ def _title(analysis: JobAnalysis) -> str:
     n = len(analysis.ranks)
     late = analysis.straggler
     if late is None:
-        return f"GPU time per rank, {n} ranks (no collective matched: no straggler)"
+        return f"GPU time per rank, {n} rank(s): no straggler named"
     return (
         f"GPU time per rank, {n} ranks: rank {late.rank} arrives last at {late.times_last} of "
         f"{late.collectives} collectives"

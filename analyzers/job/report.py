@@ -68,7 +68,8 @@ def _heading(a: JobAnalysis) -> str:
 def _stragglers(a: JobAnalysis) -> str:
     late, waiter = a.straggler, a.longest_waiter
     if late is None:
-        return "## Stragglers\n\nNo collective was matched across ranks, so no rank is named."
+        why = "one rank waits for no other" if len(a.ranks) < 2 else "no collective was matched"
+        return f"## Stragglers\n\nNo rank is named: {why}."
     lines = [
         "## Stragglers",
         "",
@@ -95,8 +96,9 @@ def _stragglers(a: JobAnalysis) -> str:
         )
         for w in sorted(a.waits, key=lambda w: (-w.times_last, w.total_wait_us, w.rank))
     ]
-    header = ("rank", "last", "first", "% last", "wait ms", "mean wait ms", "held others ms")
-    return "\n".join(lines) + "\n\n" + _table(header, rows)
+    header = ("rank", "last", "first", "% last", "total wait ms", "mean wait ms", "held others ms")
+    note = "Every rank's arrivals and waits over the whole trace:"
+    return "\n".join(lines) + f"\n\n{note}\n\n" + _table(header, rows)
 
 
 def _why(causes: Sequence[Cause]) -> str:
@@ -167,6 +169,8 @@ def _ranks(a: JobAnalysis, reports: Mapping[int, str], plot: str | None) -> str:
         f"Exposed communication ranges from {ms(comm.min())} to {ms(comm.max())} ms per "
         f"{a.per}; the ranks' waits for later ranks at collectives add up to "
         f"{min(waited, 100.0):.0f} % of it (the *wait* column)."
+        if comm.max() > 0
+        else "No rank has exposed communication."
     )
     figure = f"\n\n![GPU time per rank]({plot})" if plot else ""
     return f"## Ranks (ms per {a.per})\n\n{spread} {exposed}{figure}\n\n" + _table(header, rows)

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from rooflens.analyzers.job.analysis import JobAnalysis, job_analysis
+from rooflens.analyzers.job.overview import job_overview
 from rooflens.analyzers.job.report import job_report_md
 from rooflens.analyzers.job.summary import summarise_rank
 
@@ -47,3 +48,12 @@ def test_the_per_rank_timelines_are_the_single_trace_ones(shared: Path) -> None:
     assert t["exposed_comm_us"].idxmin() == 7 and t.loc[7, "exposed_comm_us"] == 1580.0
     assert t["exposed_comm_us"].idxmax() == 1 and t.loc[1, "exposed_comm_us"] == 11056.0
     assert t.loc[7, ["compute_us", "idle_us", "total_us"]].tolist() == [1059.0, 8308.0, 10967.0]
+
+
+def test_the_overview_is_small_and_carries_the_names(shared: Path) -> None:
+    view = job_overview(analysed(shared))
+    assert (view.straggler.rank, view.straggler.times_last, view.longest_waiter.rank) == (7, 5, 1)
+    assert view.straggler.held_others_per_step_ms == pytest.approx(1.309)
+    assert view.longest_waiter.total_wait_ms == pytest.approx(11.125)
+    assert [c.kind for c in view.causes] == ["host_idle"] and view.matched_collectives == 8
+    assert len(view.model_dump_json()) < 4_000

@@ -15,9 +15,11 @@ from rooflens.analyzers.job.analysis import (
     RankFailure,
     job_analysis,
 )
+from rooflens.analyzers.job.overview import job_overview
 from rooflens.analyzers.job.plot import draw_job_plot
 from rooflens.analyzers.job.report import job_report_md
 from rooflens.analyzers.job.summary import RankSummary, summarise_rank
+from rooflens.analyzers.trace.synthetic_host import write_host_bound_trace
 from rooflens.analyzers.trace.synthetic_job import JobPlan, write_job
 
 
@@ -110,6 +112,9 @@ def test_failed_and_missing_ranks_are_reported(tmp_path: Path) -> None:
     assert "- rank 5 (rank5.pt.trace.json.gz): not a trace" in text
     assert "missing (no trace given): ranks 3" in text
     assert "[analysis.md](ranks/rank-4/analysis.md)" in text and "](job.png)" in text
+    view = job_overview(a)
+    assert (view.missing, view.failures[0].reason, view.straggler.rank) == ([3], "not a trace", 2)
+    assert view.findings[0].mid_ms == pytest.approx(4 * 0.1, rel=0.1)  # 4 collectives x 100 µs
     with pytest.raises(EmptyJob, match="no rank"):
         job_analysis([], [failed])
 
@@ -124,3 +129,16 @@ def test_the_plot_is_a_png_and_only_it_imports_matplotlib(tmp_path: Path) -> Non
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_one_rank_or_no_collective_names_no_straggler(tmp_path: Path) -> None:
+    one = summaries(tmp_path / "one", JobPlan(ranks=2, steps=1, slow_rank=1, slow_us=80.0))[:1]
+    a = job_analysis(one)
+    assert a.straggler is None and a.findings == () and a.missing == (1,)
+    assert "No rank is named: one rank waits for no other." in job_report_md(a)
+    trace = write_host_bound_trace(tmp_path / "host.json")  # no collective at all
+    a = job_analysis([summarise_rank(trace, rank=r) for r in (0, 1)])
+    assert a.straggler is None and a.findings == () and a.collectives.collectives.empty
+    text = job_report_md(a)
+    assert "No rank is named: no collective was matched." in text
+    assert "No rank has exposed communication." in text and draw_job_plot(a).drawn
