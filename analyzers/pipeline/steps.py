@@ -159,6 +159,13 @@ class Pipeline:
         missing = missing_gpu_work(r.model)
         if missing:
             raise NotAnalysable(f"{self.label} cannot be analysed: {missing}")
+        if r.comparison is None and self.done(PREPARED) and self.folder is not None:
+            written = self.folder.read_manifest()  # restored: the scope must not change
+            if written is not None and written.comparison_scope == "comparative":
+                raise NotAnalysable(
+                    f"{self.label} compares two traces, and trace 2 is not loaded; load the "
+                    "run again with its second trace"
+                )
         return prepare(
             r.model, r.report, r.platform, r.trace_path, r.output_dir, comparison=r.comparison
         )

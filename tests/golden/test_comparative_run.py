@@ -213,3 +213,40 @@ def test_priority_data_from_the_reference_metrics(shared: Path, folder: str) -> 
     assert [p["category"] for p in ours["priorities"]] == [
         p["category"] for p in theirs["priorities"]
     ]
+
+
+# the top priority item of each synthetic pair names the difference the pair was built for
+# (None: trace 1 is not slower anywhere, so nothing is recoverable)
+TOP_ITEM = {
+    "unit_test01_moe_fused_vs_unfused": "Fuse moe_layer (4 kernels)",
+    "unit_test02_attention_both_unfused": "GEMM: aten::bmm",
+    "unit_test03_attention_fused_vs_unfused": None,  # trace 1's fused attention is faster
+    "unit_test04_gemm_mm_vs_linear": "GEMM: aten::mm",
+    "unit_test05_gemm_identical_runtime_roofline": None,  # the same time on both
+    "unit_test06_conv_gap_exceeds_roofline": "CONV_fwd: aten::convolution",
+}
+# (category, operation) -> efficiency % and whether the roofline cap applied (README facts)
+EFFICIENCY = {
+    "unit_test03_attention_fused_vs_unfused": ("sdpa_fwd", "aiter::_flash_attn_forward", 222.86),
+    "unit_test04_gemm_mm_vs_linear": ("gemm", "aten::mm", 65.75),
+    "unit_test05_gemm_identical_runtime_roofline": ("gemm", "aten::mm", 100.0),
+    "unit_test06_conv_gap_exceeds_roofline": ("conv_fwd", "aten::convolution", 2.09),
+}
+
+
+@pytest.mark.parametrize("folder", when_shared(list(TOP_ITEM)))
+def test_synthetic_pair_names_its_difference(shared: Path, folder: str) -> None:
+    out, pipeline = comparative_run(folder)
+    items = pipeline.priorities().items
+    want = TOP_ITEM[folder]
+    if want is None:
+        assert items == []
+    else:
+        assert items[0].title.startswith(want), items[0].title
+    if folder in EFFICIENCY:
+        category, name, percent = EFFICIENCY[folder]
+        (op,) = [o for o in read_json(out / layout.metrics(category))["operations"]
+                 if o["name"] == name]  # fmt: skip
+        assert op["efficiency"]["efficiency_percent"] == percent
+        capped = (op["efficiency"]["warning"] or "").startswith("[ROOFLINE CAP]")
+        assert capped == (folder == "unit_test06_conv_gap_exceeds_roofline")

@@ -15,8 +15,10 @@ import pytest
 from rooflens.analyzers import layout
 from rooflens.analyzers.compare.compare_columns import COMPARISON_COLUMNS
 from rooflens.server.cli import main
+from tests.helpers.capture_traces import write_case
 from tests.helpers.compare_pairs import planted_pair
 from tests.helpers.sample_traces import write_variant
+from tests.helpers.trace_builder import TraceBuilder
 
 
 @pytest.fixture(scope="module")
@@ -146,3 +148,28 @@ def test_standalone_run_json_has_no_comparison(tmp_path: Path) -> None:
     assert main(["report", str(one), "--platform", "MI300X", "--out", str(out)]) == 0
     assert "compare_with" not in read(out / "run.json")
     assert not (out / layout.TRACE1_CSVS).exists()
+
+
+def test_trace_2_graph_captures_from_their_own_folder(tmp_path: Path) -> None:
+    """Trace 2 is a graph replay whose capture traces are elsewhere: --capture-folder2 grafts
+    their operators onto its replayed kernels, as --capture-folder does for trace 1."""
+    for side in ("one", "two"):
+        (tmp_path / side).mkdir()
+    one = write_case(TraceBuilder(tmp_path / "one"), iterations=2)  # captures beside it
+    two = write_case(TraceBuilder(tmp_path / "two"), iterations=2)
+    captures2 = tmp_path / "captures2"
+    (tmp_path / "two" / "capture_traces").rename(captures2)
+
+    def operators(out: Path, folder: str) -> set[str]:
+        with (out / folder / "unified_perf_summary.csv").open(newline="") as f:
+            return {row["name"] for row in csv.DictReader(f)}
+
+    base = ["compare", str(one), str(two), "--platform", "MI300X", "--platform2", "MI300X"]
+    grafted, bare = tmp_path / "grafted", tmp_path / "bare"
+    argv = [*base, "--capture-folder2", str(captures2), "--until", "prepared"]
+    assert main([*argv, "--out", str(grafted)]) == 0
+    assert {"aten::mm", "aten::gelu"} <= operators(grafted, layout.TRACE2_CSVS)
+    assert {"aten::mm", "aten::gelu"} <= operators(grafted, layout.PERF_CSVS)
+    assert read(grafted / "run.json")["compare_with"]["captures"] == str(captures2)
+    assert main([*base, "--until", "prepared", "--out", str(bare)]) == 0
+    assert "aten::mm" not in operators(bare, layout.TRACE2_CSVS)  # nothing beside trace 2
