@@ -272,3 +272,6 @@ class FullAnalysisResult(BaseModel):
     priorities: list[PriorityRow]
     report_valid: bool
     resources: list[str]
+    comparison: ComparedTraceNote | None = Field(
+        default=None, description="trace 2, when compare_with was given (null: standalone)"
+    )

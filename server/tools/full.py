@@ -28,6 +28,8 @@ from rooflens.server.tools.load import (
     FreshArg,
     OutputDirArg,
     Platform2Arg,
+    compared_note,
+    run_resources,
 )
 from rooflens.server.tools.report import RecommendationArg, SummaryArg
 
@@ -76,6 +78,7 @@ def register(mcp: MCPServer) -> None:
         for key in failed:
             await log_to_client(ctx, "warning", f"{run.id}: the {key} analysis failed")
         composed = await engine(report.check_composed, st, run)
+        compared = steps.results.comparison
         return r.FullAnalysisResult(
             run_id=run.id,
             reused=loaded.reused,
@@ -85,5 +88,6 @@ def register(mcp: MCPServer) -> None:
             failed=failed,
             priorities=findings.priority_rows(steps.priorities())[:10],
             report_valid=composed.valid,
-            resources=[*composed.resources, f"rooflens://runs/{run.id}/tables"],
+            resources=[*composed.resources, *run_resources(run.id, compared is not None)],
+            comparison=None if compared is None else compared_note(compared),
         )

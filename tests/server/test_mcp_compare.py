@@ -100,6 +100,9 @@ async def test_full_analysis_of_a_pair_after_a_restart(connect, pair) -> None:
             report = (await client.read_resource(
                 f"rooflens://runs/{full['run_id']}/report")).contents[0].text  # fmt: skip
     assert full["run_id"] == first["run_id"] and full["reused"] is True
+    assert full["comparison"]["trace"] == pair[1].name
+    assert full["comparison"]["what_changed"].startswith("`aten::gelu` is faster in trace 2")
+    assert f"rooflens://runs/{full['run_id']}/trace1/tables/diff_stats" in full["resources"]
     assert full["report_valid"] is True
     assert report.startswith("# ") and "Comparative Analysis: MI300X vs H100_SXM" in report
     assert "## What changed" in report and "`aten::gelu` is faster in trace 2" in report
