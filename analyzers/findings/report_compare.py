@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from rooflens.analyzers.prepare.categories import GpuUtilization, gpu_utilization
+from rooflens.analyzers.prepare.categories import GpuUtilization
 from rooflens.analyzers.prepare.manifest import Manifest
 
 if TYPE_CHECKING:
@@ -26,36 +26,38 @@ DIFF_HEAD = "Difference (T1 − T2)"
 @dataclass(frozen=True)
 class ReportComparison:
     """What the report needs of trace 2: its platform, its GPU utilisation, its kernel time
-    per category (lower-case category key -> ms) and the What changed section (markdown)."""
+    per category (lower-case category key -> ms), the What changed section (markdown) and
+    its headline sentence."""
 
     platform2: str | None
     utilization2: GpuUtilization
     category_ms2: Mapping[str, float] = field(default_factory=dict)
     what_changed: str | None = None
+    headline: str | None = None
 
     @classmethod
     def of(
         cls, manifest: Manifest, comparison: Comparison | None, platform2: str | None = None
     ) -> ReportComparison | None:
-        """The comparison of a comparative run (None for a standalone one); `platform2`
-        names trace 2's platform when there is no Comparison to read it from."""
-        if comparison is None and manifest.trace2_gpu_utilization is None:
-            return None
-        report2 = comparison.report.sheets if comparison is not None else {}
+        """The comparison of a comparative run, from its manifest (trace 2's utilisation and
+        category times) and its `Comparison` (platform, What changed); None for a standalone
+        run. `platform2` names trace 2's platform when there is no Comparison to read."""
         util2 = manifest.trace2_gpu_utilization
-        if util2 is None:
-            util2 = GpuUtilization(**gpu_utilization(report2.get("gpu_timeline")))
-        rows = manifest.trace2_ops_summary_by_category
-        if rows is None and "ops_summary_by_category" in report2:
-            rows = report2["ops_summary_by_category"].to_dict("records")
-        section = None
+        if manifest.comparison_scope != "comparative" or util2 is None:
+            return None
+        section = headline = None
         if comparison is not None:
+            from rooflens.analyzers.compare.what_changed_md import (
+                headline as first_sentence,
+            )
             from rooflens.analyzers.compare.what_changed_md import what_changed_markdown
 
             section = what_changed_markdown(comparison.what_changed)
-        if comparison is not None and comparison.platform is not None:
-            platform2 = comparison.platform.name
-        return cls(platform2, util2, category_times(rows or []), section)
+            headline = first_sentence(comparison.what_changed)
+            if comparison.platform is not None:
+                platform2 = comparison.platform.name
+        rows = manifest.trace2_ops_summary_by_category or []
+        return cls(platform2, util2, category_times(rows), section, headline)
 
     def time2(self, category: str) -> float | None:
         return self.category_ms2.get(category.lower())

@@ -214,6 +214,8 @@ def _facts(run: ReportInputs) -> str:
     if run.comparison is not None:
         u2 = run.comparison.utilization2
         lines.append(f"- **Against trace 2**: {slower_sentence(window, u2.total_time_ms)}")
+        if run.comparison.headline:
+            lines.append(f"- **Largest difference**: {run.comparison.headline}")
     lines += [
         f"- **GPU busy**: {part(100 - u.idle_time_percent)}: compute "
         f"{part(u.computation_time_percent)}, exposed communication "

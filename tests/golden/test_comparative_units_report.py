@@ -56,6 +56,7 @@ def test_report_names_the_planted_difference(case: str, shared: Path, tmp_path: 
     headline, top = EXPECTED[case]
     assert text.startswith("# Unidentified model - Comparative Analysis: MI300X vs H100_SXM")
     assert f"## What changed\n\n{headline}" in text
+    assert f"- **Largest difference**: {headline}" in text  # in the Executive Summary too
     fixes = [ln.strip() for ln in text.splitlines() if ln.startswith("  - P")]
     if top is None:
         assert not any("slower than trace 2" in ln or "Fuse" in ln for ln in fixes)
