@@ -67,6 +67,9 @@ def appendix(run: ReportInputs) -> str:
         (k.capitalize(), getattr(m, k) or UNKNOWN) for k in keys
     ]
     hw_rows = platform_rows(run.platform) if run.platform else _metadata_rows(run)
+    if run.comparison is not None:  # the rows above are trace 1's, the one scored here
+        hw_rows.append(("Trace 2's platform (its perf report's roofline)",
+                        run.comparison.platform2 or "none known"))  # fmt: skip
     return "\n\n".join(
         ["## Appendix", "### Model Architecture", _table(model_rows),
          "### Hardware Reference", _table(hw_rows)]

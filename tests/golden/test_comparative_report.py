@@ -78,6 +78,7 @@ def composed(request, shared: Path, tmp_path_factory) -> tuple[str, Path, str, M
 def test_report_and_findings_validate(composed) -> None:
     _, out, text, _ = composed
     assert text.startswith("# Unidentified model - Comparative Analysis: MI300X vs H100\n")
+    assert "| Trace 2's platform (its perf report's roofline) | H100 |" in text
     assert validate_report(out) == []
     for path in sorted(out.glob("*_findings/*_findings.md")):
         key = path.name.removesuffix("_findings.md")
