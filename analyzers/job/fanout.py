@@ -62,6 +62,16 @@ class ClusterChoice:
     ) -> ClusterChoice:
         return cls(scheduler or os.environ.get(SCHEDULER_ENV) or None, workers, memory_limit)
 
+    def resolved(self, paths: Sequence[Path]) -> ClusterChoice:
+        """The same choice with an embedded cluster's size and memory limit decided."""
+        if self.scheduler:
+            return self
+        workers = local_workers(paths, self.workers)
+        limit = self.memory_limit or max(
+            rank_memory_bytes(paths), int(psutil.virtual_memory().total * MEMORY_SHARE) // workers
+        )
+        return ClusterChoice(None, workers, limit)
+
 
 def json_bytes(path: Path) -> int:
     """The size of a trace's JSON text: a plain file's size; a gzip file's ISIZE trailer
@@ -109,17 +119,14 @@ def cluster_client(choice: ClusterChoice, paths: Sequence[Path]) -> Iterator[Cli
         with client:
             yield client
         return
-    workers = local_workers(paths, choice.workers)
-    limit = choice.memory_limit or max(
-        rank_memory_bytes(paths), int(psutil.virtual_memory().total * MEMORY_SHARE) // workers
-    )
+    choice = choice.resolved(paths)
     # a rank that kills its worker (out of memory) is reported, not retried on every worker
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
         cluster = LocalCluster(
-            n_workers=workers,
+            n_workers=choice.workers,
             threads_per_worker=1,
             processes=True,
-            memory_limit=limit,
+            memory_limit=choice.memory_limit,
             dashboard_address=None,
             silence_logs=logging.ERROR,
         )
@@ -142,7 +149,7 @@ def fan_out(
     futures = client.map(run_rank, tasks, key=keys, pure=False, retries=0)
     by_key = {f.key: t for f, t in zip(futures, tasks, strict=True)}
     outcomes: list[RankOutcome] = []
-    for future in as_completed(futures):
+    for future in as_completed(futures, loop=client.loop):
         task = by_key[future.key]
         try:
             outcome = future.result()
@@ -172,5 +179,3 @@ def run_tasks(
     """Start (or reach) the cluster, run the tasks, close what was started."""
     with cluster_client(choice, [Path(t.path) for t in tasks]) as client:
         return fan_out(tasks, client, progress)
-
-

@@ -73,7 +73,9 @@ def expand(specs: Sequence[str | Path]) -> list[Path]:
         elif Path(text).is_file():
             matches = [Path(text)]
         else:
-            raise JobInputError(f"{text}: no such file or folder; pass trace files, a folder or a glob")
+            raise JobInputError(
+                f"{text}: no such file or folder; pass trace files, a folder or a glob"
+            )
         if not matches:
             raise JobInputError(
                 f"{text}: matches no trace file (.json or .json.gz); check the pattern or folder"

@@ -102,7 +102,9 @@ def run_rank(task: RankTask) -> RankOutcome:
 
 def _identity(path: Path, sha256: str) -> TraceIdentity:
     stat = path.stat()
-    return TraceIdentity(name=path.name, size=stat.st_size, mtime_ns=stat.st_mtime_ns, sha256=sha256)
+    return TraceIdentity(
+        name=path.name, size=stat.st_size, mtime_ns=stat.st_mtime_ns, sha256=sha256
+    )
 
 
 def rank_run(model: TraceModel, identity: TraceIdentity, task: RankTask) -> tuple[str, str | None]:

@@ -1,0 +1,160 @@
+"""A whole job, end to end: its checked inputs fanned out one task per rank, the outcomes
+gathered, the collectives matched across the ranks that finished, and the job folder written.
+
+What a face (CLI, MCP) calls; it decides where the folder goes and how progress is shown.
+Design: docs/multirank.md#fan-out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from rooflens.analyzers import layout
+from rooflens.analyzers.job.fanout import ClusterChoice, Progress, run_tasks
+from rooflens.analyzers.job.inputs import JobInputs
+from rooflens.analyzers.job.job_folder import (
+    JobRank,
+    JobRecord,
+    new_job_id,
+    seal_job,
+    write_table,
+)
+from rooflens.analyzers.job.matching import JobCollectives, match_collectives
+from rooflens.analyzers.job.rank_task import NO_RUN, RankDone, RankFailed, RankOutcome, RankTask
+from rooflens.analyzers.job.stragglers import RankWaits, straggler_summary
+from rooflens.analyzers.job.tables import implicit_sync_table, straggler_table
+
+
+class JobFailed(RuntimeError):
+    """No rank of the job could be analysed; the message gives the first reasons."""
+
+
+@dataclass(frozen=True)
+class JobResult:
+    """The outcomes of every rank and what the ranks that finished say together."""
+
+    inputs: JobInputs
+    outcomes: tuple[RankOutcome, ...]
+    collectives: JobCollectives
+    waits: tuple[RankWaits, ...]
+
+    @property
+    def done(self) -> list[RankDone]:
+        return [o for o in self.outcomes if isinstance(o, RankDone)]
+
+    @property
+    def failed(self) -> list[RankFailed]:
+        return [o for o in self.outcomes if isinstance(o, RankFailed)]
+
+
+def rank_tasks(inputs: JobInputs, folder: Path, platform: str | None, until: str) -> list[RankTask]:
+    """One work order per rank; each rank's run goes to `folder`/ranks/rank-N."""
+    return [
+        RankTask(
+            path=str(f.path),
+            rank=f.rank,
+            platform=platform,
+            run_folder=None if until == NO_RUN else str(folder / layout.rank_run(f.rank)),
+            until=until,
+        )
+        for f in inputs.files
+    ]
+
+
+def analyse_job(
+    inputs: JobInputs,
+    folder: Path,
+    choice: ClusterChoice,
+    *,
+    platform: str | None = None,
+    until: str = NO_RUN,
+    progress: Progress | None = None,
+) -> JobResult:
+    """Fan the ranks out, then match the collectives of those that finished. `choice` should
+    be resolved (`ClusterChoice.resolved`) so that the record says how many workers ran."""
+    outcomes = run_tasks(rank_tasks(inputs, folder, platform, until), choice, progress)
+    done = [o for o in outcomes if isinstance(o, RankDone)]
+    if not done:
+        reasons = "; ".join(f"rank {o.rank}: {o.reason}" for o in outcomes[:3])
+        raise JobFailed(f"no rank of the job could be analysed ({reasons})")
+    job = match_collectives(d.summary.collectives for d in done)
+    return JobResult(inputs, tuple(outcomes), job, tuple(straggler_summary(job)))
+
+
+def cluster_label(choice: ClusterChoice) -> str:
+    """How the job ran, without the scheduler's address (job.json is shared)."""
+    if choice.scheduler:
+        return "external Dask scheduler"
+    return f"embedded LocalCluster ({choice.workers} worker processes)"
+
+
+def ranks_table(result: JobResult) -> pd.DataFrame:
+    """One row per rank: its status, GPU timeline, waits, and where its run is."""
+    waits = {w.rank: w for w in result.waits}
+    rows = []
+    for o in result.outcomes:
+        row: dict[str, object] = {"rank": o.rank, "trace": Path(o.path).name}
+        if isinstance(o, RankDone):
+            t, w = o.summary.timeline, waits.get(o.rank)
+            row.update(
+                status="done",
+                compute_us=t.compute_us,
+                exposed_comm_us=t.exposed_comm_us,
+                idle_us=t.idle_us,
+                total_us=t.total_us,
+                total_wait_us=w.total_wait_us if w else 0.0,
+                times_last=w.times_last if w else 0,
+                run_folder=layout.rank_run(o.rank) if o.run_id else "",
+                reason="",
+            )
+        else:
+            row.update(status="failed", run_folder="", reason=f"{o.kind}: {o.reason}")
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def job_record(
+    result: JobResult, choice: ClusterChoice, platform: str | None, until: str
+) -> JobRecord:
+    sources = {f.rank: f.rank_source for f in result.inputs.files}
+    ranks = []
+    for o in result.outcomes:
+        common = {"rank": o.rank, "trace_path": o.path, "rank_source": sources[o.rank]}
+        if isinstance(o, RankDone):
+            folder = layout.rank_run(o.rank) if o.run_id else None
+            ranks.append(
+                JobRank(
+                    **common,
+                    status="done",
+                    trace=o.identity,
+                    run_id=o.run_id,
+                    run_folder=folder,
+                    run_note=o.run_note,
+                    seconds=round(o.seconds, 3),
+                )
+            )
+        else:
+            ranks.append(JobRank(**common, status="failed", failure=o.kind, reason=o.reason))
+    return JobRecord(
+        job_id=new_job_id(),
+        world_size=result.inputs.world_size,
+        platform=platform,
+        until=until,
+        cluster=cluster_label(choice),
+        ranks=ranks,
+        missing=list(result.inputs.missing),
+        warnings=list(result.inputs.warnings),
+    )
+
+
+def write_job_folder(
+    folder: Path, result: JobResult, choice: ClusterChoice, platform: str | None, until: str
+) -> JobRecord:
+    """The job-level tables, then the sealed record (after the ranks wrote their runs)."""
+    write_table(folder, layout.JOB_RANKS, ranks_table(result))
+    write_table(folder, layout.JOB_COLLECTIVES, implicit_sync_table(result.collectives))
+    write_table(folder, layout.JOB_STRAGGLERS, straggler_table(list(result.waits)))
+    return seal_job(folder, job_record(result, choice, platform, until))
