@@ -55,6 +55,7 @@ class ClusterChoice:
     scheduler: str | None = None
     workers: int | None = None
     memory_limit: int | None = None
+    timeout_s: float = CONNECT_TIMEOUT_S  # how long to try reaching `scheduler`
 
     @classmethod
     def from_args(
@@ -70,7 +71,7 @@ class ClusterChoice:
         limit = self.memory_limit or max(
             rank_memory_bytes(paths), int(psutil.virtual_memory().total * MEMORY_SHARE) // workers
         )
-        return ClusterChoice(None, workers, limit)
+        return ClusterChoice(None, workers, limit, self.timeout_s)
 
 
 def json_bytes(path: Path) -> int:
@@ -109,7 +110,7 @@ def cluster_client(choice: ClusterChoice, paths: Sequence[Path]) -> Iterator[Cli
     """A client of the chosen scheduler, or of an embedded cluster closed on the way out."""
     if choice.scheduler:
         try:
-            client = Client(choice.scheduler, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
+            client = Client(choice.scheduler, timeout=choice.timeout_s, set_as_default=False)
         except (OSError, TimeoutError) as exc:
             raise ClusterError(
                 f"cannot reach the Dask scheduler at {choice.scheduler} ({exc}); start it "

@@ -11,6 +11,7 @@ Design: docs/multirank.md#fan-out.
 from __future__ import annotations
 
 import hashlib
+import os
 import resource
 import sys
 import time
@@ -57,7 +58,8 @@ class RankDone:
     run_id: str | None
     run_note: str | None  # why the rank's run stopped early (no GPU work), else None
     seconds: float
-    peak_rss_mb: float  # the worker process's peak resident memory so far
+    pid: int  # the process that ran the task (a worker's, on a cluster)
+    peak_rss_mb: float  # that process's peak resident memory so far
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +98,7 @@ def run_rank(task: RankTask) -> RankOutcome:
         run_id=run_id,
         run_note=note,
         seconds=time.perf_counter() - start,
+        pid=os.getpid(),
         peak_rss_mb=peak_rss_mb(),
     )
 
