@@ -18,7 +18,7 @@ from typing import TextIO
 from pydantic import BaseModel
 
 from rooflens.analyzers import layout
-from rooflens.analyzers.job.fanout import ClusterChoice, ClusterError
+from rooflens.analyzers.job.cluster import ClusterChoice, ClusterError
 from rooflens.analyzers.job.inputs import JobInputError, job_inputs
 from rooflens.analyzers.job.job_folder import check_job_destination
 from rooflens.analyzers.job.job_run import JobFailed, JobResult, analyse_job, write_job_folder

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from rooflens.analyzers import layout
-from rooflens.analyzers.job.fanout import ClusterChoice, Progress, run_tasks
+from rooflens.analyzers.job.cluster import ClusterChoice, Progress
 from rooflens.analyzers.job.inputs import JobInputs
 from rooflens.analyzers.job.job_folder import (
     JobRank,
@@ -50,7 +50,9 @@ class JobResult:
         return [o for o in self.outcomes if isinstance(o, RankFailed)]
 
 
-def rank_tasks(inputs: JobInputs, folder: Path, platform: str | None, until: str) -> list[RankTask]:
+def rank_tasks(
+    inputs: JobInputs, folder: Path, platform: str | None, until: str, owner: str | None = None
+) -> list[RankTask]:
     """One work order per rank; each rank's run goes to `folder`/ranks/rank-N."""
     return [
         RankTask(
@@ -59,6 +61,7 @@ def rank_tasks(inputs: JobInputs, folder: Path, platform: str | None, until: str
             platform=platform,
             run_folder=None if until == NO_RUN else str(folder / layout.rank_run(f.rank)),
             until=until,
+            owner=owner,
         )
         for f in inputs.files
     ]
@@ -72,10 +75,14 @@ def analyse_job(
     platform: str | None = None,
     until: str = NO_RUN,
     progress: Progress | None = None,
+    owner: str | None = None,
 ) -> JobResult:
     """Fan the ranks out, then match the collectives of those that finished. `choice` should
     be resolved (`ClusterChoice.resolved`) so that the record says how many workers ran."""
-    outcomes = run_tasks(rank_tasks(inputs, folder, platform, until), choice, progress)
+    from rooflens.analyzers.job.fanout import run_tasks  # dask loads when a job runs
+
+    tasks = rank_tasks(inputs, folder, platform, until, owner)
+    outcomes = run_tasks(tasks, choice, progress)
     done = [o for o in outcomes if isinstance(o, RankDone)]
     if not done:
         reasons = "; ".join(f"rank {o.rank}: {o.reason}" for o in outcomes[:3])
@@ -117,7 +124,7 @@ def ranks_table(result: JobResult) -> pd.DataFrame:
 
 
 def job_record(
-    result: JobResult, choice: ClusterChoice, platform: str | None, until: str
+    result: JobResult, choice: ClusterChoice, platform: str | None, until: str, job_id: str
 ) -> JobRecord:
     sources = {f.rank: f.rank_source for f in result.inputs.files}
     ranks = []
@@ -139,7 +146,7 @@ def job_record(
         else:
             ranks.append(JobRank(**common, status="failed", failure=o.kind, reason=o.reason))
     return JobRecord(
-        job_id=new_job_id(),
+        job_id=job_id,
         world_size=result.inputs.world_size,
         platform=platform,
         until=until,
@@ -151,10 +158,16 @@ def job_record(
 
 
 def write_job_folder(
-    folder: Path, result: JobResult, choice: ClusterChoice, platform: str | None, until: str
+    folder: Path,
+    result: JobResult,
+    choice: ClusterChoice,
+    platform: str | None,
+    until: str,
+    job_id: str | None = None,
 ) -> JobRecord:
     """The job-level tables, then the sealed record (after the ranks wrote their runs)."""
     write_table(folder, layout.JOB_RANKS, ranks_table(result))
     write_table(folder, layout.JOB_COLLECTIVES, implicit_sync_table(result.collectives))
     write_table(folder, layout.JOB_STRAGGLERS, straggler_table(list(result.waits)))
-    return seal_job(folder, job_record(result, choice, platform, until))
+    record = job_record(result, choice, platform, until, job_id or new_job_id())
+    return seal_job(folder, record)

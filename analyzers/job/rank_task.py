@@ -45,6 +45,7 @@ class RankTask:
     platform: str | None = None  # a catalogue name; None: the one the trace suggests
     run_folder: str | None = None  # where the rank's own run goes (None: no run)
     until: str = LOADED  # the last pipeline step of that run
+    owner: str | None = None  # the MCP session the run belongs to (run.json's owner)
 
 
 @dataclass(frozen=True)
@@ -123,6 +124,7 @@ def rank_run(model: TraceModel, identity: TraceIdentity, task: RankTask) -> tupl
         trace_path=str(Path(task.path).absolute()),
         platform=platform.name if platform else None,
         captures=AUTO,
+        owner=task.owner,
     )
     report = build_report(model, platform)
     folder = RunFolder(out)
@@ -147,6 +149,13 @@ def rank_run(model: TraceModel, identity: TraceIdentity, task: RankTask) -> tupl
 
 
 def peak_rss_mb() -> float:
-    """This process's peak resident set size (ru_maxrss: kB on Linux, bytes on macOS)."""
+    """This process's peak resident set size, MiB: VmHWM on Linux (ru_maxrss there carries
+    over exec from the process that spawned the worker), else ru_maxrss."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak / (1 << 20) if sys.platform == "darwin" else peak / 1024

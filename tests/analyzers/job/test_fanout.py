@@ -17,7 +17,7 @@ import psutil
 import pytest
 
 from rooflens.analyzers import layout
-from rooflens.analyzers.job.fanout import (
+from rooflens.analyzers.job.cluster import (
     ClusterChoice,
     ClusterError,
     json_bytes,
