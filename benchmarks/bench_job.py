@@ -12,9 +12,10 @@ Two measurements (docs/multirank.md#fan-out):
    than the ranks need together (`--budget-ranks` ranks' worth: one rank's measured need times
    that), the embedded cluster is sized from the budget (`local_workers`), and the sampled peak
    of the whole tree is compared with the budget and with what the ranks would need together.
-   One rank's need is measured first in a fresh process: its peak RSS (VmHWM) minus the
-   interpreter's with the engine imported, and the rank's JSON text size, which calibrates
-   `BYTES_PER_JSON_BYTE` in fanout.py.
+   One rank's need is measured first in a fresh process, its whole run to the report: its
+   peak RSS (VmHWM) minus the interpreter's with the engine imported, per byte of the rank's
+   JSON text, which calibrates `BYTES_PER_JSON_BYTE` in cluster.py. The job itself runs
+   summaries only (`until none`), the mode for finding a straggler in a large job.
 
 MB = 2**20 bytes here (MiB). Each part prints one line of figures; --json-out writes them all.
 
@@ -27,6 +28,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -42,6 +44,7 @@ from rooflens.analyzers.job.cluster import (
     json_bytes,
     local_workers,
 )
+from rooflens.analyzers.job.fanout import cluster_client
 from rooflens.analyzers.job.inputs import job_inputs
 from rooflens.analyzers.job.job_run import analyse_job, rank_tasks
 from rooflens.analyzers.job.rank_task import RankDone, run_rank
@@ -49,10 +52,11 @@ from rooflens.analyzers.trace.synthetic_job import JobPlan, write_job
 
 MB = 1 << 20
 ONE_RANK = """
-import json, sys
+import json, sys, tempfile
 from rooflens.analyzers.job.rank_task import RankTask, peak_rss_mb, run_rank
 base = peak_rss_mb()
-done = run_rank(RankTask(sys.argv[1], 0))
+out = tempfile.mkdtemp()
+done = run_rank(RankTask(sys.argv[1], 0, run_folder=out, until="reported"))
 print(json.dumps({"base_mb": base, "peak_mb": done.peak_rss_mb, "ok": done.summary is not None}))
 """
 
@@ -93,7 +97,8 @@ def per_worker_peaks(outcomes) -> dict[int, float]:
 
 def fan_out_vs_sequential(work: Path, ranks: int, steps: int, until: str) -> dict[str, Any]:
     folder = work / f"job{ranks}"
-    paths = write_job(folder / "in", JobPlan(ranks=ranks, steps=steps, slow_rank=ranks // 3))
+    plan = JobPlan(ranks=ranks, steps=steps, slow_rank=ranks // 3, slow_us=200.0)
+    paths = write_job(folder / "in", plan)
     inputs = job_inputs([str(folder / "in")])
     tasks = rank_tasks(inputs, folder / "seq", None, until)
     start = time.perf_counter()
@@ -102,6 +107,9 @@ def fan_out_vs_sequential(work: Path, ranks: int, steps: int, until: str) -> dic
     failed = [o for o in seq if not isinstance(o, RankDone)]
     assert not failed, failed
     choice = ClusterChoice().resolved([f.path for f in inputs.files])
+    start = time.perf_counter()
+    with cluster_client(choice, paths):
+        startup_s = time.perf_counter() - start  # what a job pays before its first rank
     start = time.perf_counter()
     with TreeSampler() as tree:
         result = analyse_job(inputs, folder / "dask", choice, until=until)
@@ -116,10 +124,15 @@ def fan_out_vs_sequential(work: Path, ranks: int, steps: int, until: str) -> dic
         "sequential_s": round(sequential_s, 2),
         "fanout_s": round(fanout_s, 2),
         "speedup": round(sequential_s / fanout_s, 2),
+        "cluster_start_s": round(startup_s, 2),
+        "task_s_sequential": round(sum(o.seconds for o in seq), 2),
+        "task_s_fanout": round(sum(o.seconds for o in result.done), 2),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
         "sequential_process_peak_mb": round(max(o.peak_rss_mb for o in seq), 1),
         "worker_peak_mb": sorted(round(v, 1) for v in workers.values()),
         "tree_peak_mb": round(tree.peak / MB, 1),
         "straggler": max(result.waits, key=lambda w: w.times_last).rank,
+        "planted": plan.slow_rank,
     }
 
 

@@ -54,7 +54,8 @@ def cluster_client(choice: ClusterChoice, paths: Sequence[Path]) -> Iterator[Cli
             threads_per_worker=1,
             processes=True,
             memory_limit=choice.memory_limit,
-            dashboard_address=None,
+            host="127.0.0.1",  # nothing of the embedded cluster listens beyond this machine
+            dashboard_address=":0",  # its status routes on a free port, never a taken 8787
             silence_logs=logging.ERROR,
         )
         try:

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 from rooflens.analyzers.job.rank_task import RankDone, RankOutcome
 from rooflens.analyzers.job.stragglers import longest_waiter, straggler
+from rooflens.server import jobs
 from rooflens.server.jobs import JobLoaded, JobRequest
 from rooflens.server.notify import log_to_client, runs_changed
 from rooflens.server.tools.common import (
@@ -140,7 +141,7 @@ def register(mcp: MCPServer) -> None:
             status = "done" if isinstance(outcome, RankDone) else "failed"
             anyio.from_thread.run(ctx.report_progress, done, total, f"rank {outcome.rank} {status}")
 
-        loaded = await engine(load_job, app_state(ctx), request, owner(ctx), tick)
+        loaded = await engine(jobs.load_job, app_state(ctx), request, owner(ctx), tick)
         if loaded.runs:
             await runs_changed(ctx)
         for o in loaded.result.failed:
