@@ -25,6 +25,13 @@ MODEL_INFO = f"{METADATA}/model_info.json"
 NN_MODULES = f"{METADATA}/nn_modules.txt"
 CONDENSED_OPS = f"{METADATA}/condensed_op_info.csv"
 
+# A comparative run (docs/compare.md#the-run-folder-of-a-comparison): trace 1's tables with the
+# comparison columns and diff_stats, trace 2's own tables, trace 2's timeline figures.
+TRACE1_CSVS = "perf_report_trace1_csvs"
+TRACE2_CSVS = "perf_report_trace2_csvs"
+DIFF_STATS = f"{TRACE1_CSVS}/diff_stats.csv"
+TRACE2_UTILIZATION = f"{METADATA}/trace2_gpu_utilization.json"
+
 # The analyses that look at the whole run rather than one category of operators.
 SYSTEM_KEYS = ("cpu_idle", "multi_kernel", "kernel_fusion")
 

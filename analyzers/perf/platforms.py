@@ -9,7 +9,9 @@ TraceLens's arch JSON (docs/perf-models.md#platforms), so a TraceLens file loads
   its measured "max achievable FLOPS" MAF; for its NVIDIA files the same key holds peaks);
 * `vendor` and `sources` (which public document each figure comes from);
 * `host_link` and `gpu_link` - the links a host<->device copy and a GPU<->GPU transfer or
-  collective cross: kind, number of links, per-GPU GB/s one way and both ways (optional).
+  collective cross: kind, number of links, per-GPU GB/s one way and both ways (optional);
+* `network_link` - the scale-out network a collective between nodes crosses, per GPU, in the
+  GPU's reference system (optional).
 
 The roofline uses the measured figure of a key when there is one, else the datasheet peak,
 else nothing (no roofline for that compute spec, as in TraceLens).
@@ -74,6 +76,7 @@ HostLinkKind = Literal[
 GpuLinkKind = Literal[
     "NVLink 2", "NVLink 3", "NVLink 4", "NVLink 5", "xGMI/Infinity Fabric", "PCIe"
 ]
+NetworkLinkKind = Literal["InfiniBand EDR", "InfiniBand HDR", "InfiniBand NDR", "Ethernet 400G"]
 
 
 class _Link(BaseModel):
@@ -117,6 +120,13 @@ class GpuLink(_Link):
     kind: GpuLinkKind
 
 
+class NetworkLink(_Link):
+    """GPU <-> GPU across nodes: the NIC share of one GPU in the platform's reference system
+    (docs/perf-models.md#platforms); a collective spanning nodes crosses it."""
+
+    kind: NetworkLinkKind
+
+
 class PlatformSummary(BaseModel):
     """One row of a platform listing; FLOPS and bandwidth are the figures the roofline uses."""
 
@@ -143,6 +153,7 @@ class Platform(BaseModel):
     max_achievable_mem_bw_gbps: Positive | None = None
     host_link: HostLink | None = None
     gpu_link: GpuLink | None = None
+    network_link: NetworkLink | None = None
     sources: list[Source] = Field(default_factory=list)
     reference: str | None = Field(default=None, alias="_reference")
     freq_mhz: Positive | None = None

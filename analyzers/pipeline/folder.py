@@ -19,6 +19,8 @@ from pydantic import BaseModel, ValidationError
 
 from rooflens.analyzers import layout
 from rooflens.analyzers.categories.documents import Metrics, metrics_document
+from rooflens.analyzers.compare.compare_columns import DIFF_STATS_SHEET
+from rooflens.analyzers.compare.comparison import Comparison
 from rooflens.analyzers.findings.contract import Findings, parse_findings, render_findings
 from rooflens.analyzers.findings.drafts import tier_for
 from rooflens.analyzers.findings.model_info import (
@@ -29,11 +31,12 @@ from rooflens.analyzers.findings.model_info import (
 from rooflens.analyzers.findings.plot import PlotResult
 from rooflens.analyzers.findings.priorities import PriorityData
 from rooflens.analyzers.findings.report_prose import ReportProse
+from rooflens.analyzers.prepare.categories import gpu_utilization
 from rooflens.analyzers.prepare.manifest import CategoryTables, Manifest
 from rooflens.analyzers.prepare.run import CategoryData
 from rooflens.analyzers.report import files
 from rooflens.analyzers.report.build import PerfReport
-from rooflens.analyzers.report.write_csv import atomic_write_bytes, for_output
+from rooflens.analyzers.report.write_csv import atomic_write_bytes, for_output, write_csv_folder
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -61,6 +64,16 @@ class RunFolder:
 
     def write_perf_report(self, report: PerfReport, trace_name: str, gpu: str) -> files.ReportFiles:
         return files.write_perf_report(report, self.root, trace_name, gpu)
+
+    def write_comparison(self, comparison: Comparison) -> list[Path]:
+        """A comparative run's own tables: trace 1's with the comparison columns and
+        diff_stats, trace 2's, and trace 2's timeline figures (docs/compare.md)."""
+        trace1 = {**comparison.trace1_sheets, DIFF_STATS_SHEET: comparison.diff_stats}
+        written = write_csv_folder(trace1, self.root / layout.TRACE1_CSVS)
+        written += write_csv_folder(comparison.report.sheets, self.root / layout.TRACE2_CSVS)
+        figures = gpu_utilization(comparison.report.sheets.get("gpu_timeline"))
+        written.append(self._json(layout.TRACE2_UTILIZATION, figures))
+        return written
 
     def write_category_data(self, data: CategoryData) -> None:
         self._json(layout.MULTI_KERNEL_DATA, data.multi_kernel)

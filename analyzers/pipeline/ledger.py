@@ -60,6 +60,18 @@ class TraceIdentity(BaseModel):
         return self.size == other.size and self.sha256 == other.sha256
 
 
+class ComparedTrace(BaseModel):
+    """Trace 2 of a comparative run: what a restart needs to read it again."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    trace: TraceIdentity
+    trace_path: str = Field(description="absolute path of trace 2 when the run started")
+    platform: str | None = None
+    platform_file: str | None = None
+    captures: str | None = "auto"
+
+
 class RunRecord(BaseModel):
     """The content of `run.json`."""
 
@@ -71,6 +83,9 @@ class RunRecord(BaseModel):
     platform: str | None = None
     platform_file: str | None = None
     captures: str | None = "auto"
+    compare_with: ComparedTrace | None = Field(
+        default=None, description="trace 2, when the run compares two traces"
+    )
     owner: str | None = Field(default=None, description="MCP session that started the run")
     created: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
     steps: list[str] = Field(default_factory=list)
@@ -105,7 +120,8 @@ def read_record(folder: Path) -> RunRecord | None:
 
 
 def write_record(folder: Path, record: RunRecord) -> None:
-    text = record.model_dump_json(indent=2) + "\n"
+    standalone = {"compare_with"} if record.compare_with is None else None
+    text = record.model_dump_json(indent=2, exclude=standalone) + "\n"
     atomic_write_bytes(folder / RUN_FILE, text.encode("utf-8"))
 
 

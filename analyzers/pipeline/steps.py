@@ -23,6 +23,7 @@ from rooflens.analyzers.categories.kernel_fusion import CATEGORY as KERNEL_FUSIO
 from rooflens.analyzers.categories.kernel_fusion import analyze_kernel_fusion
 from rooflens.analyzers.categories.multi_kernel import analyze_multi_kernel
 from rooflens.analyzers.categories.system_inputs import SystemInputs, Timeline
+from rooflens.analyzers.compare.comparison import Comparison
 from rooflens.analyzers.findings.contract import Findings
 from rooflens.analyzers.findings.drafts import draft_findings
 from rooflens.analyzers.findings.model_info import UNKNOWN as UNKNOWN_MODEL
@@ -91,6 +92,7 @@ class RunResults:
     platform: Platform | None
     trace_path: str
     output_dir: str
+    comparison: Comparison | None = None  # trace 2 and the tree diff, in a comparative run
     category_data: CategoryData | None = None
     metrics: dict[str, Metrics] = field(default_factory=dict)
     findings: dict[str, Findings] = field(default_factory=dict)

@@ -3,8 +3,6 @@ GELU on another kernel in half the time, everything else is the same run."""
 
 from __future__ import annotations
 
-import gzip
-import json
 import math
 from pathlib import Path
 
@@ -21,24 +19,9 @@ from rooflens.analyzers.compare.tree_diff import diff_traces
 from rooflens.analyzers.report.build import build_report
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import build_model
-from rooflens.analyzers.trace.synthetic import GELU, write_document, write_sample_trace
+from rooflens.analyzers.trace.synthetic import GELU, write_sample_trace
+from tests.helpers.compare_pairs import FAST_GELU, planted_pair
 from tests.helpers.trace_builder import TraceBuilder
-
-FAST_GELU = "gelu_fast_kernel"
-
-
-def planted_pair(folder: Path) -> tuple[Path, Path, list[float]]:
-    """The sample trace, and a copy whose forward GELU kernels are renamed and twice as fast;
-    returns both paths and trace 1's GELU kernel durations."""
-    one = write_sample_trace(folder / "trace1.json.gz", seed=0)
-    document = json.loads(gzip.decompress(one.read_bytes()))
-    durations = []
-    for event in document["traceEvents"]:
-        if event.get("cat") == "kernel" and event["name"] == GELU:
-            durations.append(event["dur"])
-            event["name"], event["dur"] = FAST_GELU, event["dur"] / 2
-    two = write_document(folder / "trace2.json.gz", document)
-    return one, two, durations
 
 
 def test_planted_faster_kernel(tmp_path: Path) -> None:

@@ -57,7 +57,7 @@ def test_the_planted_straggler_is_named_and_the_others_wait_the_planted_delay(sl
 def test_the_generated_traces_read_as_kineto_writes_them(slow_job, tmp_path: Path):
     first = slow_job[3].records().__next__()
     assert (first.process_group, first.seq, first.name) == ("0", 1, "allreduce")
-    assert (first.group_size, first.dtype, first.in_nelems) == (16, "Float", 1 << 20)
+    assert (first.group_size, first.dtype, first.in_nelems) == (16, "Float", 1 << 18)
     assert first.group_ranks == "[" + ",".join(map(str, range(16))) + "]"
     path = write_job(tmp_path, JobPlan(ranks=2, steps=1))[1]
     model = build_model(load_trace(path))
@@ -153,7 +153,7 @@ def test_tracelens_shaped_tables_carry_the_recorded_args(slow_job):
         "allreduce",
         "Float",
     )
-    assert (first["Group size"], first["In msg nelems"]) == (16, 1 << 20)
+    assert (first["Group size"], first["In msg nelems"]) == (16, 1 << 18)
     waits = [first[f"rank_{r}_wait_time"] for r in range(16)]
     assert waits[11] == 0 and first["skew in start time"] == max(waits)
     assert len(table) == 12 and table.columns[-1] == "rank_15_wait_time"

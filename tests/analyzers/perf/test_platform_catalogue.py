@@ -187,3 +187,22 @@ def test_a_tracelens_arch_file_has_no_links(tmp_path: Path) -> None:
     platform = load_platform_file(path)
     assert (platform.host_link, platform.gpu_link) == (None, None)
     assert platform.roof_tflops("matrix_bf16") == 708
+
+
+@pytest.mark.parametrize(
+    "name, kind, one_way",
+    [
+        ("V100_SXM2", "InfiniBand EDR", 6.25),  # DGX-1: 4 x 100 Gb/s for 8 GPUs
+        ("A100", "InfiniBand HDR", 25),  # one 200 Gb/s NIC per GPU
+        ("H100_SXM", "InfiniBand NDR", 50),  # one 400 Gb/s NIC per GPU
+        ("H200", "InfiniBand NDR", 50),
+        ("B200", "InfiniBand NDR", 50),
+        ("MI300X", "Ethernet 400G", 50),
+    ],
+)
+def test_network_links_are_the_reference_system_s_nic_share(
+    name: str, kind: str, one_way: float
+) -> None:
+    link = get_platform(name).network_link
+    assert link is not None and (link.kind, link.one_way_gbps()) == (kind, one_way)
+    assert link.one_way_gbps() < get_platform(name).gpu_link.one_way_gbps()

@@ -113,7 +113,9 @@ def test_every_figure_has_a_source(platform: str) -> None:
     figures += [f"peak_tflops.{k}" for k in p.peak_tflops]
     figures += [f"max_achievable_tflops.{k}" for k in p.max_achievable_tflops or {}]
     figures += ["max_achievable_mem_bw_gbps"] * (p.max_achievable_mem_bw_gbps is not None)
-    figures += [link for link in ("host_link", "gpu_link") if getattr(p, link) is not None]
+    figures += [
+        link for link in ("host_link", "gpu_link", "network_link") if getattr(p, link) is not None
+    ]
     whats = [s.what for s in p.sources]
     assert [f for f in figures if not _covered(f, whats)] == []
     for source in p.sources:

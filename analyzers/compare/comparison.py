@@ -1,0 +1,119 @@
+"""A comparative run's second trace and everything set against trace 1, in memory.
+
+See docs/compare.md#a-comparative-run. Trace 2 is read and reported on its own platform, the
+two call trees are merged, and trace 1's sheets gain the comparison columns. `load_comparison`
+is the one way in: the CLI's `rooflens compare` and the server's `load_trace(compare_with=...)`
+both call it once trace 1 is loaded, and the pipeline carries the result as
+`RunResults.comparison`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from rooflens.analyzers.compare.compare_columns import comparison_sheets
+from rooflens.analyzers.compare.diff_stats import diff_stats
+from rooflens.analyzers.compare.tree_diff import TreeDiff, diff_traces
+from rooflens.analyzers.compare.what_changed import WhatChanged, what_changed
+from rooflens.analyzers.perf.categories import CategoryTable
+from rooflens.analyzers.perf.platform_choice import choose_platform
+from rooflens.analyzers.perf.platforms import Platform
+from rooflens.analyzers.report.build import PerfReport, build_report
+from rooflens.analyzers.trace.errors import TraceError
+from rooflens.analyzers.trace.health import TraceHealth, assess
+from rooflens.analyzers.trace.model import TraceModel
+from rooflens.analyzers.trace.open_trace import AUTO, CaptureChoice, open_trace
+
+TRACE2 = "trace 2"  # how messages name the second trace
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Trace 2 and the tree diff of a comparative run (trace 1 is the run's own trace)."""
+
+    trace_path: str  # trace 2 as the caller gave it
+    model: TraceModel
+    report: PerfReport  # trace 2's own perf report, on its own platform
+    platform: Platform | None
+    platform_source: str  # a sentence saying where trace 2's platform came from
+    health: TraceHealth
+    diff: TreeDiff
+    diff_stats: pd.DataFrame
+    trace1_sheets: dict[str, pd.DataFrame]  # trace 1's sheets with the comparison columns
+    what_changed: WhatChanged
+
+
+def compare(
+    model1: TraceModel,
+    report1: PerfReport,
+    model2: TraceModel,
+    platform2: Platform | None,
+    *,
+    trace_path: str,
+    platform_source: str,
+    health: TraceHealth | None = None,
+    categories: CategoryTable | None = None,
+) -> Comparison:
+    """Set an already-read trace 2 against trace 1 (`report1` built from `model1`); `health`
+    is `assess(model2)` when the caller has it."""
+    report2 = build_report(model2, platform2, categories=categories)
+    diff = diff_traces(model1, model2)
+    stats = diff_stats(diff)
+    return Comparison(
+        trace_path=trace_path,
+        model=model2,
+        report=report2,
+        platform=platform2,
+        platform_source=platform_source,
+        health=health or assess(model2),
+        diff=diff,
+        diff_stats=stats,
+        trace1_sheets=comparison_sheets(report1, diff, stats),
+        what_changed=what_changed(diff, report1, report2),
+    )
+
+
+def load_comparison(
+    model1: TraceModel,
+    report1: PerfReport,
+    trace2: str | Path,
+    *,
+    platform: str | None = None,
+    platform_file: str | Path | None = None,
+    captures: CaptureChoice = AUTO,
+    allow: Callable[[Path], bool] | None = None,
+    text: Callable[[], bytes | bytearray] | None = None,
+    categories: CategoryTable | None = None,
+) -> Comparison:
+    """Read trace 2 (with its graph-capture folder like trace 1's), choose its platform (a
+    name, a file, else what the trace suggests) and compare it with trace 1.
+
+    A trace 2 that cannot be read, or has no GPU work, raises `TraceError` naming it as trace 2.
+    """
+    try:
+        model2 = open_trace(trace2, captures=captures, allow=allow, text=text)
+    except TraceError as exc:
+        raise TraceError(exc.path, f"{TRACE2}: {exc.problem}", exc.hint) from None
+    if len(model2.gpu) == 0:
+        raise TraceError(
+            trace2,
+            f"{TRACE2} holds no GPU events (no kernels, copies or memsets), so there is "
+            "nothing to compare trace 1 with",
+            "profile it with the GPU activity on, as trace 1 was",
+        )
+    health = assess(model2)
+    chosen, source = choose_platform(platform, platform_file, health.gpu)
+    return compare(
+        model1,
+        report1,
+        model2,
+        chosen,
+        trace_path=str(trace2),
+        platform_source=source,
+        health=health,
+        categories=categories,
+    )

@@ -1,0 +1,193 @@
+"""The job analysis: every rank's summary put side by side (docs/multirank.md#the-job-analysis).
+
+From the per-rank summaries alone (no trace is read here): the collectives matched across
+ranks with their waits and the straggler summary, bandwidth where sizes are recorded, the
+per-rank timeline table and the spread of compute, the straggler's causes and its own top
+operations, and the job's findings on the report-wide impact scale.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+from rooflens.analyzers.findings.impact_scale import PriorityItem
+from rooflens.analyzers.job.bandwidth import collective_bandwidth
+from rooflens.analyzers.job.causes import Cause, straggler_causes
+from rooflens.analyzers.job.findings import job_findings
+from rooflens.analyzers.job.matching import JobCollectives, match_collectives
+from rooflens.analyzers.job.stragglers import (
+    RankWaits,
+    longest_waiter,
+    straggler,
+    straggler_summary,
+)
+from rooflens.analyzers.job.summary import RankSummary, TopOp
+
+TIMELINE_COLUMNS = (
+    "rank",
+    "compute_us",
+    "exposed_comm_us",
+    "exposed_copy_us",
+    "idle_us",
+    "total_us",
+    "wait_us",
+    "data_loading_us",
+    "steps",
+)
+
+
+class EmptyJob(ValueError):
+    """No rank could be summarised: there is nothing to analyse."""
+
+
+@dataclass(frozen=True, slots=True)
+class RankFailure:
+    """A rank whose trace could not be summarised, and why (the job goes on without it)."""
+
+    path: str
+    reason: str
+    rank: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Imbalance:
+    """How unevenly GPU compute is spread over the ranks (µs over each rank's trace)."""
+
+    median_us: float
+    max_us: float
+    max_rank: int
+    max_over_median: float  # 1.0 when even
+    cv: float  # standard deviation over mean
+
+
+@dataclass(frozen=True)
+class JobAnalysis:
+    """Everything the job report shows; times in µs unless a name says otherwise.
+
+    `steps` is the number of profiler steps the ranks' traces hold (their most common count;
+    0 when the traces mark none, in which case savings are per profiled window, not per step).
+    `slowest_rank` is the straggler, else the rank with the most compute.
+    """
+
+    ranks: tuple[int, ...]
+    world_size: int | None
+    missing: tuple[int, ...]  # ranks of the world with no summary and no failure
+    failures: tuple[RankFailure, ...]
+    platform: str | None
+    steps: int
+    collectives: JobCollectives
+    waits: tuple[RankWaits, ...]
+    straggler: RankWaits | None
+    longest_waiter: RankWaits | None
+    bandwidth: pd.DataFrame
+    timelines: pd.DataFrame
+    imbalance: Imbalance
+    slowest_rank: int
+    slowest_ops: tuple[TopOp, ...]
+    causes: tuple[Cause, ...]
+    findings: tuple[PriorityItem, ...]
+    paths: dict[int, str]
+
+    @property
+    def per(self) -> str:
+        """What savings are counted over."""
+        return "step" if self.steps else "profiled window"
+
+
+def job_analysis(
+    summaries: Iterable[RankSummary], failures: Iterable[RankFailure] = ()
+) -> JobAnalysis:
+    """Analyse a job from its ranks' summaries; ranks that failed are listed, not guessed."""
+    ranks = sorted(summaries, key=lambda s: s.rank)
+    if not ranks:
+        raise EmptyJob("no rank of the job could be summarised; see each rank's error")
+    failures = tuple(failures)
+    job = match_collectives(s.collectives for s in ranks)
+    waits = tuple(straggler_summary(job))
+    late = straggler(list(waits)) if len(ranks) > 1 else None  # one rank waits for no one
+    by_rank = {s.rank: s for s in ranks}
+    imbalance = compute_imbalance(ranks)
+    slowest = late.rank if late is not None else imbalance.max_rank
+    others = [s for s in ranks if s.rank != slowest]
+    causes = straggler_causes(by_rank[slowest], others, late.held_others_us) if late else ()
+    world = _world_size(ranks)
+    platform = next((s.platform for s in ranks if s.platform is not None), None)
+    analysis = JobAnalysis(
+        ranks=tuple(by_rank),
+        world_size=world,
+        missing=_missing(world, by_rank, failures),
+        failures=failures,
+        platform=platform.name if platform is not None else None,
+        steps=_steps(ranks),
+        collectives=job,
+        waits=waits,
+        straggler=late,
+        longest_waiter=longest_waiter(list(waits)),
+        bandwidth=collective_bandwidth(job.collectives, platform),
+        timelines=timeline_table(ranks, waits),
+        imbalance=imbalance,
+        slowest_rank=slowest,
+        slowest_ops=by_rank[slowest].top_ops,
+        causes=causes,
+        findings=(),
+        paths={s.rank: s.path for s in ranks},
+    )
+    return replace(analysis, findings=tuple(job_findings(analysis)))
+
+
+def timeline_table(ranks: Sequence[RankSummary], waits: Iterable[RankWaits]) -> pd.DataFrame:
+    """One row per rank (TIMELINE_COLUMNS): its GPU timeline, its wait at collectives and
+    its data loading."""
+    wait = {w.rank: w.total_wait_us for w in waits}
+    rows = [
+        (
+            s.rank,
+            s.timeline.compute_us,
+            s.timeline.exposed_comm_us,
+            s.timeline.exposed_copy_us,
+            s.timeline.idle_us,
+            s.timeline.total_us,
+            wait.get(s.rank, 0.0),
+            s.data_loading_us,
+            s.steps,
+        )
+        for s in ranks
+    ]
+    return pd.DataFrame(rows, columns=list(TIMELINE_COLUMNS))
+
+
+def compute_imbalance(ranks: Sequence[RankSummary]) -> Imbalance:
+    compute = np.array([s.timeline.compute_us for s in ranks], dtype=np.float64)
+    median, mean = float(np.median(compute)), float(compute.mean())
+    top = int(np.argmax(compute))
+    return Imbalance(
+        median_us=median,
+        max_us=float(compute[top]),
+        max_rank=ranks[top].rank,
+        max_over_median=float(compute[top]) / median if median > 0 else 1.0,
+        cv=float(compute.std()) / mean if mean > 0 else 0.0,
+    )
+
+
+def _world_size(ranks: Sequence[RankSummary]) -> int | None:
+    sizes = [s.world_size for s in ranks if s.world_size]
+    return max(sizes) if sizes else None
+
+
+def _missing(
+    world: int | None, present: dict[int, RankSummary], failures: tuple[RankFailure, ...]
+) -> tuple[int, ...]:
+    if world is None:
+        return ()
+    failed = {f.rank for f in failures}
+    return tuple(r for r in range(world) if r not in present and r not in failed)
+
+
+def _steps(ranks: Sequence[RankSummary]) -> int:
+    counts = Counter(s.steps for s in ranks)
+    return counts.most_common(1)[0][0]

@@ -1,0 +1,245 @@
+"""`job_analysis.md`: the job report, from a JobAnalysis (docs/multirank.md#the-job-report).
+
+Stragglers and why, the job's findings on the impact scale, each rank's timeline per step
+with a link to its own report, the collectives that cost most, and the slowest rank's top
+operations. Code writes every number; nothing is estimated here that the analysis did not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from rooflens.analyzers.findings.report_cards import ms, ms_range
+from rooflens.analyzers.job.analysis import JobAnalysis
+from rooflens.analyzers.job.causes import Cause
+
+TOP_COLLECTIVES = 10
+
+
+def job_report_md(
+    a: JobAnalysis, rank_reports: Mapping[int, str] | None = None, plot: str | None = None
+) -> str:
+    """The report's Markdown. `rank_reports` maps a rank to the relative path of its own
+    `analysis.md`; `plot` is the relative path of the job plot (left out when None)."""
+    parts = [
+        _heading(a),
+        _stragglers(a),
+        _findings(a),
+        _ranks(a, rank_reports or {}, plot),
+        _collectives(a),
+        _slowest(a),
+        _coverage(a),
+    ]
+    return "\n\n".join(p for p in parts if p).rstrip() + "\n"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    def cell(value: object) -> str:
+        return str(value).replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _per_step(a: JobAnalysis, us: float) -> str:
+    return ms(us / 1e3 / (a.steps or 1))
+
+
+def _heading(a: JobAnalysis) -> str:
+    world = f" of a world of {a.world_size}" if a.world_size else ""
+    platform = f"platform {a.platform}" if a.platform else "no platform known"
+    steps = (
+        f"{a.steps} profiler step(s) per rank; times are per step"
+        if a.steps
+        else "no profiler steps marked; times are per profiled window"
+    )
+    return (
+        f"# Job analysis: {len(a.ranks)} rank(s){world}\n\n"
+        f"{len(a.ranks)} rank(s) analysed, {len(a.failures)} failed, {len(a.missing)} "
+        f"missing; {platform}; {steps}. "
+        f"{len(a.collectives.collectives)} collectives matched across ranks"
+        f" ({a.collectives.left_out} kernels of non-synchronising collectives not matched)."
+    )
+
+
+def _stragglers(a: JobAnalysis) -> str:
+    late, waiter = a.straggler, a.longest_waiter
+    if late is None:
+        why = "one rank waits for no other" if len(a.ranks) < 2 else "no collective was matched"
+        return f"## Stragglers\n\nNo rank is named: {why}."
+    lines = [
+        "## Stragglers",
+        "",
+        f"- **Rank {late.rank} arrives last** at {late.times_last} of {late.collectives} "
+        f"collectives ({late.pct_last:.1f} %) and waits least ({ms(late.total_wait_us / 1e3)} "
+        f"ms in all). The others waited {ms(late.held_others_us / 1e3)} ms for it alone "
+        f"({_per_step(a, late.held_others_us)} ms per {a.per}).",
+        f"- **Why**: {_why(a.causes)}",
+    ]
+    if waiter is not None:
+        lines.append(
+            f"- **Rank {waiter.rank} waits longest**: {ms(waiter.total_wait_us / 1e3)} ms in "
+            f"all, {ms(waiter.mean_wait_us / 1e3)} ms per collective."
+        )
+    rows = [
+        (
+            w.rank,
+            w.times_last,
+            w.times_first,
+            f"{w.pct_last:.1f}",
+            ms(w.total_wait_us / 1e3),
+            ms(w.mean_wait_us / 1e3),
+            ms(w.held_others_us / 1e3),
+        )
+        for w in sorted(a.waits, key=lambda w: (-w.times_last, w.total_wait_us, w.rank))
+    ]
+    header = ("rank", "last", "first", "% last", "total wait ms", "mean wait ms", "held others ms")
+    note = "Every rank's arrivals and waits over the whole trace:"
+    return "\n".join(lines) + f"\n\n{note}\n\n" + _table(header, rows)
+
+
+def _why(causes: Sequence[Cause]) -> str:
+    if not causes:
+        return (
+            "its own trace does not explain it: its compute, idle time, data loading and top "
+            "operations are within a tenth of its cost of the other ranks' median (other "
+            "causes: a clock offset between nodes, work before the profiled window)."
+        )
+    return (
+        "; ".join(
+            f"{c.label}: {ms(c.straggler_us / 1e3)} ms against a median of "
+            f"{ms(c.median_us / 1e3)} ms on the other ranks (+{ms(c.excess_us / 1e3)} ms)"
+            for c in causes
+        )
+        + "."
+    )
+
+
+def _findings(a: JobAnalysis) -> str:
+    if not a.findings:
+        return "## Findings\n\nNo finding: the traces support no saving."
+    rows = [
+        (
+            f"P{f.p_number}",
+            f.title,
+            ms_range(f.saving.low_ms, f.saving.high_ms),
+            ms(f.saving.mid_ms),
+            f"{f.percent_mid:.1f}",
+        )
+        for f in a.findings
+        if f.saving is not None
+    ]
+    header = ("", "finding", f"saving ms per {a.per}", "mid", f"% of the median {a.per}")
+    basis = "\n".join(f"- P{f.p_number}: {f.saving.basis}." for f in a.findings if f.saving)
+    return "## Findings\n\n" + _table(header, rows) + "\n\n" + basis
+
+
+def _ranks(a: JobAnalysis, reports: Mapping[int, str], plot: str | None) -> str:
+    t = a.timelines
+    columns = ("compute_us", "exposed_comm_us", "exposed_copy_us", "idle_us", "total_us")
+    rows = []
+    for row in t.itertuples(index=False):
+        link = f"[analysis.md]({reports[row.rank]})" if row.rank in reports else "—"
+        mark = " (straggler)" if a.straggler and row.rank == a.straggler.rank else ""
+        cells = [_per_step(a, getattr(row, c)) for c in (*columns, "wait_us", "data_loading_us")]
+        rows.append((f"{row.rank}{mark}", *cells, link))
+    header = (
+        "rank",
+        "compute",
+        "exposed comm",
+        "exposed copies",
+        "idle",
+        "GPU window",
+        "wait at collectives",
+        "data loading",
+        "report",
+    )
+    i = a.imbalance
+    spread = (
+        f"Compute per rank: median {_per_step(a, i.median_us)} ms, most "
+        f"{_per_step(a, i.max_us)} ms on rank {i.max_rank} (max / median "
+        f"{i.max_over_median:.2f}, coefficient of variation {i.cv:.3f})."
+    )
+    comm = t["exposed_comm_us"].to_numpy(np.float64) / 1e3 / (a.steps or 1)
+    waited = 100.0 * t["wait_us"].sum() / max(float(t["exposed_comm_us"].sum()), 1e-9)
+    exposed = (
+        f"Exposed communication ranges from {ms(comm.min())} to {ms(comm.max())} ms per "
+        f"{a.per}; the ranks' waits for later ranks at collectives add up to "
+        f"{min(waited, 100.0):.0f} % of it (the *wait* column)."
+        if comm.max() > 0
+        else "No rank has exposed communication."
+    )
+    figure = f"\n\n![GPU time per rank]({plot})" if plot else ""
+    return f"## Ranks (ms per {a.per})\n\n{spread} {exposed}{figure}\n\n" + _table(header, rows)
+
+
+def _collectives(a: JobAnalysis) -> str:
+    coll = a.collectives.collectives
+    if coll.empty:
+        return ""
+    cost = coll.assign(cost=coll["avg_wait"] + coll["comm_latency"])
+    top = cost.sort_values(["cost", "collective_id"], ascending=[False, True]).head(TOP_COLLECTIVES)
+    bw = a.bandwidth.set_index("collective_id") if not a.bandwidth.empty else None
+    rows = []
+    for c in top.itertuples(index=False):
+        b = bw.loc[c.collective_id] if bw is not None and c.collective_id in bw.index else None
+        rows.append(
+            (
+                c.collective_id,
+                c.name or "(unnamed)",
+                c.ranks,
+                f"{b.msg_bytes / 2**20:.2f}" if b is not None else "—",
+                c.last_rank,
+                ms(c.start_skew / 1e3),
+                ms(c.avg_wait / 1e3),
+                f"{c.comm_latency:.0f}",
+                f"{b.busbw_gbps:.1f}" if b is not None else "—",
+                f"{b.link_pct:.0f} % of {b.link}" if b is not None and b.link else "—",
+            )
+        )
+    header = (
+        "id",
+        "collective",
+        "ranks",
+        "MiB",
+        "last rank",
+        "start skew ms",
+        "mean wait ms",
+        "transfer µs",
+        "bus GB/s",
+        "link",
+    )
+    note = (
+        ""
+        if bw is not None
+        else "\n\nNo matched collective records its message size: no bandwidth can be given."
+    )
+    return (
+        "## Costliest collectives\n\nBy the mean time a rank spent in each (its wait plus the "
+        "transfer).\n\n" + _table(header, rows) + note
+    )
+
+
+def _slowest(a: JobAnalysis) -> str:
+    if not a.slowest_ops:
+        return ""
+    rows = [(o.name, o.category, o.count, ms(o.gpu_us / 1e3)) for o in a.slowest_ops]
+    who = "the straggler" if a.straggler else "the most compute"
+    return (
+        f"## Rank {a.slowest_rank}'s top operations ({who})\n\nGPU time over its trace.\n\n"
+        + _table(("operation", "category", "count", "GPU ms"), rows)
+    )
+
+
+def _coverage(a: JobAnalysis) -> str:
+    lines = [
+        f"- rank {f.rank if f.rank is not None else '?'} ({f.path}): {f.reason}" for f in a.failures
+    ]
+    if a.missing:
+        lines.append(f"- missing (no trace given): ranks {', '.join(map(str, a.missing))}")
+    if not lines:
+        return ""
+    return "## Ranks left out\n\n" + "\n".join(lines)
