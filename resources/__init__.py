@@ -125,6 +125,16 @@ def _job_resources(mcp: MCPServer, access: RunAccess) -> None:
         """The job's record (job.json): each rank's trace, status, run id or failure."""
         return rf.job_file(access, ctx, job_id, layout.JOB_FILE).read_text("utf-8")
 
+    @mcp.resource(JOB + "/report", mime_type=MD)
+    def job_report(job_id: str, ctx: Context) -> str:
+        """The job report (job_analysis.md): stragglers and why, findings, ranks, collectives."""
+        return rf.job_file(access, ctx, job_id, layout.JOB_REPORT).read_text("utf-8")
+
+    @mcp.resource(JOB + "/plot", mime_type=PNG)
+    def job_plot(job_id: str, ctx: Context) -> bytes:
+        """Per-rank stacked bars (compute, exposed communication, idle), straggler marked."""
+        return rf.job_file(access, ctx, job_id, layout.JOB_PLOT).read_bytes()
+
     @mcp.resource(JOB + "/tables/{table}", mime_type=CSV)
     def job_table(job_id: str, table: str, ctx: Context) -> str:
         """One job table: ranks, nccl_implicit_sync or straggler_summary."""

@@ -22,13 +22,14 @@ from rooflens.analyzers.job.cluster import ClusterChoice, ClusterError
 from rooflens.analyzers.job.inputs import JobInputError, job_inputs
 from rooflens.analyzers.job.job_folder import check_job_destination
 from rooflens.analyzers.job.job_run import JobFailed, JobResult, analyse_job, write_job_folder
+from rooflens.analyzers.job.overview import JobOverview, job_overview
 from rooflens.analyzers.job.rank_task import RankDone, RankOutcome
-from rooflens.analyzers.job.stragglers import longest_waiter, straggler
 from rooflens.analyzers.perf.platforms import UnknownPlatform, get_platform
 from rooflens.analyzers.pipeline.ledger import RunFolderError, staged_output
 from rooflens.server.cli_common import EXIT_OK, fail, print_json
 from rooflens.server.cli_progress import Progress
 
+TOP_PRINTED = 5  # findings printed; the rest are in the report
 BAD_INPUT = (JobInputError, ClusterError, JobFailed, UnknownPlatform, RunFolderError)
 
 
@@ -45,17 +46,14 @@ class JobOutcome(BaseModel):
     command: str = "analyze-job"
     out: str
     job_id: str
-    world_size: int | None
     cluster: str
     ranks_done: int
     ranks_failed: int
-    missing_ranks: list[int]
     warnings: list[str]
-    straggler: int | None
-    straggler_times_last: int | None
-    longest_waiter: int | None
-    longest_wait_us: float | None
+    overview: JobOverview
     ranks: list[RankLine]
+    report: str
+    plot: str | None
     artifacts: list[str]
 
 
@@ -111,10 +109,11 @@ def _rank_line(progress: Progress):
 def job_outcome(
     out: Path, result: JobResult, job_id: str, cluster: str, artifacts: list[str]
 ) -> JobOutcome:
-    last, waiter = straggler(list(result.waits)), longest_waiter(list(result.waits))
     lines = [
         RankLine(
-            rank=o.rank, status="done", run_folder=layout.rank_run(o.rank) if o.run_id else None
+            rank=o.rank,
+            status="done",
+            run_folder=layout.rank_run(o.rank) if o.run_id else None,
         )
         if isinstance(o, RankDone)
         else RankLine(rank=o.rank, status="failed", reason=f"{o.kind}: {o.reason}")
@@ -123,24 +122,21 @@ def job_outcome(
     return JobOutcome(
         out=str(out.absolute()),
         job_id=job_id,
-        world_size=result.inputs.world_size,
         cluster=cluster,
         ranks_done=len(result.done),
         ranks_failed=len(result.failed),
-        missing_ranks=list(result.inputs.missing),
         warnings=list(result.inputs.warnings),
-        straggler=last.rank if last else None,
-        straggler_times_last=last.times_last if last else None,
-        longest_waiter=waiter.rank if waiter and waiter.total_wait_us > 0 else None,
-        longest_wait_us=round(waiter.total_wait_us, 3) if waiter else None,
+        overview=job_overview(result.analysis),
         ranks=lines,
+        report=layout.JOB_REPORT,
+        plot=layout.JOB_PLOT if layout.JOB_PLOT in artifacts else None,
         artifacts=[layout.JOB_FILE, *artifacts],
     )
 
 
 def print_job(o: JobOutcome, out: TextIO) -> None:
-    where = Path(o.out)
-    world = f" of {o.world_size}" if o.world_size else ""
+    where, v = Path(o.out), o.overview
+    world = f" of {v.world_size}" if v.world_size else ""
     out.write(f"Analysed {o.ranks_done} rank(s){world} on {o.cluster}")
     out.write(f"; {o.ranks_failed} failed.\n" if o.ranks_failed else ".\n")
     for line in o.ranks:
@@ -148,13 +144,19 @@ def print_job(o: JobOutcome, out: TextIO) -> None:
             out.write(f"  rank {line.rank} failed: {line.reason}\n")
     for warning in o.warnings:
         out.write(f"Warning: {warning}\n")
-    if o.straggler is not None:
+    if v.straggler is not None:
+        s = v.straggler
         out.write(
-            f"Straggler: rank {o.straggler} (arrived last at {o.straggler_times_last} "
-            "collectives)\n"
+            f"Straggler: rank {s.rank} (arrived last at {s.times_last} of {s.collectives} "
+            f"collectives; the others waited {s.held_others_per_step_ms:.3f} ms per {v.per} "
+            "for it alone)\n"
         )
-    if o.longest_waiter is not None:
-        out.write(f"Longest wait: rank {o.longest_waiter}, {o.longest_wait_us / 1e3:.3f} ms\n")
+    if v.longest_waiter is not None and v.longest_waiter.total_wait_ms > 0:
+        w = v.longest_waiter
+        out.write(f"Longest wait: rank {w.rank}, {w.total_wait_ms:.3f} ms in all\n")
+    for f in v.findings[:TOP_PRINTED]:
+        out.write(f"  P{f.p_number}. {f.title}: {f.mid_ms:.3f} ms, {f.percent_mid:.2f} %\n")
     out.write(f"Ranks: {where / layout.JOB_RANKS}\n")
-    out.write(f"Collectives: {where / layout.JOB_COLLECTIVES}\n")
+    out.write(f"Plot: {where / o.plot}\n" if o.plot else "")
+    out.write(f"Report: {where / o.report}\n")
     out.write(f"Job {o.job_id}: {where / layout.JOB_FILE}\n")

@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from rooflens.analyzers import layout
+from rooflens.analyzers.job.analysis import JobAnalysis, RankFailure, job_analysis
 from rooflens.analyzers.job.cluster import ClusterChoice, Progress
 from rooflens.analyzers.job.inputs import JobInputs
 from rooflens.analyzers.job.job_folder import (
@@ -21,11 +22,14 @@ from rooflens.analyzers.job.job_folder import (
     new_job_id,
     seal_job,
     write_table,
+    write_text,
 )
-from rooflens.analyzers.job.matching import JobCollectives, match_collectives
+from rooflens.analyzers.job.plot import draw_job_plot
 from rooflens.analyzers.job.rank_task import NO_RUN, RankDone, RankFailed, RankOutcome, RankTask
-from rooflens.analyzers.job.stragglers import RankWaits, straggler_summary
+from rooflens.analyzers.job.report import job_report_md
+from rooflens.analyzers.job.stragglers import RankWaits
 from rooflens.analyzers.job.tables import implicit_sync_table, straggler_table
+from rooflens.analyzers.report.write_csv import atomic_write_bytes
 
 
 class JobFailed(RuntimeError):
@@ -38,8 +42,11 @@ class JobResult:
 
     inputs: JobInputs
     outcomes: tuple[RankOutcome, ...]
-    collectives: JobCollectives
-    waits: tuple[RankWaits, ...]
+    analysis: JobAnalysis
+
+    @property
+    def waits(self) -> tuple[RankWaits, ...]:
+        return self.analysis.waits
 
     @property
     def done(self) -> list[RankDone]:
@@ -87,8 +94,13 @@ def analyse_job(
     if not done:
         reasons = "; ".join(f"rank {o.rank}: {o.reason}" for o in outcomes[:3])
         raise JobFailed(f"no rank of the job could be analysed ({reasons})")
-    job = match_collectives(d.summary.collectives for d in done)
-    return JobResult(inputs, tuple(outcomes), job, tuple(straggler_summary(job)))
+    failures = [
+        RankFailure(o.path, f"{o.kind}: {o.reason}", o.rank)
+        for o in outcomes
+        if isinstance(o, RankFailed)
+    ]
+    analysis = job_analysis([d.summary for d in done], failures)
+    return JobResult(inputs, tuple(outcomes), analysis)
 
 
 def cluster_label(choice: ClusterChoice) -> str:
@@ -99,28 +111,19 @@ def cluster_label(choice: ClusterChoice) -> str:
 
 
 def ranks_table(result: JobResult) -> pd.DataFrame:
-    """One row per rank: its status, GPU timeline, waits, and where its run is."""
-    waits = {w.rank: w for w in result.waits}
-    rows = []
-    for o in result.outcomes:
-        row: dict[str, object] = {"rank": o.rank, "trace": Path(o.path).name}
-        if isinstance(o, RankDone):
-            t, w = o.summary.timeline, waits.get(o.rank)
-            row.update(
-                status="done",
-                compute_us=t.compute_us,
-                exposed_comm_us=t.exposed_comm_us,
-                idle_us=t.idle_us,
-                total_us=t.total_us,
-                total_wait_us=w.total_wait_us if w else 0.0,
-                times_last=w.times_last if w else 0,
-                run_folder=layout.rank_run(o.rank) if o.run_id else "",
-                reason="",
-            )
-        else:
-            row.update(status="failed", run_folder="", reason=f"{o.kind}: {o.reason}")
-        rows.append(row)
-    return pd.DataFrame(rows)
+    """The job's index, one row per rank: its trace, status, run folder or why it failed;
+    then its GPU timeline and wait (job_analysis's timeline table; empty for a failed rank)."""
+    rows = [
+        {
+            "rank": o.rank,
+            "trace": Path(o.path).name,
+            "status": "done" if isinstance(o, RankDone) else "failed",
+            "run_folder": layout.rank_run(o.rank) if isinstance(o, RankDone) and o.run_id else "",
+            "reason": "" if isinstance(o, RankDone) else f"{o.kind}: {o.reason}",
+        }
+        for o in result.outcomes
+    ]
+    return pd.DataFrame(rows).merge(result.analysis.timelines, on="rank", how="left")
 
 
 def job_record(
@@ -165,9 +168,21 @@ def write_job_folder(
     until: str,
     job_id: str | None = None,
 ) -> JobRecord:
-    """The job-level tables, then the sealed record (after the ranks wrote their runs)."""
+    """The job-level tables, plot and report, then the sealed record (after the ranks wrote
+    their runs): the report links each rank's own analysis.md where it was written."""
+    a = result.analysis
     write_table(folder, layout.JOB_RANKS, ranks_table(result))
-    write_table(folder, layout.JOB_COLLECTIVES, implicit_sync_table(result.collectives))
-    write_table(folder, layout.JOB_STRAGGLERS, straggler_table(list(result.waits)))
+    write_table(folder, layout.JOB_COLLECTIVES, implicit_sync_table(a.collectives))
+    write_table(folder, layout.JOB_STRAGGLERS, straggler_table(list(a.waits)))
+    plot = draw_job_plot(a)
+    if plot.png_bytes is not None:
+        atomic_write_bytes(folder / layout.JOB_PLOT, plot.png_bytes)
+    reports = {
+        o.rank: f"{layout.rank_run(o.rank)}/{layout.REPORT}"
+        for o in result.done
+        if (folder / layout.rank_run(o.rank) / layout.REPORT).is_file()
+    }
+    drawn = layout.JOB_PLOT if plot.png_bytes is not None else None
+    write_text(folder, layout.JOB_REPORT, job_report_md(a, reports, drawn))
     record = job_record(result, choice, platform, until, job_id or new_job_id())
     return seal_job(folder, record)

@@ -9,8 +9,8 @@ import anyio.from_thread
 from mcp.server import MCPServer
 from pydantic import BaseModel, Field
 
+from rooflens.analyzers.job.overview import JobOverview, job_overview
 from rooflens.analyzers.job.rank_task import RankDone, RankOutcome
-from rooflens.analyzers.job.stragglers import longest_waiter, straggler
 from rooflens.server import jobs
 from rooflens.server.jobs import JobLoaded, JobRequest
 from rooflens.server.notify import log_to_client, runs_changed
@@ -75,22 +75,16 @@ class JobRankRow(BaseModel):
 class JobLoadResult(BaseModel):
     job_id: str
     output_dir: str
-    world_size: int | None
     ranks_done: int
     ranks_failed: int
-    missing_ranks: list[int]
     warnings: list[str]
-    straggler: int | None = Field(description="the rank that arrived last most often")
-    straggler_times_last: int | None
-    longest_waiter: int | None = Field(description="the rank that waited longest in all")
-    longest_wait_us: float | None
+    overview: JobOverview = Field(description="stragglers, waits, causes and findings (ms)")
     ranks: list[JobRankRow] = Field(description=f"the first {MAX_RANKS_LISTED} ranks")
     resources: list[str] = Field(description="rooflens:// URIs of the job's files")
 
 
 def job_result(loaded: JobLoaded) -> JobLoadResult:
-    result, waits = loaded.result, list(loaded.result.waits)
-    last, waiter = straggler(waits), longest_waiter(waits)
+    result = loaded.result
     rows = [
         JobRankRow(
             rank=o.rank,
@@ -104,17 +98,19 @@ def job_result(loaded: JobLoaded) -> JobLoadResult:
     return JobLoadResult(
         job_id=loaded.job_id,
         output_dir=str(loaded.folder),
-        world_size=result.inputs.world_size,
         ranks_done=len(result.done),
         ranks_failed=len(result.failed),
-        missing_ranks=list(result.inputs.missing),
         warnings=list(result.inputs.warnings),
-        straggler=last.rank if last else None,
-        straggler_times_last=last.times_last if last else None,
-        longest_waiter=waiter.rank if waiter and waiter.total_wait_us > 0 else None,
-        longest_wait_us=round(waiter.total_wait_us, 3) if waiter else None,
+        overview=job_overview(result.analysis),
         ranks=rows,
-        resources=[base, f"{base}/tables/ranks", f"{base}/tables/straggler_summary"],
+        resources=[
+            f"{base}/report",
+            f"{base}/plot",
+            f"{base}/tables/ranks",
+            f"{base}/tables/straggler_summary",
+            f"{base}/tables/nccl_implicit_sync",
+            base,
+        ],
     )
 
 

@@ -32,9 +32,16 @@ def test_a_job_is_analysed_into_one_folder_with_a_run_per_rank(job, tmp_path, ca
     captured = capsys.readouterr()
     assert captured.err == ""  # not a terminal: no progress lines
     doc = json.loads(captured.out)
-    assert (doc["ranks_done"], doc["ranks_failed"], doc["world_size"]) == (3, 0, 3)
-    assert (doc["straggler"], doc["straggler_times_last"]) == (1, 4)
-    assert doc["longest_wait_us"] == pytest.approx(4 * 200.0, rel=0.1)
+    view = doc["overview"]
+    assert (doc["ranks_done"], doc["ranks_failed"], view["world_size"]) == (3, 0, 3)
+    assert (view["straggler"]["rank"], view["straggler"]["times_last"]) == (1, 4)
+    assert view["longest_waiter"]["total_wait_ms"] == pytest.approx(4 * 0.2, rel=0.1)
+    # the report links every rank's own report; the planted delay is the saving per step
+    report = (out / doc["report"]).read_text()
+    for rank in range(3):
+        assert f"[analysis.md]({layout.rank_run(rank)}/{layout.REPORT})" in report
+    assert view["findings"][0]["mid_ms"] == pytest.approx(2 * 0.2, rel=0.1)
+    assert doc["plot"] == layout.JOB_PLOT and (out / layout.JOB_PLOT).stat().st_size > 1000
     assert doc["cluster"] == "embedded LocalCluster (1 worker processes)"
     assert [r["run_folder"] for r in doc["ranks"]] == [layout.rank_run(r) for r in range(3)]
     for rank in range(3):
@@ -47,7 +54,7 @@ def test_a_job_is_analysed_into_one_folder_with_a_run_per_rank(job, tmp_path, ca
     assert main([*argv, "--until", "none"]) == 0
     text = capsys.readouterr().out
     assert "Analysed 3 rank(s) of 3 on embedded LocalCluster (1 worker processes).\n" in text
-    assert "Straggler: rank 1 (arrived last at 4 collectives)\n" in text
+    assert "Straggler: rank 1 (arrived last at 4 of 4 collectives; the others waited" in text
     assert read_job(out).job_id != first and not (out / layout.RANKS).exists()
 
 

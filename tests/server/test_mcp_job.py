@@ -45,11 +45,14 @@ async def test_a_job_loads_its_ranks_as_runs_and_its_tables_as_resources(
                 f"rooflens://jobs/{job['job_id']}/tables/straggler_summary"
             )
             record = await client.read_resource(f"rooflens://jobs/{job['job_id']}")
+            report = await client.read_resource(f"rooflens://jobs/{job['job_id']}/report")
             with pytest.raises(MCPError, match="unknown job id 'job-000000000000'; call load_job"):
                 await client.read_resource("rooflens://jobs/job-000000000000")
-    assert (job["ranks_done"], job["ranks_failed"], job["world_size"]) == (3, 1, 4)
-    assert job["straggler"] == 2 and job["straggler_times_last"] == 4
-    assert job["longest_wait_us"] == pytest.approx(4 * 300.0, rel=0.1)
+    view = job["overview"]
+    assert (job["ranks_done"], job["ranks_failed"], view["world_size"]) == (3, 1, 4)
+    assert view["straggler"]["rank"] == 2 and view["straggler"]["times_last"] == 4
+    assert view["longest_waiter"]["total_wait_ms"] == pytest.approx(4 * 0.3, rel=0.1)
+    assert [f["rank"] for f in view["failures"]] == [3]
     assert [r["status"] for r in job["ranks"]] == ["done", "done", "done", "failed"]
     assert job["ranks"][3]["reason"].startswith("unreadable trace: ")
     assert job["ranks"][3]["run_id"] is None
@@ -58,6 +61,7 @@ async def test_a_job_loads_its_ranks_as_runs_and_its_tables_as_resources(
     rows = list(csv.DictReader(io.StringIO(table.contents[0].text)))
     assert rows[0]["rank"] == "2" and rows[0]["times_arrived_last"] == "4"
     assert '"status": "failed"' in record.contents[0].text
+    assert "**Rank 2 arrives last** at 4 of 4 collectives" in report.contents[0].text
 
 
 @pytest.mark.anyio
