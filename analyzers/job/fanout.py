@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -66,19 +66,34 @@ def cluster_client(choice: ClusterChoice, paths: Sequence[Path]) -> Iterator[Cli
 
 
 def fan_out(
-    tasks: Sequence[RankTask], client: Client, progress: Progress | None = None
+    tasks: Sequence[RankTask],
+    client: Client,
+    progress: Progress | None = None,
+    run: Callable[[RankTask], RankOutcome] = run_rank,
 ) -> list[RankOutcome]:
-    """Run every task on the client's cluster; one outcome per task, in rank order. A task
-    whose worker died (killed for its memory, lost) is a RankFailed like any other."""
-    if not tasks:
-        return []
+    """Run every task on the client's cluster (`run`: what a worker does with a task, the
+    rank's pipeline); one outcome per task, in rank order. A task whose worker died (killed
+    for its memory, lost) is a RankFailed like any other.
+
+    No more tasks are in flight than the cluster has threads: each worker holds the rank it
+    analyses and no queued one, so a worker that dies takes only its own rank with it (the
+    scheduler would otherwise hand a worker several, and fail them all), on any scheduler."""
     token = secrets.token_hex(4)
-    keys = [f"rooflens-rank-{t.rank}-{token}" for t in tasks]
-    futures = client.map(run_rank, tasks, key=keys, pure=False, retries=0)
-    by_key = {f.key: t for f, t in zip(futures, tasks, strict=True)}
+    waiting = list(reversed(tasks))
+    by_key: dict[str, RankTask] = {}
+    running = as_completed(loop=client.loop)
+
+    def submit(free: int) -> None:
+        for _ in range(min(free, len(waiting))):
+            task = waiting.pop()
+            key = f"rooflens-rank-{task.rank}-{token}"
+            by_key[key] = task
+            running.add(client.submit(run, task, key=key, pure=False, retries=0))
+
+    submit(_threads(client))
     outcomes: list[RankOutcome] = []
-    for future in as_completed(futures, loop=client.loop):
-        task = by_key[future.key]
+    for future in running:
+        task = by_key.pop(future.key)
         try:
             outcome = future.result()
         except Exception as exc:  # the worker, not the task, failed: killed or unreachable
@@ -87,7 +102,13 @@ def fan_out(
         outcomes.append(outcome)
         if progress is not None:
             progress(outcome, len(outcomes), len(tasks))
+        submit(_threads(client) - len(by_key))
     return sorted(outcomes, key=lambda o: o.rank)
+
+
+def _threads(client: Client) -> int:
+    """The cluster's threads now (a cluster may still be growing); at least one."""
+    return max(1, sum(client.nthreads().values()))
 
 
 def _lost(exc: Exception) -> str:

@@ -24,12 +24,21 @@ from rooflens.analyzers.job.cluster import (
     local_workers,
     rank_memory_bytes,
 )
+from rooflens.analyzers.job.fanout import cluster_client, fan_out
 from rooflens.analyzers.job.inputs import job_inputs
 from rooflens.analyzers.job.job_folder import read_job, verify_job
 from rooflens.analyzers.job.job_run import analyse_job, write_job_folder
-from rooflens.analyzers.job.rank_task import BAD_TRACE, RankDone, RankFailed, RankTask, run_rank
+from rooflens.analyzers.job.rank_task import (
+    BAD_TRACE,
+    WORKER_LOST,
+    RankDone,
+    RankFailed,
+    RankTask,
+    run_rank,
+)
 from rooflens.analyzers.pipeline.ledger import read_record, verify
 from rooflens.analyzers.trace.synthetic_job import JobPlan, write_job
+from tests.helpers.dying_rank import DOOMED_RANK, run_or_die
 
 PLAN = JobPlan(ranks=4, steps=2, collectives=3, slow_rank=2, slow_us=150.0)
 
@@ -117,6 +126,19 @@ def test_the_embedded_cluster_runs_every_rank_in_worker_processes(job, tmp_path)
         assert verify(out / layout.rank_run(rank)) == []
     assert not (out / layout.rank_run(3)).exists()
     assert verify_job(out) == []
+    assert no_children_left() == []
+
+
+def test_a_rank_whose_worker_dies_is_reported_and_the_others_finish(job: Path) -> None:
+    paths = sorted(job.iterdir())
+    tasks = [RankTask(str(p), r) for r, p in enumerate(paths)]
+    with cluster_client(ClusterChoice(workers=2).resolved(paths), paths) as client:
+        outcomes = fan_out(tasks, client, run=run_or_die)
+    kinds = [type(o).__name__ for o in outcomes]
+    assert kinds == ["RankDone", "RankFailed", "RankDone", "RankDone"]
+    lost = outcomes[DOOMED_RANK]
+    assert lost.kind == WORKER_LOST and lost.reason.startswith("KilledWorker")
+    assert "the worker died while analysing this rank" in lost.reason
     assert no_children_left() == []
 
 
