@@ -18,9 +18,11 @@ from rooflens.analyzers.job.rank_task import RankOutcome
 SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"
 CONNECT_TIMEOUT_S = 20
 # What one worker holds while it analyses a rank: the interpreter with the engine imported,
-# plus a multiple of the trace's JSON text (benchmarks/bench_job.py measures both).
-WORKER_BASE_BYTES = 400 << 20
-BYTES_PER_JSON_BYTE = 8.0
+# plus a multiple of the trace's JSON text. benchmarks/bench_job.py measured a worker at about
+# 225 MB after small ranks' whole runs, and a rank's run to its report at 4.7 bytes per byte
+# of JSON above the interpreter's; both figures here keep a margin.
+WORKER_BASE_BYTES = 300 << 20
+BYTES_PER_JSON_BYTE = 6.0
 MEMORY_SHARE = 0.8  # of the memory available now, what an embedded cluster may use
 
 Progress = Callable[[RankOutcome, int, int], None]  # (outcome, ranks finished, ranks in all)
