@@ -96,6 +96,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     )
     _add_inspect(commands)
     _add_report_and_analyze(commands)
+    _add_compare(commands)
     _add_analyze_job(commands)
     _add_validate(commands)
     add_serve_parser(commands)
@@ -142,7 +143,7 @@ def _add_report_and_analyze(commands: argparse._SubParsersAction) -> None:
     _report_arguments(analyze, out_help="run folder")
     analyze.add_argument(
         "--until",
-        choices=["prepared", "analysed", "drafted", "aggregated", "reported"],
+        choices=UNTIL,
         default="reported",
         help="the last step of the pipeline to run (default: all of them, to the report)",
     )
@@ -183,7 +184,7 @@ def _add_analyze_job(commands: argparse._SubParsersAction) -> None:
     job.add_argument("--platform", help="platform name from `rooflens platforms`")
     job.add_argument(
         "--until",
-        choices=["none", "loaded", "prepared", "analysed", "drafted", "aggregated", "reported"],
+        choices=["none", "loaded", *UNTIL],
         default="reported",
         help="the last pipeline step of each rank's own run folder (default: reported, its "
         "analysis.md; none: summaries only, no per-rank folders)",
@@ -192,6 +193,56 @@ def _add_analyze_job(commands: argparse._SubParsersAction) -> None:
         "--force", action="store_true", help="replace the job of other traces that --out holds"
     )
     _json_argument(job)
+
+
+UNTIL = ["prepared", "analysed", "drafted", "aggregated", "reported"]
+
+
+def _add_compare(commands: argparse._SubParsersAction) -> None:
+    """`compare`: `analyze` of trace 1 with trace 2 set against it."""
+    compare = commands.add_parser(
+        "compare",
+        help="analyse TRACE1 against TRACE2 (another GPU, library version or code change)",
+        description="Analyse TRACE1 (the run being optimised) with TRACE2 (the reference) "
+        "set against it: each trace's perf report on its own platform, the two call trees "
+        "merged (perf_report_trace1_csvs/diff_stats.csv), trace 1's tables with trace 2's "
+        "time beside each operator, and every category scored against trace 2's time. "
+        "Written like `analyze`: built beside DIR, swapped into place when complete.",
+    )
+    compare.add_argument("trace", metavar="TRACE1", help="the trace being optimised")
+    compare.add_argument("trace2", metavar="TRACE2", help="the reference trace to compare with")
+    where = compare.add_mutually_exclusive_group()
+    where.add_argument("--platform", help="trace 1's platform name (`rooflens platforms`)")
+    where.add_argument("--platform-file", help="trace 1's platform JSON file")
+    where2 = compare.add_mutually_exclusive_group()
+    where2.add_argument("--platform2", help="trace 2's platform name (`rooflens platforms`)")
+    where2.add_argument("--platform2-file", help="trace 2's platform JSON file")
+    compare.add_argument(
+        "--capture-folder",
+        help="trace 1's graph-capture traces (default: a 'capture_traces' folder beside it)",
+    )
+    compare.add_argument(
+        "--capture-folder2",
+        help="trace 2's graph-capture traces (default: a 'capture_traces' folder beside it)",
+    )
+    compare.add_argument(
+        "--no-captures", action="store_true", help="look for no graph-capture traces at all"
+    )
+    compare.add_argument("--out", required=True, help="run folder")
+    compare.add_argument(
+        "--force",
+        action="store_true",
+        help="replace the run of another trace that --out holds (a folder holding anything "
+        "else is always refused)",
+    )
+    compare.add_argument("--categories", help="TOML file adding ops or categories")
+    compare.add_argument(
+        "--until",
+        choices=UNTIL,
+        default="reported",
+        help="the last step of the pipeline to run (default: all of them, to the report)",
+    )
+    _json_argument(compare)
 
 
 def _add_validate(commands: argparse._SubParsersAction) -> None:
@@ -230,6 +281,9 @@ def _dispatch(args: argparse.Namespace) -> int:
         from rooflens.server.cli_job import run_job
 
         return run_job(args)
+
+    if args.command == "compare":
+        return _compare(args)
     if args.command == "validate":
         from rooflens.server.cli_validate import run_validate
 
@@ -247,6 +301,18 @@ def _dispatch(args: argparse.Namespace) -> int:
 
         return list_platforms(sys.stdout)
     raise AssertionError(f"unhandled command {args.command}")  # argparse enforces the choice
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from rooflens.server.cli_common import fail
+    from rooflens.server.cli_trace_read import TraceRead
+
+    if args.no_captures and (args.capture_folder or args.capture_folder2):
+        return fail("--no-captures cannot be combined with --capture-folder/--capture-folder2")
+    read, read2 = TraceRead(Path(args.trace)), TraceRead(Path(args.trace2))
+    from rooflens.server.cli_compare import run_compare
+
+    return run_compare(args, prefetched=read, prefetched2=read2)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from pydantic import BaseModel
 
@@ -64,6 +64,9 @@ from rooflens.server.cli_progress import Progress
 from rooflens.server.cli_trace_read import TraceRead
 from rooflens.server.runs import record_fields
 
+if TYPE_CHECKING:
+    from rooflens.server.cli_compare import SecondTrace
+
 TOP_PRINTED = 5  # priorities printed after a run; the rest are in priority_data.json
 BAD_INPUT = (TraceError, PlatformFileError, UnknownPlatform, CategoryFileError, RunFolderError)
 
@@ -101,21 +104,34 @@ class Outcome(BaseModel):
     plot_reason: str | None = None
     report: str | None = None
     artifacts: list[str] = []
+    compare_with: dict[str, Any] | None = None  # `compare`: trace 2 and what changed
 
 
 def run_report(
-    args: argparse.Namespace, *, until: str = LOADED, prefetched: TraceRead | None = None
+    args: argparse.Namespace,
+    *,
+    until: str = LOADED,
+    prefetched: TraceRead | None = None,
+    second: SecondTrace | None = None,
 ) -> int:
     """Check, read, build in a staging folder (the pipeline's steps up to `until`), swap into
     `--out`; then print the outcome. A run that will draw the plot starts the drawing process
     first, so matplotlib's import overlaps the reading (findings/plot_process.py); the trace
-    is read on threads (`prefetched`: started by the CLI before the engine was imported)."""
+    is read on threads (`prefetched`: started by the CLI before the engine was imported).
+    `second`: trace 2 of `rooflens compare` (cli_compare.py)."""
     with PlotProcess() if until == REPORTED else nullcontext() as plotter:
         read = prefetched or TraceRead(Path(args.trace))
-        return _run_report(args, until, plotter.draw if plotter else draw_png, read)
+        draw = plotter.draw if plotter else draw_png
+        return _run_report(args, until, draw, read, second)
 
 
-def _run_report(args: argparse.Namespace, until: str, draw: Drawer, read: TraceRead) -> int:
+def _run_report(
+    args: argparse.Namespace,
+    until: str,
+    draw: Drawer,
+    read: TraceRead,
+    second: SecondTrace | None = None,
+) -> int:
     progress = Progress()
     trace, out = Path(args.trace), Path(args.out)
     try:
@@ -124,6 +140,8 @@ def _run_report(args: argparse.Namespace, until: str, draw: Drawer, read: TraceR
             get_platform(args.platform)  # a bad name or file is reported before the trace
         if args.platform_file:
             load_platform_file(args.platform_file)
+        if second is not None:
+            second.check_arguments()
         with progress.step("checking the trace and the output folder"):
             if not occupant(out).empty:  # an occupied folder needs the trace's hash first
                 check_destination(out, read.identity(), force=args.force)
@@ -133,6 +151,9 @@ def _run_report(args: argparse.Namespace, until: str, draw: Drawer, read: TraceR
             identity = read.identity()  # hashed meanwhile, on its own thread
             health = assess(model)
         platform, source = choose_platform(args.platform, args.platform_file, health.gpu)
+        if second is not None:
+            with progress.step("reading trace 2"):
+                second.load()
     except BAD_INPUT as exc:
         return fail(str(exc))
     except OSError as exc:
@@ -143,8 +164,9 @@ def _run_report(args: argparse.Namespace, until: str, draw: Drawer, read: TraceR
     pfile = Path(args.platform_file).absolute() if args.platform_file else None
     name = platform.name if platform else None
     fields = record_fields(trace.absolute(), identity, name, pfile, capture_choice(args))
-    record = RunRecord(run_id=new_run_id(), **fields)
-    run = _Run(args, record, model, health, platform, source, progress, draw)
+    compared = second.record() if second is not None else None
+    record = RunRecord(run_id=new_run_id(), **fields, compare_with=compared)
+    run = _Run(args, record, model, health, platform, source, progress, draw, second)
     try:
         with staged_output(out) as stage:
             outcome = run.build(stage, categories, until=until)
@@ -170,6 +192,7 @@ class _Run:
     source: str
     progress: Progress
     draw: Drawer
+    second: SecondTrace | None = None
 
     def mark(self, stage: Path, *steps: str) -> None:
         """Record `steps` (and the hash of every artifact written so far) in run.json."""
@@ -185,10 +208,15 @@ class _Run:
             files = folder.write_perf_report(
                 report, Path(self.args.trace).name, self.health.gpu.model
             )
+        comparison = None
+        if self.second is not None:
+            with step("comparing with trace 2 (its perf report and the tree diff)"):
+                comparison = self.second.compare(self.model, report, categories)
+                folder.write_comparison(comparison)
         self.mark(stage, LOADED)
         coverage = roofline_coverage(report)
         outcome = Outcome(
-            command="report" if until == LOADED else "analyze",
+            command="compare" if comparison else "report" if until == LOADED else "analyze",
             out=str(Path(self.args.out).absolute()),
             run_id=self.record.run_id,
             trace=self.record.trace_path,
@@ -202,8 +230,15 @@ class _Run:
             workbook=files.xlsx.relative_to(stage).as_posix(),
         )
         results = RunResults(
-            self.model, report, self.platform, str(self.args.trace), str(Path(self.args.out))
+            self.model,
+            report,
+            self.platform,
+            str(self.args.trace),
+            str(Path(self.args.out)),
+            comparison=comparison,
         )
+        if self.second is not None:
+            outcome.compare_with = self.second.outcome()
         steps = Pipeline(
             results,
             folder,
@@ -260,6 +295,11 @@ def print_outcome(o: Outcome, out: TextIO) -> None:
     """The text summary of a run, with paths inside the final folder."""
     where = Path(o.out)
     out.write(f"Scored against {o.platform_source}.\n")
+    if o.compare_with is not None:
+        other = o.compare_with
+        out.write(f"Compared with {other['trace']}, scored against {other['platform_source']}.\n")
+        if other["what_changed"]:
+            out.write(f"What changed: {other['what_changed']}\n")
     if o.roofline_coverage_percent is not None:
         out.write(f"Kernel time with a roofline: {o.roofline_coverage_percent:.1f} %\n")
     out.write(

@@ -29,6 +29,7 @@ from rooflens.analyzers.categories.models import (
     error_metrics,
     no_data_metrics,
 )
+from rooflens.analyzers.prepare.documents import ComparisonScope
 from rooflens.analyzers.prepare.manifest import CategoryMetadata
 
 Specific = Callable[[pd.DataFrame, CategoryMetadata], dict[str, Any]]
@@ -48,7 +49,11 @@ class Category:
     no_data_if_missing: bool = False
 
     def analyse(
-        self, ops: pd.DataFrame, metadata: CategoryMetadata, fusion_map: Mapping[str, str]
+        self,
+        ops: pd.DataFrame,
+        metadata: CategoryMetadata,
+        fusion_map: Mapping[str, str],
+        scope: ComparisonScope = "standalone",
     ) -> CategoryMetrics:
         scored = self.select(ops) if self.select else ops
         specific = self.specific(scored, metadata)
@@ -62,6 +67,7 @@ class Category:
             classify=self.classify,
             fusion_map=fusion_map,
             specific=specific,
+            scope=scope,
         )
 
 
@@ -113,18 +119,22 @@ def analyze_category(
     ops: pd.DataFrame | None,
     metadata: CategoryMetadata | None,
     fusion_map: Mapping[str, str],
+    scope: ComparisonScope = "standalone",
 ) -> CategoryMetrics:
     """One compute category's analysis (docs/analysis.md#compute-categories). Never raises on
     bad input: an unknown key or missing rows give an ERROR document (MoE: NO_DATA).
-    `fusion_map` is kernel fusion's high-confidence kernel -> candidate map."""
+    `fusion_map` is kernel fusion's high-confidence kernel -> candidate map; `scope`
+    comparative scores the rows against trace 2's time (docs/compare.md)."""
     category = category_for(key)
     if category is None:
         return error_metrics(key, f"'{key}' is not a compute category of this run")
     if ops is None or metadata is None:
         if category.no_data_if_missing:
-            return no_data_metrics(key, moe.NO_DATA_MESSAGE)
+            return no_data_metrics(key, moe.NO_DATA_MESSAGE).model_copy(
+                update={"comparison_scope": scope}
+            )
         return error_metrics(key, f"the run has no operations in category '{key}'")
-    return category.analyse(_blank_as_missing(ops), metadata, fusion_map)
+    return category.analyse(_blank_as_missing(ops), metadata, fusion_map, scope)
 
 
 def _blank_as_missing(ops: pd.DataFrame) -> pd.DataFrame:

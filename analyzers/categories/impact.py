@@ -2,7 +2,9 @@
 
 See docs/analysis.md#impact-estimates and docs/analysis.md#p-item-findings.
 
-All scores are % of the end-to-end GPU time. Standalone scope only.
+All scores are % of the end-to-end GPU time. In a comparative run only measured gaps count:
+the efficiency is set against trace 2's time (categories/comparative.py), there is no
+heuristic estimate, and findings group by bound and library alone (`eff_bucket` "all").
 """
 
 from __future__ import annotations
@@ -17,10 +19,14 @@ HEURISTIC_LOW, HEURISTIC_MID, HEURISTIC_HIGH = 0.15, 0.30, 0.45
 MIN_IMPACT_SCORE = 0.01  # per quantified op, on impact_score_high
 MIN_PITEM_IMPACT_SCORE = 0.5  # per finding, on the summed mid score
 SCORES = ("impact_score", "impact_score_low", "impact_score_high")
+COMPARATIVE_BUCKET = "all"  # comparative findings group by bound and library only
 
 
-def estimate(op: Operation, category: str, baseline: float | None) -> ImpactEstimate | None:
-    """Quantified when the op has a sane efficiency, else heuristic on its share of E2E."""
+def estimate(
+    op: Operation, category: str, baseline: float | None, *, comparative: bool = False
+) -> ImpactEstimate | None:
+    """Quantified when the op has a sane efficiency, else (standalone only) heuristic on its
+    share of E2E."""
     time_ms = op.time_ms
     if op.get("fusion_flagged") or time_ms <= 0:
         return None
@@ -46,7 +52,7 @@ def estimate(op: Operation, category: str, baseline: float | None) -> ImpactEsti
             time_ms=time_ms,
         )
     pct = op.percent_of_total
-    if pct is None or pct <= 0:
+    if comparative or pct is None or pct <= 0:
         return None
     return ImpactEstimate(
         operation=op.name,
@@ -65,10 +71,18 @@ def estimate(op: Operation, category: str, baseline: float | None) -> ImpactEsti
 
 
 def impact_estimates(
-    operations: Iterable[Operation], category: str, baseline: float | None
+    operations: Iterable[Operation],
+    category: str,
+    baseline: float | None,
+    *,
+    comparative: bool = False,
 ) -> tuple[ImpactEstimate, ...]:
     """One estimate per op that earns one, highest mid score first."""
-    found = [e for op in operations if (e := estimate(op, category, baseline)) is not None]
+    found = [
+        e
+        for op in operations
+        if (e := estimate(op, category, baseline, comparative=comparative)) is not None
+    ]
     return tuple(sorted(found, key=lambda e: -e.impact_score))
 
 
@@ -80,7 +94,9 @@ def eff_bucket(efficiency_pct: float | None) -> str:
     return "30-60" if efficiency_pct < 60 else "60-100"
 
 
-def category_findings(estimates: Iterable[ImpactEstimate]) -> tuple[Finding, ...]:
+def category_findings(
+    estimates: Iterable[ImpactEstimate], *, comparative: bool = False
+) -> tuple[Finding, ...]:
     """Group, sum, drop groups under 0.5 % E2E (mid), rank by mid score."""
     groups: dict[tuple[Any, ...], list[ImpactEstimate]] = {}
     for e in estimates:
@@ -89,7 +105,7 @@ def category_findings(estimates: Iterable[ImpactEstimate]) -> tuple[Finding, ...
                 "q",
                 e.bound_type or "unknown",
                 e.library or "Unknown",
-                eff_bucket(e.efficiency_pct),
+                COMPARATIVE_BUCKET if comparative else eff_bucket(e.efficiency_pct),
             )
         else:
             key = ("h", e.operation)

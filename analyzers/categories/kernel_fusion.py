@@ -62,12 +62,13 @@ class FusionEstimate(OmitNone):
     impact_score: float
     impact_score_low: float
     impact_score_high: float
-    estimation: Literal["full", "partial"]
+    estimation: Literal["full", "partial", "measured"]  # measured: comparative
     bound_type: Literal["compute", "memory"]
     time_ms: float
     instance_count: int
     kernel_count: int
     modeled_kernel_count: int
+    delta_kernel_count: int | None = None  # comparative: trace 1's extra kernels
     confidence: Literal["high", "medium", "low"]
     affected_gpu_kernels: list[str]
     fusion_type: Literal["matrix_compute", "memory_bound"]

@@ -13,9 +13,11 @@ from typing import Any
 
 import pandas as pd
 
+from rooflens.analyzers.categories.comparative import comparative_efficiency, trace2_fields
 from rooflens.analyzers.categories.impact import category_findings, impact_estimates
 from rooflens.analyzers.categories.models import CategoryMetrics, Efficiency, Operation
 from rooflens.analyzers.prepare.categories import COMPUTATION_TIME
+from rooflens.analyzers.prepare.documents import ComparisonScope
 from rooflens.analyzers.prepare.manifest import CategoryMetadata
 from rooflens.analyzers.report.cells import finite_number, structured
 
@@ -267,8 +269,10 @@ def build_operations(
     extra_fields: tuple[str, ...] = BASE_FIELDS,
     classify: Classifier | None = None,
     fusion_map: Mapping[str, str] | None = None,
+    comparative: bool = False,
 ) -> tuple[Operation, ...]:
-    """One entry per row (docs/analysis.md#operations), longest kernel time first."""
+    """One entry per row (docs/analysis.md#operations), longest kernel time first;
+    `comparative`: scored against trace 2 (categories/comparative.py)."""
     baseline = baseline_ms(metadata)
     kernel_us = pd.to_numeric(ops.get("Kernel Time (µs)_sum"), errors="coerce").fillna(0.0)
     category_us = float(kernel_us.sum())
@@ -285,6 +289,7 @@ def build_operations(
             classify,
             fusion_map or {},
             with_chain,
+            comparative,
         )
         for row in rows
     )
@@ -299,6 +304,7 @@ def _operation(
     classify: Classifier | None,
     fusion_map: Mapping[str, str],
     with_chain: bool,
+    comparative: bool = False,
 ) -> Operation:
     """One `operations[]` entry: time shares, efficiency, then the optional keys that apply."""
     name = str(row.get("name"))
@@ -308,6 +314,8 @@ def _operation(
     count = count if count is not None else finite_number(row.get("operation_count"))
     pct_total = time_ms / baseline * 100 if baseline else None
     eff = efficiency(row, metadata)
+    if comparative:
+        eff = comparative_efficiency(row, eff)
     fields: dict[str, Any] = {
         "name": name,
         "count": int(count) if count is not None else 1,
@@ -322,6 +330,8 @@ def _operation(
     if isinstance(reason, str) and reason:  # the perf report's column (docs/perf-models.md)
         fields["unmodelled_reason"] = reason
     fields |= _row_fields(row, extra_fields)
+    if comparative:
+        fields |= trace2_fields(row)
     fields |= _variance(row, fields["count"], pct_total)
     if classify is not None and (classification := classify(row)) is not None:
         fields["classification"] = classification
@@ -394,19 +404,27 @@ def score(
     classify: Classifier | None = None,
     fusion_map: Mapping[str, str] | None = None,
     specific: Mapping[str, Any] | None = None,
+    scope: ComparisonScope = "standalone",
 ) -> CategoryMetrics:
     """Time metrics, operations, estimates and findings of one category."""
     baseline = baseline_ms(metadata)
+    comparative = scope == "comparative"
     operations = build_operations(
-        ops, metadata, extra_fields=extra_fields, classify=classify, fusion_map=fusion_map
+        ops,
+        metadata,
+        extra_fields=extra_fields,
+        classify=classify,
+        fusion_map=fusion_map,
+        comparative=comparative,
     )
-    estimates = impact_estimates(operations, category, baseline)
+    estimates = impact_estimates(operations, category, baseline, comparative=comparative)
     return CategoryMetrics(
         category=category,
         status="OK",
+        comparison_scope=scope,
         **time_metrics(ops, metadata),
         operations=operations,
         category_specific=dict(specific or {}),
         impact_estimates=estimates,
-        category_findings=category_findings(estimates),
+        category_findings=category_findings(estimates, comparative=comparative),
     )

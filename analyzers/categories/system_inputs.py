@@ -9,6 +9,7 @@ import pandas as pd
 from pydantic import BaseModel
 
 from rooflens.analyzers.perf.platforms import Platform
+from rooflens.analyzers.prepare.comparative_fusion import ComparativeCandidate
 from rooflens.analyzers.prepare.copies import CopyData
 from rooflens.analyzers.prepare.fusion import FusionCandidate
 from rooflens.analyzers.prepare.manifest import Manifest
@@ -69,7 +70,7 @@ class SystemInputs:
     manifest: Manifest
     timeline: Timeline | None  # the perf report's gpu_timeline, when it has one
     multi_kernel: MultiKernelData | None
-    fusion_candidates: list[FusionCandidate]
+    fusion_candidates: list[FusionCandidate] | list[ComparativeCandidate]
     unified: pd.DataFrame | None  # the perf report's unified_perf_summary
     platform: Platform | None  # None: no platform known, no roofline
     idle: IdleBreakdown | None = None  # the idle time split by cause, when the model was at hand

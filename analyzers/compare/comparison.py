@@ -77,6 +77,29 @@ def compare(
     )
 
 
+def read_trace2(
+    trace2: str | Path,
+    *,
+    captures: CaptureChoice = AUTO,
+    allow: Callable[[Path], bool] | None = None,
+    text: Callable[[], bytes | bytearray] | None = None,
+) -> tuple[TraceModel, TraceHealth]:
+    """Read trace 2 as trace 1 is read (its graph-capture folder included) and check that it
+    has GPU work; a TraceError names it as trace 2."""
+    try:
+        model2 = open_trace(trace2, captures=captures, allow=allow, text=text)
+    except TraceError as exc:
+        raise TraceError(exc.path, f"{TRACE2}: {exc.problem}", exc.hint) from None
+    if len(model2.gpu) == 0:
+        raise TraceError(
+            trace2,
+            f"{TRACE2} holds no GPU events (no kernels, copies or memsets), so there is "
+            "nothing to compare trace 1 with",
+            "profile it with the GPU activity on, as trace 1 was",
+        )
+    return model2, assess(model2)
+
+
 def load_comparison(
     model1: TraceModel,
     report1: PerfReport,
@@ -89,23 +112,9 @@ def load_comparison(
     text: Callable[[], bytes | bytearray] | None = None,
     categories: CategoryTable | None = None,
 ) -> Comparison:
-    """Read trace 2 (with its graph-capture folder like trace 1's), choose its platform (a
-    name, a file, else what the trace suggests) and compare it with trace 1.
-
-    A trace 2 that cannot be read, or has no GPU work, raises `TraceError` naming it as trace 2.
-    """
-    try:
-        model2 = open_trace(trace2, captures=captures, allow=allow, text=text)
-    except TraceError as exc:
-        raise TraceError(exc.path, f"{TRACE2}: {exc.problem}", exc.hint) from None
-    if len(model2.gpu) == 0:
-        raise TraceError(
-            trace2,
-            f"{TRACE2} holds no GPU events (no kernels, copies or memsets), so there is "
-            "nothing to compare trace 1 with",
-            "profile it with the GPU activity on, as trace 1 was",
-        )
-    health = assess(model2)
+    """Read trace 2 (`read_trace2`), choose its platform (a name, a file, else what the trace
+    suggests) and compare it with trace 1."""
+    model2, health = read_trace2(trace2, captures=captures, allow=allow, text=text)
     chosen, source = choose_platform(platform, platform_file, health.gpu)
     return compare(
         model1,

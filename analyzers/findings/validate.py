@@ -328,7 +328,8 @@ def metrics_path_for(path: Path) -> Path:
 def validate_findings_file(
     path: str | Path, tier: Tier | str, comparison_scope: str | None = None
 ) -> list[Problem]:
-    """:func:`validate_findings` on a file, loading the sibling metrics JSON when readable."""
+    """:func:`validate_findings` on a file, loading the sibling metrics JSON when readable;
+    without `comparison_scope`, the scope the metrics declare."""
     path = Path(path)
     if not path.is_file():
         return [Problem("F0", 1, f"file not found: {path} — write the findings file there.")]
@@ -338,6 +339,8 @@ def validate_findings_file(
         metrics = loaded if isinstance(loaded, dict) else None
     except (OSError, ValueError):
         pass
+    if comparison_scope is None and metrics is not None:
+        comparison_scope = metrics.get("comparison_scope")
     return validate_findings(
         path.read_text(encoding="utf-8"), tier, metrics=metrics, comparison_scope=comparison_scope
     )

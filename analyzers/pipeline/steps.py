@@ -19,6 +19,7 @@ from rooflens.analyzers import layout
 from rooflens.analyzers.categories import analyze_category
 from rooflens.analyzers.categories.cpu_idle import analyze_cpu_idle
 from rooflens.analyzers.categories.documents import Metrics
+from rooflens.analyzers.categories.fusion_measured import analyze_measured_fusion
 from rooflens.analyzers.categories.kernel_fusion import CATEGORY as KERNEL_FUSION
 from rooflens.analyzers.categories.kernel_fusion import analyze_kernel_fusion
 from rooflens.analyzers.categories.multi_kernel import analyze_multi_kernel
@@ -157,7 +158,16 @@ class Pipeline:
         missing = missing_gpu_work(r.model)
         if missing:
             raise NotAnalysable(f"{self.label} cannot be analysed: {missing}")
-        return prepare(r.model, r.report, r.platform, r.trace_path, r.output_dir)
+        if r.comparison is None and self.done(PREPARED) and self.folder is not None:
+            written = self.folder.read_manifest()  # restored: the scope must not change
+            if written is not None and written.comparison_scope == "comparative":
+                raise NotAnalysable(
+                    f"{self.label} compares two traces, and trace 2 is not loaded; load the "
+                    "run again with its second trace"
+                )
+        return prepare(
+            r.model, r.report, r.platform, r.trace_path, r.output_dir, comparison=r.comparison
+        )
 
     def analyse(self, key: str) -> Metrics:
         keys = self.analysable()
@@ -196,16 +206,20 @@ class Pipeline:
                 kernels=data.kernels,
                 copies=data.copies,
             )
+            comparative = data.manifest.comparison_scope == "comparative"
             analyses = {
                 "cpu_idle": analyze_cpu_idle,
                 "multi_kernel": analyze_multi_kernel,
-                KERNEL_FUSION: analyze_kernel_fusion,
+                KERNEL_FUSION: analyze_measured_fusion if comparative else analyze_kernel_fusion,
             }
             return analyses[key](inputs)
         fusion = self.results.metrics.get(KERNEL_FUSION)
         fusion_map = getattr(fusion, "high_confidence_kernel_map", None) or {}
         tables = data.tables
-        return analyze_category(key, tables.ops.get(key), tables.metadata.get(key), fusion_map)
+        scope = data.manifest.comparison_scope
+        return analyze_category(
+            key, tables.ops.get(key), tables.metadata.get(key), fusion_map, scope
+        )
 
     def draft(self, key: str) -> Findings:
         findings = draft_findings(key, self.metrics_of(key))

@@ -8,9 +8,16 @@ hands the result to the analyses and to `analyzers.pipeline.folder`, which write
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+from rooflens.analyzers.compare.comparison import Comparison
 from rooflens.analyzers.perf.categories import default_table
 from rooflens.analyzers.perf.platforms import Platform
+from rooflens.analyzers.prepare.comparative import comparative_report, with_trace2
+from rooflens.analyzers.prepare.comparative_fusion import (
+    ComparativeCandidate,
+    comparative_candidates,
+)
 from rooflens.analyzers.prepare.computation_time import row_computation
 from rooflens.analyzers.prepare.copies import CopyData, copy_data
 from rooflens.analyzers.prepare.fusion import FusionCandidate, fusion_candidates
@@ -27,7 +34,7 @@ from rooflens.analyzers.trace.model import TraceModel
 class CategoryData:
     tables: CategoryTables
     multi_kernel: MultiKernelData
-    fusion_candidates: list[FusionCandidate]
+    fusion_candidates: list[FusionCandidate] | list[ComparativeCandidate]
     idle: IdleBreakdown | None = None
     kernels: KernelCounts | None = None
     copies: CopyData | None = None
@@ -43,22 +50,31 @@ def prepare(
     platform: Platform | None,
     trace_path: str,
     output_dir: str,
+    comparison: Comparison | None = None,
 ) -> CategoryData:
-    """Split the run into categories; `output_dir` is the folder the manifest names."""
+    """Split the run into categories; `output_dir` is the folder the manifest names. With a
+    `comparison`, the scope is comparative: the categories are cut from trace 1's comparative
+    tables and the manifest carries trace 2's figures (docs/compare.md)."""
     data = multi_kernel_data(model)
     has_multi_kernel = data.memcpy_summary.total_count > 0 or data.nccl_summary.total_count > 0
     attribution = report.unified.attribution if report.unified is not None else None
     summary = report.sheets.get("unified_perf_summary")
-    candidates = fusion_candidates(model, summary, attribution)
+    if comparison is None:
+        candidates: Any = fusion_candidates(model, summary, attribution)
+    else:  # the diff says what trace 2 fused (docs/compare.md#fusion-from-the-diff)
+        candidates = comparative_candidates(comparison)
     tables = categorise(
-        report,
+        report if comparison is None else comparative_report(report, comparison),
         platform,
         trace_path,
         output_dir,
         has_multi_kernel=has_multi_kernel,
         fusion_count=len(candidates),
+        scope="standalone" if comparison is None else "comparative",
         computation=row_computation(model, report.unified) if report.unified else None,
         kernel_table=None if report.unified else kernel_rows(model, default_table()),
     )
+    if comparison is not None:
+        tables = with_trace2(tables, comparison)
     idle = idle_causes(model) if len(model.gpu) else None
     return CategoryData(tables, data, candidates, idle, kernel_counts(model), copy_data(model))

@@ -29,16 +29,15 @@ from rooflens.analyzers.compare.tree_diff import TreeDiff, diff_traces
 from rooflens.analyzers.report.build import PerfReport, build_report
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import TraceModel, build_model
-from tests.helpers.golden import close, platform_for, shared_dir, when_shared
-
-COMPARE = "reference/tracelens_compare"
-PAIRS = [
-    "gaunernst_bert-small-uncased__1016001",
-    "Falconsai_nsfw_image_detection__1016002",
-    "facebook_timesformer-base-finetuned-k400__1016002",
-    "Qwen_Qwen1.5-0.5B-Chat__1016005",
-    "google_owlv2-large-patch14-ensemble__1016001",
-]
+from tests.helpers.golden import (
+    COMPARE,
+    PAIRS,
+    close,
+    pair_paths,
+    platform_for,
+    shared_dir,
+    when_shared,
+)
 
 
 def unit_folders() -> list[str]:
@@ -51,22 +50,6 @@ KEY = ["name", "Input Dims", "Input type", "Concrete Inputs"]
 NUMBERS = [c for c in COMPARISON_COLUMNS if c not in ("lca_id", "lca_name")]
 # TraceLens's LCA id minus ours, with Python frames kept in both trees (test_tree_diff.py)
 FRAME_OFFSETS = {PAIRS[0]: -5, PAIRS[1]: -7, PAIRS[2]: -5}
-
-
-def pair_paths(folder: str) -> tuple[Path, Path, Path]:
-    """Trace 1, trace 2 and TraceLens's trace-1 CSV folder of a reference pair folder."""
-    shared = shared_dir()
-    assert shared is not None
-    csvs = shared / COMPARE / folder / "perf_report_trace1_csvs"
-    if folder.startswith("unit_"):
-        traces = shared / "traces/comparative_units" / folder.removeprefix("unit_")
-        return traces / "trace1.json", traces / "trace2.json", csvs
-    model = folder.removeprefix("mi300_vs_h100_")
-    return (
-        shared / f"traces/mi300/{model}.json.gz",
-        shared / f"traces/h100/{model}.json.gz",
-        csvs,
-    )
 
 
 @cache

@@ -1,6 +1,7 @@
 """What the golden tests share: the reference data folder, the trace of each reference
-folder, the shared traces, TraceLens's unified rows decoded, and our perf report of a
-reference trace (built once per session) with the platform file its reference used.
+folder, the shared traces, TraceLens's unified rows decoded, our perf report of a
+reference trace (built once per session) with the platform file its reference used, and the
+comparative reference pairs with our whole comparative run of each.
 
 Tests get the folder through the `shared` fixture (tests/conftest.py): it skips without the
 folder and fails under CI. Parametrise over its contents with `when_shared`, so that a test
@@ -13,6 +14,7 @@ import ast
 import csv
 import math
 import os
+import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -22,11 +24,15 @@ from typing import Any
 import pytest
 
 from devkit.shared import REFERENCE_FOLDERS, REPO, shared_dir, trace_path
+from rooflens.analyzers.compare.comparison import load_comparison
 from rooflens.analyzers.perf.base import OpArgs
 from rooflens.analyzers.perf.platforms import Platform, load_platform_file
+from rooflens.analyzers.pipeline.folder import RunFolder
+from rooflens.analyzers.pipeline.steps import AGGREGATED, LOADED, Pipeline, RunResults
 from rooflens.analyzers.report.build import PerfReport, build_report
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import build_model
+from rooflens.analyzers.trace.open_trace import open_trace
 
 __all__ = [
     "REFERENCE_FOLDERS",
@@ -160,3 +166,67 @@ COMPARATIVE_UNIT_CASES = [  # traces/comparative_units/<case>/trace{1,2}.json
     "test05_gemm_identical_runtime_roofline",
     "test06_conv_gap_exceeds_roofline",
 ]
+
+
+# --- the comparative reference pairs (reference/tracelens_compare/) ---------------------------
+
+COMPARE = "reference/tracelens_compare"
+PAIRS = [  # the model pairs: MI300X trace 1 against H100 trace 2
+    "gaunernst_bert-small-uncased__1016001",
+    "Falconsai_nsfw_image_detection__1016002",
+    "facebook_timesformer-base-finetuned-k400__1016002",
+    "Qwen_Qwen1.5-0.5B-Chat__1016005",
+    "google_owlv2-large-patch14-ensemble__1016001",
+]
+MODEL_FOLDERS = [f"mi300_vs_h100_{m}" for m in PAIRS]
+UNIT_FOLDERS = [f"unit_{case}" for case in COMPARATIVE_UNIT_CASES]
+FOLDERS = UNIT_FOLDERS + MODEL_FOLDERS
+
+
+def pair_paths(folder: str) -> tuple[Path, Path, Path]:
+    """Trace 1, trace 2 and TraceLens's trace-1 CSV folder of a reference pair folder."""
+    shared = shared_dir()
+    assert shared is not None
+    csvs = shared / COMPARE / folder / "perf_report_trace1_csvs"
+    if folder.startswith("unit_"):
+        traces = shared / "traces/comparative_units" / folder.removeprefix("unit_")
+        return traces / "trace1.json", traces / "trace2.json", csvs
+    model = folder.removeprefix("mi300_vs_h100_")
+    return (
+        shared / f"traces/mi300/{model}.json.gz",
+        shared / f"traces/h100/{model}.json.gz",
+        csvs,
+    )
+
+
+def reference_dir(folder: str) -> Path:
+    shared = shared_dir()
+    assert shared is not None
+    return shared / COMPARE / folder
+
+
+@cache
+def comparative_run(folder: str) -> tuple[Path, Pipeline]:
+    """Our comparative run of a reference pair, prepared, analysed and aggregated, written
+    into a temporary run folder (returned with its pipeline)."""
+    shared = shared_dir()
+    assert shared is not None
+    one, two, _ = pair_paths(folder)
+    platform1 = platform_for(shared, "mi300")
+    model1 = open_trace(one)
+    report1 = build_report(model1, platform1)
+    platforms = shared / "reference/tracelens/platforms"
+    comparison = load_comparison(model1, report1, two, platform_file=platforms / "H100.json")
+    out = Path(tempfile.mkdtemp(prefix=f"rooflens-{folder[:40]}-"))
+    steps = [LOADED]
+    results = RunResults(model1, report1, platform1, str(one), str(out), comparison=comparison)
+    pipeline = Pipeline(
+        results,
+        RunFolder(out),
+        done=lambda step: step in steps,
+        mark=lambda *done: steps.extend(done),
+        label=folder,
+    )
+    RunFolder(out).write_comparison(comparison)
+    pipeline.run(AGGREGATED)
+    return out, pipeline

@@ -15,6 +15,7 @@ from rooflens.analyzers.compare.compare_columns import COMPARISON_COLUMNS, DELTA
 from rooflens.analyzers.compare.comparison import Comparison, load_comparison
 from rooflens.analyzers.perf.platforms import get_platform
 from rooflens.analyzers.pipeline.folder import RunFolder
+from rooflens.analyzers.pipeline.steps import LOADED, NotAnalysable, Pipeline, RunResults
 from rooflens.analyzers.prepare.categories import gpu_utilization
 from rooflens.analyzers.report.build import build_report
 from rooflens.analyzers.trace.errors import TraceError
@@ -94,3 +95,31 @@ def _without_gpu(document: dict) -> None:
         for e in document["traceEvents"]
         if e.get("cat") not in ("kernel", "gpu_memcpy", "gpu_memset")
     ]
+
+
+def test_restored_comparative_run_without_trace_2_is_refused(pair, tmp_path: Path) -> None:
+    """A comparative run restored without its Comparison must not be recomputed standalone."""
+    comparison, _, _ = pair
+    model1 = comparison.diff.tree1.model
+    report1 = build_report(model1, get_platform("MI300X"))
+    done: list[str] = [LOADED]
+    results = RunResults(model1, report1, None, "t1", str(tmp_path), comparison=comparison)
+    folder = RunFolder(tmp_path)
+    Pipeline(
+        results, folder, done=done.__contains__, mark=lambda *steps: done.extend(steps)
+    ).prepare()
+    assert read_json(tmp_path / layout.MANIFEST)["comparison_scope"] == "comparative"
+    restored = RunResults(model1, report1, None, "t1", str(tmp_path))  # trace 2 not loaded
+    steps = Pipeline(
+        restored,
+        folder,
+        done=done.__contains__,
+        mark=lambda *steps: done.extend(steps),
+        label="run x",
+    )
+    with pytest.raises(NotAnalysable, match="run x compares two traces, and trace 2 is not"):
+        steps.category_data()
+
+
+def read_json(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))

@@ -1,0 +1,117 @@
+"""`rooflens compare TRACE1 TRACE2`: `analyze` of trace 1 with trace 2 set against it.
+
+The run is `analyze`'s (cli_report.py: destination check, staging folder, ledger, the same
+pipeline to `--until`); this module adds the second trace. Its arguments are checked before
+either trace is parsed, it is read (on threads, like trace 1) and refused before anything is
+written when it cannot be compared, and once trace 1's perf report exists the comparison is
+built and written into the run (docs/compare.md#a-comparative-run).
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rooflens.analyzers.compare.comparison import Comparison, compare, read_trace2
+from rooflens.analyzers.compare.what_changed_md import headline
+from rooflens.analyzers.perf.categories import CategoryTable
+from rooflens.analyzers.perf.platform_choice import choose_platform
+from rooflens.analyzers.perf.platforms import (
+    Platform,
+    PlatformFileError,
+    UnknownPlatform,
+    get_platform,
+    load_platform_file,
+)
+from rooflens.analyzers.pipeline.ledger import ComparedTrace
+from rooflens.analyzers.report.build import PerfReport
+from rooflens.analyzers.trace.health import TraceHealth
+from rooflens.analyzers.trace.model import TraceModel
+from rooflens.analyzers.trace.open_trace import AUTO
+from rooflens.server.cli_report import run_report
+from rooflens.server.cli_trace_read import TraceRead
+
+
+def run_compare(args: argparse.Namespace, *, prefetched: TraceRead, prefetched2: TraceRead) -> int:
+    """The comparative run into `--out` (exit codes as `analyze`'s)."""
+    return run_report(
+        args, until=args.until, prefetched=prefetched, second=SecondTrace(args, prefetched2)
+    )
+
+
+@dataclass
+class SecondTrace:
+    """Trace 2 of a `compare` run, in the order the run needs it."""
+
+    args: argparse.Namespace
+    read: TraceRead
+    model: TraceModel | None = None
+    health: TraceHealth | None = None
+    platform: Platform | None = None
+    source: str = ""
+    comparison: Comparison | None = field(default=None, repr=False)
+
+    @property
+    def captures(self) -> str | None:
+        if self.args.no_captures:
+            return None
+        return self.args.capture_folder2 or AUTO
+
+    def check_arguments(self) -> None:
+        """A bad --platform2 name or file fails before any trace is parsed."""
+        try:
+            if self.args.platform2:
+                get_platform(self.args.platform2)
+            if self.args.platform2_file:
+                load_platform_file(self.args.platform2_file)
+        except (UnknownPlatform, PlatformFileError) as exc:
+            raise type(exc)(f"trace 2's platform: {exc}") from None
+
+    def load(self) -> None:
+        """Read trace 2 and choose its platform (raises TraceError naming trace 2)."""
+        self.model, self.health = read_trace2(
+            self.read.trace, captures=self.captures, text=self.read.text
+        )
+        self.platform, self.source = choose_platform(
+            self.args.platform2, self.args.platform2_file, self.health.gpu
+        )
+
+    def record(self) -> ComparedTrace:
+        pfile = self.args.platform2_file
+        return ComparedTrace(
+            trace=self.read.identity(),
+            trace_path=str(self.read.trace.absolute()),
+            platform=self.platform.name if self.platform else None,
+            platform_file=str(Path(pfile).absolute()) if pfile else None,
+            captures=self.captures,
+        )
+
+    def compare(
+        self, model1: TraceModel, report1: PerfReport, categories: CategoryTable | None
+    ) -> Comparison:
+        assert self.model is not None, "load() first"
+        self.comparison = compare(
+            model1,
+            report1,
+            self.model,
+            self.platform,
+            trace_path=str(self.read.trace),
+            platform_source=self.source,
+            health=self.health,
+            categories=categories,
+        )
+        return self.comparison
+
+    def outcome(self) -> dict[str, Any]:
+        """What `--json` and the summary say about trace 2 and the comparison."""
+        record = self.record()
+        found = self.comparison
+        return {
+            "trace": record.trace_path,
+            "trace_sha256": record.trace.sha256,
+            "platform": record.platform,
+            "platform_source": self.source,
+            "what_changed": headline(found.what_changed) if found else None,
+        }
