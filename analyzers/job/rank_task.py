@@ -32,6 +32,7 @@ from rooflens.analyzers.trace.open_trace import AUTO, open_trace
 
 NO_RUN = "none"  # `until` for summaries only: no per-rank run folder
 BAD_TRACE = "unreadable trace"
+RANK_MISMATCH = "rank mismatch"
 BUG = "internal error"
 WORKER_LOST = "worker lost"
 
@@ -69,7 +70,7 @@ class RankFailed:
 
     rank: int
     path: str
-    kind: str  # BAD_TRACE, BUG or WORKER_LOST
+    kind: str  # BAD_TRACE, RANK_MISMATCH, BUG or WORKER_LOST
     reason: str
 
 
@@ -83,6 +84,12 @@ def run_rank(task: RankTask) -> RankOutcome:
         digest = hashlib.sha256()
         model = open_trace(task.path, captures=AUTO, on_read=digest.update)
         identity = _identity(Path(task.path), digest.hexdigest())
+        if (recorded := _recorded_rank(model)) not in (None, task.rank):
+            reason = (
+                f"{Path(task.path).name} records rank {recorded} in its distributedInfo, but its "
+                f"file name placed it as rank {task.rank}; fix --rank-regex or the file name"
+            )
+            return RankFailed(task.rank, task.path, RANK_MISMATCH, reason)
         summary = summarise_rank(model, task.rank, task.platform)
         run_id, note = None, None
         if task.run_folder is not None and task.until != NO_RUN:
@@ -102,6 +109,12 @@ def run_rank(task: RankTask) -> RankOutcome:
         pid=os.getpid(),
         peak_rss_mb=peak_rss_mb(),
     )
+
+
+def _recorded_rank(model: TraceModel) -> int | None:
+    """The rank the whole trace records (job inputs read only its header, which may lack it)."""
+    info = model.trace.meta.distributed
+    return None if info is None or info.rank is None else int(info.rank)
 
 
 def _identity(path: Path, sha256: str) -> TraceIdentity:

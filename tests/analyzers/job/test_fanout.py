@@ -212,3 +212,14 @@ def test_workers_are_sized_to_cores_ranks_and_memory(job) -> None:
     assert local_workers(paths, None, budget=per_rank * 100) == min(os.cpu_count() or 1, 4)
     with pytest.raises(ClusterError, match="at least 1 worker"):
         local_workers(paths, 0)
+
+
+def test_a_rank_placed_by_its_name_against_its_own_record_is_refused(job, tmp_path) -> None:
+    """The header read placed the file (its distributedInfo came after the events, say), the
+    whole trace says otherwise: that rank fails with both numbers, nothing is mixed up."""
+    failed = run_rank(RankTask(str(job / "rank2.pt.trace.json.gz"), 5))
+    assert isinstance(failed, RankFailed) and failed.kind == "rank mismatch"
+    assert failed.reason == (
+        "rank2.pt.trace.json.gz records rank 2 in its distributedInfo, but its file name "
+        "placed it as rank 5; fix --rank-regex or the file name"
+    )
