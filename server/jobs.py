@@ -20,7 +20,7 @@ from rooflens.analyzers.job.job_run import JobResult, analyse_job, write_job_fol
 from rooflens.analyzers.job.rank_task import RankDone
 from rooflens.analyzers.perf.platforms import get_platform
 from rooflens.server.paths import PathPolicy, PathRefused
-from rooflens.server.runs import INDEX, Run
+from rooflens.server.runs import ALLOCATE_TRIES, INDEX, Run
 from rooflens.server.state import AppState
 
 JOB_ID = re.compile(r"job-[0-9a-f]{12}")
@@ -53,8 +53,9 @@ class JobLoaded:
 
 
 def resolve_specs(policy: PathPolicy, specs: Sequence[str]) -> list[str]:
-    """Every trace the specs name, each inside the allowed directories (a glob's matches
-    are checked one by one, after links are resolved)."""
+    """Every trace the specs name, each inside the allowed directories: a glob's fixed
+    folders and a folder are checked first, then every file they hold or match, links
+    resolved (a link in an allowed folder cannot bring in a file from outside)."""
     if not specs:
         raise JobInputError("paths is empty; pass the ranks' traces, a folder or a glob")
     files = []
@@ -63,9 +64,10 @@ def resolve_specs(policy: PathPolicy, specs: Sequence[str]) -> list[str]:
             given = Path(spec).expanduser()
             pattern = given if given.is_absolute() else policy.allowed[0] / given
             policy.resolve(_fixed_part(pattern), must_exist=True)
-            files += [str(policy.resolve(p, must_exist=True)) for p in expand([str(pattern)])]
+            named = str(pattern)
         else:
-            files.append(str(policy.resolve(spec, must_exist=True)))
+            named = str(policy.resolve(spec, must_exist=True))
+        files += [str(policy.resolve(p, must_exist=True)) for p in expand([named])]
     return files
 
 
@@ -118,7 +120,7 @@ def _allocate(st: AppState, parent: Path, owner: str | None) -> str:
     """A new job id, claimed with an exclusive create in the workspace index."""
     index = st.runs.workspace_dir() / INDEX
     index.mkdir(exist_ok=True)
-    while True:
+    for _ in range(ALLOCATE_TRIES):
         job_id = new_job_id()
         try:
             fd = os.open(index / f"{job_id}.json", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
@@ -127,6 +129,7 @@ def _allocate(st: AppState, parent: Path, owner: str | None) -> str:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump({"folder": str(parent / job_id), "owner": owner}, f)
         return job_id
+    raise RuntimeError("could not allocate a job id")  # pragma: no cover - 48 random bits
 
 
 def find_job(st: AppState, job_id: str, owner: str | None) -> tuple[Path, JobRecord]:

@@ -70,10 +70,14 @@ async def test_job_inputs_outside_or_mixed_up_are_refused(connect, allowed, tmp_
     write_job(tmp_path / "outside", JobPlan(ranks=2, steps=1, collectives=1))
     write_job(allowed / "job", JobPlan(ranks=2, steps=1, collectives=1))
     shutil.copy(allowed / "job" / "rank1.pt.trace.json.gz", allowed / "job" / "copy_rank1.json")
+    (allowed / "linked").mkdir()
+    (allowed / "linked" / "rank0.json.gz").symlink_to(tmp_path / "outside/rank0.pt.trace.json.gz")
     async with connect() as client:
         outside = await error_of(client, "load_job", {"paths": [str(tmp_path / "outside/*")]})
+        linked = await error_of(client, "load_job", {"paths": ["linked"]})
         twice = await error_of(client, "load_job", {"paths": ["job"]})
         unknown = await error_of(client, "load_job", {"paths": ["job"], "ranks": 2})
     assert "is outside the allowed directories" in outside
+    assert "is outside the allowed directories" in linked and "outside/rank0" not in linked
     assert "1 rank(s) given more than once (rank 1: copy_rank1.json, rank1.pt" in twice
     assert "load_job has no argument 'ranks'" in unknown
