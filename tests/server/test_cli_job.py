@@ -49,6 +49,8 @@ def test_a_job_is_analysed_into_one_folder_with_a_run_per_rank(job, tmp_path, ca
         assert verify(out / layout.rank_run(rank)) == []
     assert verify_job(out) == []
     assert f"{layout.rank_run(2)}/{layout.REPORT}" in doc["artifacts"]
+    assert main(["validate", str(out)]) == 0
+    assert capsys.readouterr().out == "All checks passed.\n"
     first = read_job(out).job_id
     # the same traces again replace the job; the text summary names the straggler
     assert main([*argv, "--until", "none"]) == 0
@@ -56,6 +58,12 @@ def test_a_job_is_analysed_into_one_folder_with_a_run_per_rank(job, tmp_path, ca
     assert "Analysed 3 rank(s) of 3 on embedded LocalCluster (1 worker processes).\n" in text
     assert "Straggler: rank 1 (arrived last at 4 of 4 collectives; the others waited" in text
     assert read_job(out).job_id != first and not (out / layout.RANKS).exists()
+    (out / layout.JOB_STRAGGLERS).write_text("rank\n0\n")  # a table edited after the job
+    assert main(["validate", str(out), "--json"]) == 1
+    checked = json.loads(capsys.readouterr().out)
+    assert checked["valid"] is False
+    changed = f"{layout.JOB_STRAGGLERS}: changed after job {checked['job_id']} wrote it"
+    assert checked["problems"] == [changed]
 
 
 def test_duplicate_ranks_are_refused_before_anything_runs(job, tmp_path, capsys) -> None:
