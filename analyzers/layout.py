@@ -60,3 +60,19 @@ def findings(key: str) -> str:
     """Compute categories' findings apart from the system ones (kernel fusion is system)."""
     folder = "system_findings" if key in SYSTEM_KEYS else "category_findings"
     return f"{folder}/{key}_findings.md"
+
+
+# -- a job of many ranks (docs/multirank.md#the-job-folder) ----------------------------------
+JOB_FILE = "job.json"  # the job's record and ledger (each rank's run keeps its own run.json)
+JOB_TABLES = "job_tables"
+JOB_COLLECTIVES = f"{JOB_TABLES}/nccl_implicit_sync.csv"
+JOB_STRAGGLERS = f"{JOB_TABLES}/straggler_summary.csv"
+JOB_RANKS = f"{JOB_TABLES}/ranks.csv"
+JOB_REPORT = "job_analysis.md"
+JOB_PLOT = "job_ranks.png"
+RANKS = "ranks"
+
+
+def rank_run(rank: int) -> str:
+    """The run folder of one rank of a job."""
+    return f"{RANKS}/rank-{rank}"

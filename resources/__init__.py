@@ -33,6 +33,7 @@ MD = "text/markdown"
 PNG = "image/png"
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 RUN = "rooflens://runs/{run_id}"
+JOB = "rooflens://jobs/{job_id}"
 MAX_COMPLETIONS = 100
 
 
@@ -41,6 +42,7 @@ def register(mcp: MCPServer, access: RunAccess) -> None:
     through `access`, which the server provides."""
     _run_resources(mcp, access)
     _report_resources(mcp, access)
+    _job_resources(mcp, access)
     _reference_resources(mcp)
     _completions(mcp, access)
 
@@ -140,6 +142,35 @@ def _report_resources(mcp: MCPServer, access: RunAccess) -> None:
         """The perf report workbook (perf_report.xlsx)."""
         run = rf.run_for(access, ctx, run_id)
         return rf.need(run, layout.WORKBOOK, "workbook", "load_trace").read_bytes()
+
+
+def _job_resources(mcp: MCPServer, access: RunAccess) -> None:
+    """A job of many ranks (load_job): its record and its tables."""
+
+    @mcp.resource(JOB, mime_type=JSON)
+    def job(job_id: str, ctx: Context) -> str:
+        """The job's record (job.json): each rank's trace, status, run id or failure."""
+        return rf.job_file(access, ctx, job_id, layout.JOB_FILE).read_text("utf-8")
+
+    @mcp.resource(JOB + "/report", mime_type=MD)
+    def job_report(job_id: str, ctx: Context) -> str:
+        """The job report (job_analysis.md): stragglers and why, findings, ranks, collectives."""
+        return rf.job_file(access, ctx, job_id, layout.JOB_REPORT).read_text("utf-8")
+
+    @mcp.resource(JOB + "/plot", mime_type=PNG)
+    def job_plot(job_id: str, ctx: Context) -> bytes:
+        """Per-rank stacked bars (compute, exposed communication, idle), straggler marked."""
+        return rf.job_file(access, ctx, job_id, layout.JOB_PLOT).read_bytes()
+
+    @mcp.resource(JOB + "/tables/{table}", mime_type=CSV)
+    def job_table(job_id: str, table: str, ctx: Context) -> str:
+        """One job table: ranks, nccl_implicit_sync or straggler_summary."""
+        rel = rf.JOB_TABLES.get(table)
+        if rel is None:
+            raise ResourceNotFoundError(
+                f"no job table {table!r}; the job tables are {rf.known(sorted(rf.JOB_TABLES))}"
+            )
+        return rf.job_file(access, ctx, job_id, rel).read_text("utf-8")
 
 
 def _reference_resources(mcp: MCPServer) -> None:

@@ -37,6 +37,14 @@ class RunInfo:
         return step in self.steps
 
 
+@dataclass(frozen=True)
+class JobInfo:
+    """What resources may know of one job of many ranks."""
+
+    id: str
+    folder: Path  # checked: inside the allowed directories, no links planted in it
+
+
 class RunNotVisible(LookupError):
     """No such run for this caller; the message says how to start one."""
 
@@ -48,6 +56,10 @@ class RunAccess(Protocol):
 
     def runs(self, caller: Caller) -> list[RunInfo]:
         """The caller's runs, oldest first."""
+        ...
+
+    def job(self, caller: Caller, job_id: str) -> JobInfo:
+        """The job (load_job), or RunNotVisible."""
         ...
 
     def step_names(self) -> tuple[str, ...]:

@@ -24,6 +24,25 @@ NEXT_TOOL = {
 }
 
 
+JOB_TABLES = {
+    "ranks": layout.JOB_RANKS,
+    "nccl_implicit_sync": layout.JOB_COLLECTIVES,
+    "straggler_summary": layout.JOB_STRAGGLERS,
+}
+
+
+def job_file(access: RunAccess, ctx: Context, job_id: str, rel: str) -> Path:
+    """A file of the job `job_id`, if the caller may see the job."""
+    try:
+        job = access.job(caller(ctx), job_id)
+    except RunNotVisible as exc:
+        raise ResourceNotFoundError(str(exc)) from None
+    path = job.folder / rel
+    if not path.is_file():
+        raise ResourceNotFoundError(f"job {job_id} has no {rel}")
+    return path
+
+
 def known(names: list[str]) -> str:
     return ", ".join(names) or "none"
 

@@ -97,6 +97,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     _add_inspect(commands)
     _add_report_and_analyze(commands)
     _add_compare(commands)
+    _add_analyze_job(commands)
     _add_validate(commands)
     add_serve_parser(commands)
     commands.add_parser("platforms", help="list the GPU platform catalogue")
@@ -146,6 +147,52 @@ def _add_report_and_analyze(commands: argparse._SubParsersAction) -> None:
         default="reported",
         help="the last step of the pipeline to run (default: all of them, to the report)",
     )
+
+
+def _add_analyze_job(commands: argparse._SubParsersAction) -> None:
+    """`analyze-job`: every rank of a distributed job, on Dask, then the job together."""
+    job = commands.add_parser(
+        "analyze-job",
+        help="analyse every rank of a distributed job in parallel (Dask) and match them",
+        description="Analyse each rank's trace as a Dask task (an embedded cluster of worker "
+        "processes, or --scheduler), then match the collectives across ranks: waits, skews "
+        "and the straggler. Writes DIR/job.json, DIR/job_tables/ and one run folder per rank "
+        "under DIR/ranks/; built beside DIR and swapped into place when complete.",
+    )
+    job.add_argument(
+        "traces",
+        nargs="+",
+        help="the ranks' traces: files, folders or quoted globs ('DIR/*.json.gz')",
+    )
+    job.add_argument("--out", required=True, help="job folder")
+    job.add_argument(
+        "--rank-regex",
+        help="regular expression whose first group (or group 'rank') is the rank in a file "
+        "name, for traces without distributedInfo (default: rank3, rank_3, worker3, proc3)",
+    )
+    job.add_argument(
+        "--scheduler",
+        help="address of a running Dask scheduler (tcp://host:8786; default: "
+        "$DASK_SCHEDULER_ADDRESS, else an embedded cluster on this machine)",
+    )
+    job.add_argument(
+        "--workers",
+        type=int,
+        help="worker processes of the embedded cluster (default: one per core, fewer when "
+        "the ranks would not fit in memory)",
+    )
+    job.add_argument("--platform", help="platform name from `rooflens platforms`")
+    job.add_argument(
+        "--until",
+        choices=["none", "loaded", *UNTIL],
+        default="reported",
+        help="the last pipeline step of each rank's own run folder (default: reported, its "
+        "analysis.md; none: summaries only, no per-rank folders)",
+    )
+    job.add_argument(
+        "--force", action="store_true", help="replace the job of other traces that --out holds"
+    )
+    _json_argument(job)
 
 
 UNTIL = ["prepared", "analysed", "drafted", "aggregated", "reported"]
@@ -230,6 +277,11 @@ def _dispatch(args: argparse.Namespace) -> int:
         if args.command == "report":
             return run_report(args, prefetched=read)
         return run_report(args, until=args.until, prefetched=read)
+    if args.command == "analyze-job":
+        from rooflens.server.cli_job import run_job
+
+        return run_job(args)
+
     if args.command == "compare":
         return _compare(args)
     if args.command == "validate":

@@ -39,3 +39,11 @@ class Progress:
         with console.status(text):
             yield
         console.print(f"[green]✓[/] {text} [dim]({time.perf_counter() - start:.1f} s)[/]")
+
+    def line(self, text: str, *, ok: bool = True) -> None:
+        """One finished item of a step (a rank of a job): a tick or a cross, then `text`."""
+        if self.enabled:
+            from rich.markup import escape
+
+            mark = "[green]✓[/]" if ok else "[red]✗[/]"
+            self._rich().print(f"  {mark} {escape(text)}")

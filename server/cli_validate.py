@@ -1,4 +1,5 @@
 """`rooflens validate DIR`: every validator over a run folder; exit 0 only when all pass.
+A job folder (analyze-job) is checked against its ledger, and each rank's run against its own.
 
 The folder must first be one run's complete, unmodified output (`verify` against the ledger
 in run.json): artifacts of two traces, or files changed after the run, never validate.
@@ -10,14 +11,43 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from rooflens.analyzers import layout
 from rooflens.analyzers.findings.drafts import tier_for
 from rooflens.analyzers.findings.validate import validate_findings_file
 from rooflens.analyzers.findings.validate_report import validate_report
 from rooflens.analyzers.findings.validate_run import validate_run
+from rooflens.analyzers.job.job_folder import read_job, verify_job
 from rooflens.analyzers.pipeline.ledger import RUN_FILE, RunFolderError, read_record, verify
 from rooflens.server.cli_common import EXIT_OK, EXIT_PROBLEMS, fail, print_json
 
 FINDINGS_FOLDERS = ("system_findings", "category_findings")
+
+
+def validate_job(folder: Path, out: TextIO, *, as_json: bool) -> int:
+    """A job folder (analyze-job): its ledger, and each rank's run against its own ledger.
+    A rank's analyses are validated by `rooflens validate JOB/ranks/rank-N`."""
+    problems = verify_job(folder)
+    try:
+        record = read_job(folder)
+    except RunFolderError:
+        record = None
+    for rank in record.ranks if record else []:
+        if rank.run_folder:
+            problems += [f"{rank.run_folder}: {p}" for p in verify(folder / rank.run_folder)]
+    if as_json:
+        print_json(
+            {
+                "job": str(folder.absolute()),
+                "valid": not problems,
+                "job_id": record.job_id if record else None,
+                "problems": problems,
+            }
+        )
+    else:
+        for line in problems:
+            out.write(f"{line}\n")
+        out.write("All checks passed.\n" if not problems else "Some checks failed (see above).\n")
+    return EXIT_PROBLEMS if problems else EXIT_OK
 
 
 def findings_problems(run_dir: Path) -> list[str]:
@@ -35,6 +65,8 @@ def findings_problems(run_dir: Path) -> list[str]:
 def run_validate(run_dir: str, out: TextIO | None = None, *, as_json: bool = False) -> int:
     out = out or sys.stdout
     folder = Path(run_dir)
+    if (folder / layout.JOB_FILE).is_file():
+        return validate_job(folder, out, as_json=as_json)
     if not (folder / "category_data" / "category_manifest.json").is_file():
         report_only = (folder / RUN_FILE).is_file()
         what = "holds a perf report only" if report_only else "is not a run folder"

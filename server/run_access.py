@@ -5,7 +5,8 @@ from __future__ import annotations
 from rooflens.analyzers.pipeline.folder import RunFolder
 from rooflens.analyzers.pipeline.ledger import RunFolderError
 from rooflens.analyzers.pipeline.steps import STEP_ORDER
-from rooflens.resources.access import Caller, RunInfo, RunNotVisible
+from rooflens.resources.access import Caller, JobInfo, RunInfo, RunNotVisible
+from rooflens.server.jobs import JobNotFound, find_job
 from rooflens.server.paths import PathRefused
 from rooflens.server.runs import Run, RunNotFound
 from rooflens.server.state import AppState
@@ -24,6 +25,14 @@ class ServerRunAccess:
     def runs(self, caller: Caller) -> list[RunInfo]:
         st: AppState = caller.state
         return [_info(run) for run in st.runs.visible(st.owner(caller.headers), st.isolate)]
+
+    def job(self, caller: Caller, job_id: str) -> JobInfo:
+        st: AppState = caller.state
+        try:
+            folder, record = find_job(st, job_id, st.owner(caller.headers))
+        except (JobNotFound, PathRefused, RunFolderError) as exc:
+            raise RunNotVisible(str(exc)) from None
+        return JobInfo(id=record.job_id, folder=folder)
 
     def step_names(self) -> tuple[str, ...]:
         return STEP_ORDER

@@ -137,6 +137,21 @@ class RunStore:
         self.runs[run_id] = run
         return run
 
+    def adopt(self, folder: Path, owner: str | None, requested: str | None) -> Run:
+        """Index a run folder written elsewhere (a job's rank, by a Dask worker) under the id
+        its run.json holds, so every run tool and resource finds it like a run it started."""
+        record = read_record(folder)
+        if record is None:
+            raise RunFolderError(f"{folder} holds no run.json; the rank's run was not written")
+        key = _match_key({**record_fields_of(record), "platform": requested})
+        entry = {"folder": str(folder), "owner": owner, **key}
+        index = self._index() / f"{record.run_id}.json"
+        fd = os.open(index, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(entry, f)
+        with self._lock:
+            return self.runs.setdefault(record.run_id, Run(folder, record))
+
     def find_same(self, record_fields: dict[str, Any], owner: str | None) -> Run | None:
         """The caller's earlier run of the same trace, requested platform and captures that
         finished loading (`record_fields["platform"]` is the platform asked for)."""
@@ -269,6 +284,17 @@ def _read_entry(path: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return entry if isinstance(entry, dict) else None
+
+
+def record_fields_of(record: RunRecord) -> dict[str, Any]:
+    """`record_fields` of a run already recorded."""
+    return record_fields(
+        Path(record.trace_path),
+        record.trace,
+        record.platform,
+        Path(record.platform_file) if record.platform_file else None,
+        record.captures,
+    )
 
 
 def record_fields(

@@ -125,12 +125,13 @@ def write_record(folder: Path, record: RunRecord) -> None:
     atomic_write_bytes(folder / RUN_FILE, text.encode("utf-8"))
 
 
-def artifacts(folder: Path) -> Iterator[Path]:
-    """Every artifact file: all regular files but run.json and hidden (temporary) ones."""
+def artifacts(folder: Path, record_file: str = RUN_FILE) -> Iterator[Path]:
+    """Every artifact file: all regular files but the folder's record (run.json, or a job's
+    job.json) and hidden (temporary) ones."""
     for root, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
-            if not name.startswith(".") and not (root == str(folder) and name == RUN_FILE):
+            if not name.startswith(".") and not (root == str(folder) and name == record_file):
                 yield Path(root) / name
 
 
@@ -146,10 +147,17 @@ def _sealed_hash(path: Path) -> str:
     return _hash_of_version(str(path), st.st_ino, st.st_size, st.st_mtime_ns)
 
 
+def hashes(folder: Path, record_file: str = RUN_FILE) -> dict[str, str]:
+    """The ledger as it stands now: every artifact's path (relative) and SHA-256."""
+    return {
+        p.relative_to(folder).as_posix(): _sealed_hash(p) for p in artifacts(folder, record_file)
+    }
+
+
 def seal(folder: Path, record: RunRecord, step: str | None = None) -> RunRecord:
     """Record `step` as done and every artifact's hash in the ledger; write run.json.
     (`verify` always reads every file again.)"""
-    ledger = {p.relative_to(folder).as_posix(): _sealed_hash(p) for p in artifacts(folder)}
+    ledger = hashes(folder)
     steps = record.steps if step is None or step in record.steps else [*record.steps, step]
     sealed = record.model_copy(update={"artifacts": ledger, "steps": steps})
     write_record(folder, sealed)
@@ -167,18 +175,27 @@ def verify(folder: Path) -> list[str]:
             f"{RUN_FILE}: missing; this folder was not written by rooflens (or by an older "
             "version): analyse the trace again"
         ]
+    return ledger_problems(
+        folder, record.artifacts, f"run {record.run_id}", f" of {record.trace.name}"
+    )
+
+
+def ledger_problems(
+    folder: Path, ledger: dict[str, str], writer: str, of: str = "", record_file: str = RUN_FILE
+) -> list[str]:
+    """Files the ledger does not list, changed since, or gone (`writer`: "run run-…")."""
     problems = []
     seen = set()
-    for path in artifacts(folder):
+    for path in artifacts(folder, record_file):
         rel = path.relative_to(folder).as_posix()
         seen.add(rel)
-        expected = record.artifacts.get(rel)
+        expected = ledger.get(rel)
         if expected is None:
-            problems.append(f"{rel}: not written by run {record.run_id} of {record.trace.name}")
+            problems.append(f"{rel}: not written by {writer}{of}")
         elif file_sha256(path) != expected:
-            problems.append(f"{rel}: changed after run {record.run_id} wrote it")
-    for rel in sorted(set(record.artifacts) - seen):
-        problems.append(f"{rel}: written by run {record.run_id} but now missing")
+            problems.append(f"{rel}: changed after {writer} wrote it")
+    for rel in sorted(set(ledger) - seen):
+        problems.append(f"{rel}: written by {writer} but now missing")
     return problems
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from mcp.server import MCPServer
 
-from rooflens.server.tools import categories, findings, full, load, query, report
+from rooflens.server.tools import categories, findings, full, job, load, query, report
 
 
 def register(mcp: MCPServer) -> None:
-    for module in (load, categories, findings, report, query, full):
+    for module in (load, categories, findings, report, query, full, job):
         module.register(mcp)

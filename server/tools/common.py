@@ -19,12 +19,16 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from rooflens.analyzers.findings.submission import SubmissionError
+from rooflens.analyzers.job.cluster import ClusterError
+from rooflens.analyzers.job.inputs import JobInputError
+from rooflens.analyzers.job.job_run import JobFailed
 from rooflens.analyzers.perf.categories import CategoryFileError
 from rooflens.analyzers.perf.platforms import PlatformFileError, UnknownPlatform
 from rooflens.analyzers.pipeline.ledger import RunFolderError
 from rooflens.analyzers.pipeline.steps import NotAnalysable, StepMissing
 from rooflens.analyzers.prepare.categories import CategoryLookupError, find_category
 from rooflens.analyzers.trace.errors import TraceError
+from rooflens.server.jobs import JobNotFound
 from rooflens.server.loading import LoadArguments, pipeline
 from rooflens.server.paths import PathRefused
 from rooflens.server.runs import Run, RunNotFound
@@ -94,6 +98,10 @@ NEXT_STEP: dict[type[Exception], str] = {
     StepMissing: "",
     NotAnalysable: "",
     RunNotFound: "",
+    JobInputError: "",
+    ClusterError: "",
+    JobFailed: "check the traces: each rank's reason is given",
+    JobNotFound: "",
 }
 
 

@@ -26,6 +26,7 @@ TOOLS = {
     "get_model_identification_data",
     "submit_model_info",
     "render_performance_plot",
+    "load_job",
 }
 
 # A backticked snake_case word starting with one of these verbs reads as a tool name.

@@ -18,7 +18,7 @@ from rooflens.server.cli import main
 from rooflens.server.cli_progress import Progress
 from tests.helpers.perf_report_files import CSVS
 
-HEAVY = ("pandas", "numpy", "matplotlib", "openpyxl", "mcp", "rich", "uvicorn")
+HEAVY = ("pandas", "numpy", "matplotlib", "openpyxl", "mcp", "rich", "uvicorn", "dask")
 
 
 @pytest.fixture
@@ -43,7 +43,8 @@ def test_python_dash_m_rooflens_runs_the_cli(tmp_path: Path) -> None:
     )
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.startswith("usage: rooflens ")
-    for command in ("demo", "inspect", "report", "analyze", "validate", "serve", "platforms"):
+    commands = ("demo", "inspect", "report", "analyze", "analyze-job", "validate", "serve")
+    for command in (*commands, "platforms"):
         assert f"\n    {command}" in shown.stdout
     assert "130 interrupted" in shown.stdout
 
@@ -59,7 +60,9 @@ print(json.dumps(sorted(m for m in {heavy!r} if m in sys.modules)))
 """
 
 
-@pytest.mark.parametrize("argv", [[], ["--help"], ["analyze", "--help"], ["--version"]])
+@pytest.mark.parametrize(
+    "argv", [[], ["--help"], ["analyze", "--help"], ["analyze-job", "--help"], ["--version"]]
+)
 def test_the_cli_and_its_help_import_no_heavy_module(argv: list[str]) -> None:
     """`import rooflens.server.cli` and `--help` load none of the heavy libraries (the commands
     import them when they run), so `rooflens --help` answers at once."""

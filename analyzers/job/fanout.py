@@ -1,0 +1,130 @@
+"""Each rank's task on Dask: an embedded `LocalCluster` of worker processes sized to the
+machine, or the scheduler of a real cluster (`--scheduler tcp://host:8786`, or
+`DASK_SCHEDULER_ADDRESS`).
+
+Only work orders (`RankTask`: a path and a few options) go to the workers and only small
+outcomes come back (`RankDone`/`RankFailed`, rank_task.py): every worker reads its own trace,
+so no trace passes through the scheduler and the client's memory does not grow with the job.
+A worker holds one rank at a time (one thread), so a job's memory is bounded by the number of
+workers, never by the number of ranks. The only module that imports dask.
+Design: docs/multirank.md#fan-out.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import dask
+from distributed import Client, LocalCluster, as_completed
+
+from rooflens.analyzers.job.cluster import SCHEDULER_ENV, ClusterChoice, ClusterError, Progress
+from rooflens.analyzers.job.rank_task import (
+    WORKER_LOST,
+    RankFailed,
+    RankOutcome,
+    RankTask,
+    run_rank,
+)
+
+
+@contextmanager
+def cluster_client(choice: ClusterChoice, paths: Sequence[Path]) -> Iterator[Client]:
+    """A client of the chosen scheduler, or of an embedded cluster closed on the way out."""
+    if choice.scheduler:
+        try:
+            client = Client(choice.scheduler, timeout=choice.timeout_s, set_as_default=False)
+        except (OSError, TimeoutError) as exc:
+            raise ClusterError(
+                f"cannot reach the Dask scheduler at {choice.scheduler} ({exc}); start it "
+                f"(`dask scheduler`), or omit --scheduler and unset {SCHEDULER_ENV} to run "
+                "on this machine"
+            ) from None
+        with client:
+            yield client
+        return
+    choice = choice.resolved(paths)
+    # a rank that kills its worker (out of memory) is reported, not retried on every worker
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        cluster = LocalCluster(
+            n_workers=choice.workers,
+            threads_per_worker=1,
+            processes=True,
+            memory_limit=choice.memory_limit,
+            host="127.0.0.1",  # nothing of the embedded cluster listens beyond this machine
+            dashboard_address=":0",  # its status routes on a free port, never a taken 8787
+            silence_logs=logging.ERROR,
+        )
+        try:
+            with Client(cluster, set_as_default=False) as client:
+                yield client
+        finally:
+            cluster.close()
+
+
+def fan_out(
+    tasks: Sequence[RankTask],
+    client: Client,
+    progress: Progress | None = None,
+    run: Callable[[RankTask], RankOutcome] = run_rank,
+) -> list[RankOutcome]:
+    """Run every task on the client's cluster (`run`: what a worker does with a task, the
+    rank's pipeline); one outcome per task, in rank order. A task whose worker died (killed
+    for its memory, lost) is a RankFailed like any other.
+
+    No more tasks are in flight than the cluster has threads: each worker holds the rank it
+    analyses and no queued one, so a worker that dies takes only its own rank with it (the
+    scheduler would otherwise hand a worker several, and fail them all), on any scheduler."""
+    token = secrets.token_hex(4)
+    waiting = list(reversed(tasks))
+    by_key: dict[str, RankTask] = {}
+    running = as_completed(loop=client.loop)
+
+    def submit(free: int) -> None:
+        for _ in range(min(free, len(waiting))):
+            task = waiting.pop()
+            key = f"rooflens-rank-{task.rank}-{token}"
+            by_key[key] = task
+            running.add(client.submit(run, task, key=key, pure=False, retries=0))
+
+    submit(_threads(client))
+    outcomes: list[RankOutcome] = []
+    for future in running:
+        task = by_key.pop(future.key)
+        try:
+            outcome = future.result()
+        except Exception as exc:  # the worker, not the task, failed: killed or unreachable
+            outcome = RankFailed(task.rank, task.path, WORKER_LOST, _lost(exc))
+        future.release()
+        outcomes.append(outcome)
+        if progress is not None:
+            progress(outcome, len(outcomes), len(tasks))
+        submit(_threads(client) - len(by_key))
+    return sorted(outcomes, key=lambda o: o.rank)
+
+
+def _threads(client: Client) -> int:
+    """The cluster's threads now (a cluster may still be growing); at least one."""
+    return max(1, sum(client.nthreads().values()))
+
+
+def _lost(exc: Exception) -> str:
+    text = " ".join(str(exc).split())
+    reason = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    if "memory" in text.lower() or type(exc).__name__ == "KilledWorker":
+        reason += (
+            "; the worker died while analysing this rank, most often for lack of memory: "
+            "run fewer workers (--workers) so each has more"
+        )
+    return reason
+
+
+def run_tasks(
+    tasks: Sequence[RankTask], choice: ClusterChoice, progress: Progress | None = None
+) -> list[RankOutcome]:
+    """Start (or reach) the cluster, run the tasks, close what was started."""
+    with cluster_client(choice, [Path(t.path) for t in tasks]) as client:
+        return fan_out(tasks, client, progress)

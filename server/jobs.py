@@ -1,0 +1,154 @@
+"""Jobs on the MCP server: the inputs checked against the allowed directories, the job run in
+a new folder `<output dir>/<job id>`, its ranks' runs indexed as runs, the job indexed so its
+files can be read back as resources. Plain functions: the tool calls them on a worker thread.
+Design: docs/multirank.md#mcp-load_job.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from rooflens.analyzers.job.cluster import ClusterChoice, Progress
+from rooflens.analyzers.job.inputs import JobInputError, expand, job_inputs
+from rooflens.analyzers.job.job_folder import JobRecord, new_job_id, read_job
+from rooflens.analyzers.job.job_run import JobResult, analyse_job, write_job_folder
+from rooflens.analyzers.job.rank_task import RankDone
+from rooflens.analyzers.perf.platforms import get_platform
+from rooflens.server.paths import PathPolicy, PathRefused
+from rooflens.server.runs import ALLOCATE_TRIES, INDEX, Run
+from rooflens.server.state import AppState
+
+JOB_ID = re.compile(r"job-[0-9a-f]{12}")
+_GLOB = re.compile(r"[*?\[]")
+
+
+class JobNotFound(LookupError):
+    """No job of that id is visible to the caller; the message says how to start one."""
+
+
+@dataclass(frozen=True)
+class JobRequest:
+    """What load_job was asked for (paths as the caller gave them)."""
+
+    paths: Sequence[str]
+    rank_regex: str | None = None
+    platform: str | None = None
+    output_dir: str | None = None
+    until: str = "loaded"
+    workers: int | None = None
+
+
+@dataclass
+class JobLoaded:
+    job_id: str
+    folder: Path
+    record: JobRecord
+    result: JobResult
+    runs: dict[int, Run]  # rank -> its run, for the ranks that finished with one
+
+
+def resolve_specs(policy: PathPolicy, specs: Sequence[str]) -> list[str]:
+    """Every trace the specs name, each inside the allowed directories: a glob's fixed
+    folders and a folder are checked first, then every file they hold or match, links
+    resolved (a link in an allowed folder cannot bring in a file from outside)."""
+    if not specs:
+        raise JobInputError("paths is empty; pass the ranks' traces, a folder or a glob")
+    files = []
+    for spec in specs:
+        if _GLOB.search(spec):
+            given = Path(spec).expanduser()
+            pattern = given if given.is_absolute() else policy.allowed[0] / given
+            policy.resolve(_fixed_part(pattern), must_exist=True)
+            named = str(pattern)
+        else:
+            named = str(policy.resolve(spec, must_exist=True))
+        files += [str(policy.resolve(p, must_exist=True)) for p in expand([named])]
+    return files
+
+
+def _fixed_part(pattern: Path) -> Path:
+    """The folders of a glob before its first wildcard (where the search starts)."""
+    parts = []
+    for part in pattern.parts:
+        if _GLOB.search(part):
+            break
+        parts.append(part)
+    return Path(*parts)
+
+
+def load_job(
+    st: AppState, req: JobRequest, owner: str | None, progress: Progress | None = None
+) -> JobLoaded:
+    """Check the inputs, run every rank (on DASK_SCHEDULER_ADDRESS's cluster, else an
+    embedded one), write the job folder, index the job and its ranks' runs."""
+    if req.platform:
+        get_platform(req.platform)
+    inputs = job_inputs(resolve_specs(st.policy, req.paths), req.rank_regex)
+    parent = (
+        st.policy.resolve(req.output_dir, must_exist=False, for_write=True)
+        if req.output_dir
+        else st.runs.workspace_dir()
+    )
+    job_id = _allocate(st, parent, owner)
+    folder = parent / job_id
+    folder.mkdir(parents=True)
+    choice = ClusterChoice.from_args(None, req.workers).resolved([f.path for f in inputs.files])
+    result = analyse_job(
+        inputs,
+        folder,
+        choice,
+        platform=req.platform,
+        until=req.until,
+        progress=progress,
+        owner=owner,
+    )
+    record = write_job_folder(folder, result, choice, req.platform, req.until, job_id)
+    runs = {
+        o.rank: st.runs.adopt(folder / rank.run_folder, owner, req.platform)
+        for o, rank in zip(result.outcomes, record.ranks, strict=True)
+        if isinstance(o, RankDone) and rank.run_folder
+    }
+    return JobLoaded(job_id, folder, record, result, runs)
+
+
+def _allocate(st: AppState, parent: Path, owner: str | None) -> str:
+    """A new job id, claimed with an exclusive create in the workspace index."""
+    index = st.runs.workspace_dir() / INDEX
+    index.mkdir(exist_ok=True)
+    for _ in range(ALLOCATE_TRIES):
+        job_id = new_job_id()
+        try:
+            fd = os.open(index / f"{job_id}.json", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            continue
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump({"folder": str(parent / job_id), "owner": owner}, f)
+        return job_id
+    raise RuntimeError("could not allocate a job id")  # pragma: no cover - 48 random bits
+
+
+def find_job(st: AppState, job_id: str, owner: str | None) -> tuple[Path, JobRecord]:
+    """The job's folder (checked again) and record, if the caller may see it."""
+    hint = "call load_job(paths) to analyse a job"
+    if not JOB_ID.fullmatch(job_id):
+        raise JobNotFound(f"{job_id!r} is not a job id (they look like job-3f9a1c2b7d4e); {hint}")
+    entry_path = st.runs.workspace_dir() / INDEX / f"{job_id}.json"
+    try:
+        entry = json.loads(entry_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        entry = None
+    if not isinstance(entry, dict) or (st.isolate and entry.get("owner") not in (None, owner)):
+        raise JobNotFound(f"unknown job id {job_id!r}; {hint}")
+    try:
+        folder = st.policy.folder_without_links(Path(entry["folder"]))
+    except (PathRefused, KeyError, TypeError):
+        raise JobNotFound(f"the folder of job {job_id} is gone or outside; {hint}") from None
+    record = read_job(folder)
+    if record is None or record.job_id != job_id:
+        raise JobNotFound(f"job {job_id} was not finished (no job.json); {hint}")
+    return folder, record
