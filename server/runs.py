@@ -294,6 +294,7 @@ def record_fields_of(record: RunRecord) -> dict[str, Any]:
         record.platform,
         Path(record.platform_file) if record.platform_file else None,
         record.captures,
+        record.compare_with,
     )
 
 
