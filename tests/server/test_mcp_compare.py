@@ -70,10 +70,16 @@ async def test_compare_arguments_are_checked_like_the_trace(connect, pair, tmp_p
         alone = await error_of(client, "load_trace", {"path": str(pair[0]), "platform2": "H100"})
         unknown = await error_of(client, "load_trace", _args(pair, platform2="NoSuchGPU"))
         extra = await error_of(client, "load_trace", _args(pair, trace2=str(pair[1])))
+        captures = await error_of(client, "load_trace", _args(pair, capture_folder2=str(tmp_path)))
+        lonely = await error_of(
+            client, "load_trace", {"path": str(pair[0]), "capture_folder2": str(pair[0].parent)}
+        )
     assert "allowed directories" in beyond
     assert "pass compare_with" in alone
     assert "NoSuchGPU" in unknown and "list_platforms" in unknown
     assert "trace2" in extra
+    assert "allowed directories" in captures  # trace 2's capture folder is checked too
+    assert "pass compare_with" in lonely
 
 
 @pytest.mark.anyio
