@@ -262,6 +262,11 @@ def priorities_table(run: ReportInputs) -> str:
         "capped by. Items the trace cannot quantify (no usable roofline) come after the "
         "measured ones, with the reason instead of a saving."
     )
+    if run.comparison is not None:
+        intro += (
+            " The window is trace 1's; a compute or kernel-fusion saving is the time trace 1 "
+            "could recover by doing that work as fast as trace 2."
+        )
     if not items:
         return "\n\n".join(["## Priorities", intro, "No finding has an estimated saving."])
     rows = []
