@@ -62,3 +62,25 @@ def test_report_names_the_planted_difference(case: str, shared: Path, tmp_path: 
         assert not any("slower than trace 2" in ln or "Fuse" in ln for ln in fixes)
     else:
         assert fixes and fixes[0].startswith(f"- {top}")
+
+
+@pytest.mark.parametrize(
+    ("model", "headline"),
+    [
+        ("gaunernst_bert-small-uncased__1016001",
+         "`aten::_flash_attention_forward` is faster in trace 2: 113.7 → 37.4 µs"),
+        ("Qwen_Qwen1.5-0.5B-Chat__1016005",
+         "`aten::mm` is faster in trace 2: 8,663.6 → 6,668.7 µs"),
+    ],
+)  # fmt: skip
+def test_model_pair_report_validates(model: str, headline: str, shared: Path, tmp_path) -> None:
+    """Two model pairs end to end (bert: the attention backend; Qwen: a measured fusion that
+    shares its gap with the SDPA finding, counted once)."""
+    out = tmp_path / model
+    argv = ["compare", str(shared / "traces" / "mi300" / f"{model}.json.gz"),
+            str(shared / "traces" / "h100" / f"{model}.json.gz"),
+            "--platform", "MI300X", "--platform2", "H100", "--out", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    assert validate_report(out) == []
+    text = (out / "analysis.md").read_text(encoding="utf-8")
+    assert f"- **Largest difference**: {headline}" in text
