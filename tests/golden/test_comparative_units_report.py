@@ -84,3 +84,4 @@ def test_model_pair_report_validates(model: str, headline: str, shared: Path, tm
     assert validate_report(out) == []
     text = (out / "analysis.md").read_text(encoding="utf-8")
     assert f"- **Largest difference**: {headline}" in text
+    assert ("counted there" in text) == model.startswith("Qwen")
