@@ -335,7 +335,7 @@ class Pipeline:
                 has_plot=self.has_plot(),
                 prose=self.results.prose,
                 platform=self.results.platform,
-                health=tuple(self.warnings()),
+                health=tuple(self.warnings() + self.trace2_warnings()),
                 comparison=self.report_comparison(),
             )
         )
@@ -350,6 +350,14 @@ class Pipeline:
     def warnings(self) -> list[HealthWarning]:
         """The trace's health warnings, then the run's own (no platform known)."""
         return run_warnings(assess(self.results.model), self.results.platform)
+
+    def trace2_warnings(self) -> list[HealthWarning]:
+        """Trace 2's health warnings in a comparative run, each saying it is trace 2's."""
+        compared = self.results.comparison
+        if compared is None:
+            return []
+        found = run_warnings(compared.health, compared.platform)
+        return [w.model_copy(update={"message": f"Trace 2: {w.message}"}) for w in found]
 
     def own_warnings(self) -> list[HealthWarning]:
         """The run's own warnings: one when no platform is known, saying how to pass one."""

@@ -4,6 +4,7 @@ the generated pair whose trace 2 runs the forward GELU on another kernel in half
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import json
 from pathlib import Path
@@ -12,6 +13,7 @@ import anyio
 import pytest
 from mcp import MCPError
 
+from rooflens.analyzers.trace.synthetic import write_document
 from tests.helpers.compare_pairs import FAST_GELU, planted_pair
 from tests.helpers.mcp_client import call, error_of
 
@@ -142,3 +144,25 @@ async def test_query_operations_reads_either_trace(connect, pair) -> None:
     assert by_trace[(1, "unified_perf_summary")].endswith("/trace1/tables/unified_perf_summary")
     assert by_trace[(2, "ops_summary")].endswith("/trace2/tables/ops_summary")
     assert "compares no traces" in refused
+
+
+@pytest.mark.anyio
+async def test_trace_2_health_reaches_the_load_result_and_the_report(connect, pair) -> None:
+    """A trace 2 recorded without shapes: load_trace says so under `comparison`, and the
+    report's trace-health part lists it as trace 2's."""
+    two = pair[1]
+    document = json.loads(gzip.decompress(two.read_bytes()))
+    for event in document["traceEvents"]:
+        (event.get("args") or {}).pop("Input Dims", None)
+    shapeless = write_document(two.with_name("trace2_no_shapes.json.gz"), document)
+    args = _args(pair, compare_with=str(shapeless))
+    with anyio.fail_after(120):
+        async with connect() as client:
+            loaded = await call(client, "load_trace", args)
+            full = await call(client, "run_full_analysis", args)
+            report = (await client.read_resource(
+                f"rooflens://runs/{full['run_id']}/report")).contents[0].text  # fmt: skip
+    assert [w["code"] for w in loaded["comparison"]["health_warnings"]] == ["no_shapes"]
+    assert loaded["health_warnings"] == []  # trace 1 has its shapes
+    assert "Trace 2: Operator input shapes were not recorded" in report
+    assert full["report_valid"] is True
