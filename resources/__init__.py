@@ -42,6 +42,7 @@ def register(mcp: MCPServer, access: RunAccess) -> None:
     through `access`, which the server provides."""
     _run_resources(mcp, access)
     _report_resources(mcp, access)
+    _comparison_resources(mcp, access)
     _job_resources(mcp, access)
     _reference_resources(mcp)
     _completions(mcp, access)
@@ -110,33 +111,6 @@ def _report_resources(mcp: MCPServer, access: RunAccess) -> None:
         """One perf report table from perf_report_csvs/ (e.g. ops_summary)."""
         return rf.table_file(rf.run_for(access, ctx, run_id), table).read_text()
 
-    @mcp.resource(RUN + "/trace1/tables", mime_type=JSON)
-    def trace1_table_list(run_id: str, ctx: Context) -> str:
-        """A comparative run's trace-1 tables: the perf report with the comparison columns
-        (speedup, delta, LCA times) and diff_stats."""
-        return rf.table_list(rf.run_for(access, ctx, run_id), "trace1/")
-
-    @mcp.resource(RUN + "/trace1/tables/{table}", mime_type=CSV)
-    def trace1_table(run_id: str, table: str, ctx: Context) -> str:
-        """One trace-1 table of a comparative run (e.g. unified_perf_summary, diff_stats)."""
-        return rf.table_file(rf.run_for(access, ctx, run_id), table, "trace1/").read_text()
-
-    @mcp.resource(RUN + "/trace2/tables", mime_type=JSON)
-    def trace2_table_list(run_id: str, ctx: Context) -> str:
-        """A comparative run's trace-2 perf report tables, on trace 2's own platform."""
-        return rf.table_list(rf.run_for(access, ctx, run_id), "trace2/")
-
-    @mcp.resource(RUN + "/trace2/tables/{table}", mime_type=CSV)
-    def trace2_table(run_id: str, table: str, ctx: Context) -> str:
-        """One trace-2 perf report table of a comparative run (e.g. ops_summary)."""
-        return rf.table_file(rf.run_for(access, ctx, run_id), table, "trace2/").read_text()
-
-    @mcp.resource(RUN + "/trace2/utilization", mime_type=JSON)
-    def trace2_utilization(run_id: str, ctx: Context) -> str:
-        """A comparative run's trace-2 GPU utilisation (total time, compute, idle, exposed
-        communication and copies)."""
-        return rf.trace2_utilization(rf.run_for(access, ctx, run_id)).read_text()
-
     @mcp.resource(RUN + "/workbook", mime_type=XLSX)
     def workbook(run_id: str, ctx: Context) -> bytes:
         """The perf report workbook (perf_report.xlsx)."""
@@ -171,6 +145,37 @@ def _job_resources(mcp: MCPServer, access: RunAccess) -> None:
                 f"no job table {table!r}; the job tables are {rf.known(sorted(rf.JOB_TABLES))}"
             )
         return rf.job_file(access, ctx, job_id, rel).read_text("utf-8")
+
+
+def _comparison_resources(mcp: MCPServer, access: RunAccess) -> None:
+    """A comparative run's own tables: trace 1's with the comparison columns, trace 2's."""
+
+    @mcp.resource(RUN + "/trace1/tables", mime_type=JSON)
+    def trace1_table_list(run_id: str, ctx: Context) -> str:
+        """A comparative run's trace-1 tables: the perf report with the comparison columns
+        (speedup, delta, LCA times) and diff_stats."""
+        return rf.table_list(rf.run_for(access, ctx, run_id), "trace1/")
+
+    @mcp.resource(RUN + "/trace1/tables/{table}", mime_type=CSV)
+    def trace1_table(run_id: str, table: str, ctx: Context) -> str:
+        """One trace-1 table of a comparative run (e.g. unified_perf_summary, diff_stats)."""
+        return rf.table_file(rf.run_for(access, ctx, run_id), table, "trace1/").read_text()
+
+    @mcp.resource(RUN + "/trace2/tables", mime_type=JSON)
+    def trace2_table_list(run_id: str, ctx: Context) -> str:
+        """A comparative run's trace-2 perf report tables, on trace 2's own platform."""
+        return rf.table_list(rf.run_for(access, ctx, run_id), "trace2/")
+
+    @mcp.resource(RUN + "/trace2/tables/{table}", mime_type=CSV)
+    def trace2_table(run_id: str, table: str, ctx: Context) -> str:
+        """One trace-2 perf report table of a comparative run (e.g. ops_summary)."""
+        return rf.table_file(rf.run_for(access, ctx, run_id), table, "trace2/").read_text()
+
+    @mcp.resource(RUN + "/trace2/utilization", mime_type=JSON)
+    def trace2_utilization(run_id: str, ctx: Context) -> str:
+        """A comparative run's trace-2 GPU utilisation (total time, compute, idle, exposed
+        communication and copies)."""
+        return rf.trace2_utilization(rf.run_for(access, ctx, run_id)).read_text()
 
 
 def _reference_resources(mcp: MCPServer) -> None:
