@@ -91,6 +91,11 @@ class PrepareResult(BaseModel):
     warnings: RunWarnings = []
     categories: list[CategorySummary]
     gpu_idle_percent: float
+    comparison_scope: str = Field(
+        default="standalone",
+        description="standalone, or comparative (trace 1 against the reference): pass it to "
+        "every analyst prompt",
+    )
     resources: list[str]
     next_step: str = (
         "run_category_analysis(run_id, category) for each analysable category, system ones "

@@ -46,6 +46,7 @@ def prepare(st: AppState, run: Run) -> r.PrepareResult:
             for c in manifest.categories
         ],
         gpu_idle_percent=manifest.gpu_utilization.idle_time_percent,
+        comparison_scope=manifest.comparison_scope,
         resources=[f"rooflens://runs/{run.id}/manifest"],
     )
 

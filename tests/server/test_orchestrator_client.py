@@ -115,6 +115,7 @@ async def orchestrate(model: Recorder, trace: Path, reference: Path | None = Non
     run_id = loaded["run_id"]
     assert (loaded["comparison"] is None) == (reference is None)
     prepared = await model.tool("prepare_category_data", run_id=run_id)
+    assert prepared["comparison_scope"] == scope  # what the analysts are told
     listed = {c["name"]: c for c in prepared["categories"]}
     for key, prompt in zip(SYSTEM, ("multi-kernel", "kernel-fusion"), strict=True):
         if key in listed:
