@@ -319,6 +319,8 @@ def print_outcome(o: Outcome, out: TextIO) -> None:
         out.write(f"  {c.name}: {c.status}{found} -> {c.findings_file}\n")
     if REPORTED in o.steps:
         out.write("Priorities (estimated saving, mid, of the analysed window):\n")
+        if not o.priorities:
+            out.write(f"  none: no finding has an estimated saving (see {layout.REPORT})\n")
         for row in o.priorities[:TOP_PRINTED]:
             if row["saving"] is None:
                 saving = f"not quantifiable: {row['unquantified_reason']}"
