@@ -53,8 +53,9 @@ def _run_resources(mcp: MCPServer, access: RunAccess) -> None:
 
     @mcp.resource("rooflens://runs{?step}", mime_type=JSON)
     def runs(ctx: Context, step: str = "") -> str:
-        """The runs of this server: id, trace file, output folder name, platform, steps done
-        (`?step=reported` keeps only runs that reached that step)."""
+        """The runs of this server: id, trace file (and the trace it is compared with, in a
+        comparative run), platform, steps done (`?step=reported` keeps only runs that
+        reached that step)."""
         return rf.list_runs(access, ctx, step or None)
 
     @mcp.resource(RUN + "/manifest", mime_type=JSON)

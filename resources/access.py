@@ -32,6 +32,7 @@ class RunInfo:
     created: str
     steps: tuple[str, ...]
     categories: tuple[tuple[str, str], ...] = ()
+    compared_with: str | None = None  # trace 2's file name in a comparative run
 
     def done(self, step: str) -> bool:
         return step in self.steps

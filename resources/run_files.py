@@ -64,6 +64,7 @@ def list_runs(access: RunAccess, ctx: Context, step: str | None = None) -> str:
         {
             "run_id": run.id,
             "trace": run.trace_name,
+            "compared_with": run.compared_with,
             "platform": run.platform,
             "created": run.created,
             "steps": [s for s in order if run.done(s)],

@@ -56,4 +56,5 @@ def _info(run: Run, categories: tuple[tuple[str, str], ...] = ()) -> RunInfo:
         created=run.record.created,
         steps=tuple(run.record.steps),
         categories=categories,
+        compared_with=compared.trace.name if (compared := run.record.compare_with) else None,
     )

@@ -43,6 +43,7 @@ async def test_load_trace_compares_and_lists_both_traces_tables(connect, pair) -
                 f"rooflens://runs/{run}/trace1/tables/diff_stats")).contents[0].text  # fmt: skip
             util2 = json.loads((await client.read_resource(
                 f"rooflens://runs/{run}/trace2/utilization")).contents[0].text)  # fmt: skip
+            listed = json.loads((await client.read_resource("rooflens://runs")).contents[0].text)
             again = await call(client, "load_trace", _args(pair))
             other = await call(client, "load_trace", _args(pair, compare_with=str(pair[0])))
     note = loaded["comparison"]
@@ -59,6 +60,7 @@ async def test_load_trace_compares_and_lists_both_traces_tables(connect, pair) -
     assert sum(float(r["kernel_time"]) for r in planted) == pytest.approx(gelu / 2)
     total2 = next(r for r in note["gpu_utilisation"] if r["type"] == "total_time")["time_ms"]
     assert util2["total_time_ms"] == pytest.approx(total2)
+    assert [(r["trace"], r["compared_with"]) for r in listed["runs"]] == [(pair[0].name, two.name)]
     assert again["run_id"] == run and again["reused"] is True
     assert other["run_id"] != run and other["reused"] is False  # another trace 2: another run
 
