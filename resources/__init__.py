@@ -131,7 +131,7 @@ def _job_resources(mcp: MCPServer, access: RunAccess) -> None:
     @mcp.resource(JOB, mime_type=JSON)
     def job(job_id: str, ctx: Context) -> str:
         """The job's record (job.json without its file ledger): each rank's trace, status,
-        run id or failure. The tool job_overview gives the findings and pages the ranks."""
+        run id or failure. The tool get_job_overview gives the findings and pages the ranks."""
         return rf.job_record(rf.job_file(access, ctx, job_id, layout.JOB_FILE))
 
     @mcp.resource(JOB + "/report", mime_type=MD)

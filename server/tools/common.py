@@ -158,7 +158,7 @@ async def open_run(run_id: str, ctx: Ctx, strict: Strict) -> Run:
     if JOB_ID.fullmatch(run_id):
         raise ToolError(
             f"{run_id} is a job id; the run tools take one rank's run id, which "
-            f"job_overview(job_id={run_id!r}) lists for every rank"
+            f"get_job_overview(job_id={run_id!r}) lists for every rank"
         )
     st = app_state(ctx)
     return await engine(st.runs.get, run_id, owner(ctx), st.isolate)

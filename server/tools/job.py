@@ -227,7 +227,7 @@ def register(mcp: MCPServer) -> None:
             await log_to_client(ctx, "warning", f"{loaded.job_id}: rank {o.rank} failed")
         return job_result(loaded)
 
-    @mcp.tool(name="job_overview", title="Job overview", annotations=READ_ONLY)
+    @mcp.tool(name="get_job_overview", title="Job overview", annotations=READ_ONLY)
     async def job_overview_tool(
         job_id: JobIdArg,
         ctx: Ctx,
