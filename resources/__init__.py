@@ -65,10 +65,13 @@ def _run_resources(mcp: MCPServer, access: RunAccess) -> None:
         path = rf.need(run, layout.MANIFEST, "category manifest", "prepare_category_data")
         return path.read_text()
 
-    @mcp.resource(RUN + "/metrics/{category}", mime_type=JSON)
-    def metrics(run_id: str, category: str, ctx: Context) -> str:
-        """A category's metrics JSON (written by run_category_analysis)."""
-        return rf.category_file(rf.run_for(access, ctx, run_id), category, "metrics").read_text()
+    @mcp.resource(RUN + "/metrics/{category}{?offset}", mime_type=JSON)
+    def metrics(run_id: str, category: str, ctx: Context, offset: str = "") -> str:
+        """A category's metrics JSON (written by run_category_analysis); past one result's
+        size its operations come a page at a time (operations_page names the next page)."""
+        path = rf.category_file(rf.run_for(access, ctx, run_id), category, "metrics")
+        uri = f"rooflens://runs/{run_id}/metrics/{category}"
+        return rf.metrics_page(access, ctx, path, uri, rf.page_offset(offset))
 
     @mcp.resource(RUN + "/ops/{category}{?offset}", mime_type=CSV)
     def ops(run_id: str, category: str, ctx: Context, offset: str = "") -> str:
@@ -134,10 +137,13 @@ def _job_resources(mcp: MCPServer, access: RunAccess) -> None:
         run id or failure. The tool get_job_overview gives the findings and pages the ranks."""
         return rf.job_record(rf.job_file(access, ctx, job_id, layout.JOB_FILE))
 
-    @mcp.resource(JOB + "/report", mime_type=MD)
-    def job_report(job_id: str, ctx: Context) -> str:
-        """The job report (job_analysis.md): stragglers and why, findings, ranks, collectives."""
-        return rf.job_file(access, ctx, job_id, layout.JOB_REPORT).read_text("utf-8")
+    @mcp.resource(JOB + "/report{?offset}", mime_type=MD)
+    def job_report(job_id: str, ctx: Context, offset: str = "") -> str:
+        """The job report (job_analysis.md): stragglers and why, findings, ranks, collectives;
+        a page of lines at a time, a last line naming the next page when lines are left."""
+        path = rf.job_file(access, ctx, job_id, layout.JOB_REPORT)
+        uri = f"rooflens://jobs/{job_id}/report"
+        return rf.text_page(access, ctx, path, uri, rf.page_offset(offset))
 
     @mcp.resource(JOB + "/plot", mime_type=PNG)
     def job_plot(job_id: str, ctx: Context) -> bytes:

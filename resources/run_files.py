@@ -221,3 +221,51 @@ def csv_page(access: RunAccess, ctx: Context, path: Path, uri: str, offset: int)
             " (query_operations(table=...) sorts, filters and selects columns)\n"
         )
     return out.getvalue()
+
+
+def metrics_page(access: RunAccess, ctx: Context, path: Path, uri: str, offset: int) -> str:
+    """A category's metrics JSON; when it is larger than one result, everything but its
+    `operations` whole and those a page at a time (`operations_page` says which and names
+    the next page), so findings and counters are never cut."""
+    text = path.read_text(encoding="utf-8")
+    budget = access.page_bytes(caller(ctx))
+    if offset == 0 and len(text.encode("utf-8")) <= budget:
+        return text
+    doc = json.loads(text)
+    ops = doc.pop("operations", None) or []
+    room = budget - len(json.dumps(doc, indent=1).encode("utf-8")) - 400
+    kept: list = []
+    for op in ops[offset:]:
+        room -= len(json.dumps(op, indent=1).encode("utf-8")) + 2
+        if room < 0 and kept:
+            break
+        kept.append(op)
+    end = offset + len(kept)
+    doc["operations_page"] = {
+        "offset": offset,
+        "shown": len(kept),
+        "total": len(ops),
+        "next": f"{uri}?offset={end}" if end < len(ops) else None,
+    }
+    doc["operations"] = kept
+    return json.dumps(doc, indent=1)
+
+
+def text_page(access: RunAccess, ctx: Context, path: Path, uri: str, offset: int) -> str:
+    """A markdown file from line `offset`, whole lines, as many as fit one result (at least
+    one); when lines are left, a last line says how many and names the next page."""
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    budget = access.page_bytes(caller(ctx)) - 200
+    shown, used = [], 0
+    for line in lines[offset:]:
+        used += len(line.encode("utf-8"))
+        if used > budget and shown:
+            break
+        shown.append(line)
+    end = offset + len(shown)
+    if end < len(lines):
+        shown.append(
+            f"\n*(lines {offset + 1}-{end} of {len(lines)}; next page: "
+            f"{uri.split('?')[0]}?offset={end})*\n"
+        )
+    return "".join(shown)

@@ -23,8 +23,11 @@ you write the judgement. Steps: inspect_trace (optional) -> load_trace(path) ret
 analysable category, system ones first -> draft_findings -> submit_findings (optional, your
 prose) -> aggregate_findings -> compose_report(run_id, executive_summary=...) ->
 validate_report. run_full_analysis(path) does every step without prose. query_operations
-pages through the operations. The `orchestrator` prompt drives the whole workflow. Paths must
-lie inside the allowed directories.
+pages through the operations (or any table list_tables names). load_trace(path,
+compare_with=reference) compares two traces: every later tool works on that run in
+comparative scope. load_job(paths) analyses the ranks of a distributed job (each rank gets a
+run_id); get_job_overview(job_id) gives its straggler and findings again. The `orchestrator`
+prompt drives the whole workflow. Paths must lie inside the allowed directories.
 """
 
 
@@ -35,6 +38,7 @@ def build_server(config: ServerConfig) -> MCPServer:
     async def lifespan(server: MCPServer) -> AsyncIterator[AppState]:
         yield state
 
+    middleware = ServerMiddleware(config.max_result_bytes)
     mcp = MCPServer(
         "rooflens",
         title="rooflens",
@@ -42,8 +46,9 @@ def build_server(config: ServerConfig) -> MCPServer:
         version=package_version(),
         instructions=INSTRUCTIONS,
         lifespan=lifespan,
-        middleware=[ServerMiddleware(config.max_result_bytes)],
+        middleware=[middleware],
     )
+    middleware.server = mcp
     tools.register(mcp)
     prompting.register(mcp)
     resources.register(mcp, ServerRunAccess())

@@ -2,7 +2,9 @@
 
 - tools/list: every input schema says `additionalProperties: false` (the tools refuse
   unknown arguments, tools/common.py), so a client can tell before calling;
-- tools/call: the text copy of a structured result is compact JSON, not a pretty-printed
+- tools/call: an argument the tool does not take is refused before anything else is
+  checked; a malformed argument is reported as `argument: what is wrong`, not as pydantic's
+  error dump; the text copy of a structured result is compact JSON, not a pretty-printed
   second copy; a result over the size limit is logged (tools cut their own lists);
 - prompts/get: an unknown prompt or a bad argument is INVALID_PARAMS (-32602), not code 0;
 - initialize: advertises `resources.listChanged` (runs appear) and `logging`;
@@ -14,12 +16,13 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from typing import Any
 
 import anyio.to_thread
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.shared.exceptions import MCPError
-from mcp.types import INVALID_PARAMS
+from mcp.types import INVALID_PARAMS, CallToolResult, TextContent
 
 from rooflens.analyzers.pipeline.steps import PREPARED, REPORTED
 from rooflens.server.notify import LEVELS, remember_level
@@ -33,6 +36,7 @@ class ServerMiddleware:
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
+        self.server: Any = None  # the MCPServer, set once it is built (for tool schemas)
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> Any:
         method = ctx.method
@@ -43,10 +47,14 @@ class ServerMiddleware:
                 return await call_next(ctx)
             except ValueError as exc:
                 raise MCPError(code=INVALID_PARAMS, message=str(exc)) from None
+        if method == "tools/call" and (refused := await self._unknown_arguments(ctx)):
+            error = CallToolResult(content=[TextContent(type="text", text=refused)], is_error=True)
+            return error.model_dump(by_alias=True, exclude_none=True, mode="json")
         result = await call_next(ctx)
         if not isinstance(result, dict):
             return result
         if method == "tools/call":
+            _readable_validation_error(result)
             self._compact(ctx, result)
         elif method == "tools/list":
             for tool in result.get("tools", []):
@@ -69,6 +77,25 @@ class ServerMiddleware:
         if size > self.limit:
             name = (ctx.params or {}).get("name")
             log.warning("tool %s returned %d bytes, over the %d-byte limit", name, size, self.limit)
+
+    async def _unknown_arguments(self, ctx: ServerRequestContext[Any, Any]) -> str | None:
+        """The refusal of arguments the called tool does not take (tools/common.py's
+        `Strict` does the same, but only once the other arguments have validated)."""
+        params = ctx.params or {}
+        name, given = params.get("name"), params.get("arguments") or {}
+        if self.server is None or not isinstance(given, dict):
+            return None
+        tool = next((t for t in await self.server.list_tools() if t.name == name), None)
+        if tool is None:
+            return None
+        valid = sorted((tool.input_schema or {}).get("properties", {}))
+        unknown = sorted(set(given) - set(valid))
+        if not unknown:
+            return None
+        return (
+            f"{name} has no argument {', '.join(map(repr, unknown))}; its arguments are: "
+            f"{', '.join(valid) or 'none'}"
+        )
 
     @staticmethod
     def _set_level(ctx: ServerRequestContext[Any, Any]) -> HandlerResult:
@@ -106,3 +133,24 @@ def _run_resources(ctx: ServerRequestContext[Any, Any]) -> list[dict[str, Any]]:
             for leaf, what, mime in items
         ]
     return out
+
+
+_VALIDATION = re.compile(r"^Error executing tool (\S+): \d+ validation errors? for \S+Arguments\n")
+
+
+def _readable_validation_error(result: dict) -> None:
+    """Pydantic's dump of bad arguments (counts, model names, type codes, a web link)
+    rewritten as one line per argument: `name: what is wrong`."""
+    content = result.get("content") or []
+    text = content[0].get("text", "") if result.get("isError") and content else ""
+    found = _VALIDATION.match(text)
+    if not found:
+        return
+    problems, where = [], ""
+    for line in text[found.end() :].splitlines():
+        if not line.startswith(" "):
+            where = line.strip()
+        elif not line.startswith("    "):
+            problems.append(f"{where}: {line.strip().split(' [type=')[0]}")
+    message = f"{found.group(1)}: invalid argument(s): {'; '.join(problems)}"
+    result["content"] = [{"type": "text", "text": message}]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 
 import anyio
 import pytest
@@ -126,3 +127,35 @@ async def test_a_load_error_that_says_what_to_pass_gets_no_second_hint(connect, 
         missing = await error_of(client, "load_trace", {"path": str(one), "compare_with": "x.json"})
     assert both.endswith("pass either platform or platform_file, not both")
     assert missing.endswith(f"x.json does not exist; pass an existing path under {allowed}")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["auto"])
+async def test_a_large_metrics_file_keeps_its_findings_and_pages_its_operations(
+    connect, allowed
+) -> None:
+    pair = planted_pair(allowed)
+    with anyio.fail_after(120):
+        async with connect(max_result_bytes=LIMIT) as client:
+            run = (await call(client, "load_trace", _args(pair)))["run_id"]
+            await call(client, "prepare_category_data", {"run_id": run})
+            await call(client, "run_category_analysis", {"run_id": run, "category": "gemm"})
+            uri = f"rooflens://runs/{run}/metrics/gemm"
+            pages, nxt = [], uri
+            while nxt:
+                pages.append(json.loads(await _text(client, nxt)))
+                nxt = pages[-1]["operations_page"]["next"]
+    whole = json.loads((allowed / WORKSPACE_NAME / run / layout.metrics("gemm")).read_text())
+    assert len(json.dumps(whole)) > LIMIT and len(pages) > 1  # the file needs pages
+    assert [op for p in pages for op in p["operations"]] == whole["operations"]
+    for page in pages:  # everything but the operations comes whole on every page
+        assert {k: v for k, v in page.items() if k not in ("operations", "operations_page")} == {
+            k: v for k, v in whole.items() if k != "operations"
+        }
+    assert pages[0]["operations_page"] == {
+        "offset": 0,
+        "shown": len(pages[0]["operations"]),
+        "total": len(whole["operations"]),
+        "next": f"{uri}?offset={len(pages[0]['operations'])}",
+    }
+    assert whole["comparison_scope"] == "comparative" and "t2_time_ms" in whole["operations"][0]

@@ -176,3 +176,28 @@ async def test_every_result_of_a_full_run_stays_within_the_limit(connect, sample
             sizes[name] = len(found.model_dump_json(by_alias=True))
     assert max(sizes.values()) <= 16_384, sizes
     assert json.dumps(sizes)
+
+
+@pytest.mark.anyio
+async def test_bad_arguments_are_named_one_line_each_and_unknown_ones_refused_first(
+    connect,
+) -> None:
+    """Pydantic's dump (counts, model names, type codes, a web link) was passed on as is, and
+    an unknown argument went unnoticed while another argument was invalid."""
+    async with connect() as client:
+        empty = await error_of(client, "load_job", {"paths": []})
+        two = await error_of(client, "load_job", {"paths": ["job"], "until": "done", "workers": 0})
+        unknown = await error_of(client, "load_job", {"paths": [], "ranks": 8})
+    assert empty == (
+        "load_job: invalid argument(s): paths: List should have at least 1 item after "
+        "validation, not 0"
+    )
+    assert two == (
+        "load_job: invalid argument(s): until: Input should be 'none', 'loaded', 'prepared', "
+        "'analysed', 'drafted', 'aggregated' or 'reported'; workers: Input should be greater "
+        "than or equal to 1"
+    )
+    assert unknown == (
+        "load_job has no argument 'ranks'; its arguments are: output_dir, paths, platform, "
+        "rank_regex, until, workers"
+    )

@@ -16,7 +16,7 @@ from rooflens.server.app import ServerConfig, build_server
 TEMPLATES = {
     "rooflens://runs{?step}": "application/json",
     "rooflens://runs/{run_id}/manifest": "application/json",
-    "rooflens://runs/{run_id}/metrics/{category}": "application/json",
+    "rooflens://runs/{run_id}/metrics/{category}{?offset}": "application/json",
     "rooflens://runs/{run_id}/ops/{category}{?offset}": "text/csv",
     "rooflens://runs/{run_id}/findings/{category}": "text/markdown",
     "rooflens://runs/{run_id}/priorities": "application/json",
