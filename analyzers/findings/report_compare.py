@@ -18,6 +18,7 @@ from rooflens.analyzers.prepare.manifest import Manifest
 
 if TYPE_CHECKING:
     from rooflens.analyzers.compare.comparison import Comparison
+    from rooflens.analyzers.findings.system_compare import SystemComparison
 
 DASH = "—"
 DIFF_HEAD = "Difference (T1 − T2)"
@@ -34,6 +35,7 @@ class ReportComparison:
     category_ms2: Mapping[str, float] = field(default_factory=dict)
     what_changed: str | None = None
     headline: str | None = None
+    system: SystemComparison | None = None  # both traces' system figures, when analysed
 
     @classmethod
     def of(

@@ -23,6 +23,7 @@ from rooflens.analyzers.findings.report_compare import (
     slower_sentence,
 )
 from rooflens.analyzers.findings.report_prose import ReportProse
+from rooflens.analyzers.findings.system_compare import idle_sentence
 from rooflens.analyzers.perf.platforms import Platform
 from rooflens.analyzers.prepare.categories import GpuUtilization
 from rooflens.analyzers.prepare.manifest import CategoryEntry, CategoryMetadata, Manifest
@@ -216,6 +217,8 @@ def _facts(run: ReportInputs) -> str:
         lines.append(f"- **Against trace 2**: {slower_sentence(window, u2.total_time_ms)}")
         if run.comparison.headline:
             lines.append(f"- **Largest difference**: {run.comparison.headline}")
+        if run.comparison.system is not None:
+            lines.append(f"- **Idle against trace 2**: {idle_sentence(run.comparison.system)}")
     lines += [
         f"- **GPU busy**: {part(100 - u.idle_time_percent)}: compute "
         f"{part(u.computation_time_percent)}, exposed communication "
