@@ -183,10 +183,11 @@ def _avoidable_text(c: SystemComparison) -> str:
             "Per iteration, trace 1 has no more idle time, exposed copies or exposed "
             "communication than trace 2: trace 2 shows none of it to be avoidable."
         )
+    its = f"{n1} iteration" + ("" if n1 == 1 else "s")
     return (
-        f"Per iteration, over trace 1's {n1} iterations, trace 2 did without "
-        + ", ".join(said)
-        + " of trace 1's: that much is shown avoidable (the same work, per iteration)."
+        f"Per iteration, trace 2 did without part of trace 1's time; over trace 1's {its} "
+        f"that is {', '.join(said)}. That much is shown avoidable: trace 2 ran its iterations "
+        "without it."
     )
 
 

@@ -88,8 +88,8 @@ def test_report_sets_trace1_against_trace2(runs) -> None:
     assert "| Exposed copies | 0.150 ms (0.35 %) | 0.050 ms (0.22 %) | +0.10 ms" in section
     assert "| Iterations | 5, 10.00 ms median | 5, 5.00 ms median | — |" in section
     assert (
-        "over trace 1's 5 iterations, trace 2 did without 19.905 ms of idle time inside "
-        "iterations, 0.100 ms of exposed copy time of trace 1's"
+        "Per iteration, trace 2 did without part of trace 1's time; over trace 1's 5 iterations "
+        "that is 19.905 ms of idle time inside iterations, 0.100 ms of exposed copy time."
     ) in section
     assert "exposed communication of" not in section  # neither trace communicates
 
