@@ -207,7 +207,8 @@ def test_job_prompt_reads_the_job_and_drills_into_the_straggler(prompts):
     spec = prompts["job-analysis"]
     assert _args(spec)["job_id"].required and "run_id" not in _args(spec)
     text = render(spec, job_id="job-0123456789ab")
-    for uri in ("", "/report", "/tables/straggler_summary", "/tables/ranks"):
+    assert "Call `get_job_overview` with `job_id` = `job-0123456789ab`" in text
+    for uri in ("/report", "/tables/straggler_summary", "/tables/ranks"):
         assert f"`rooflens://jobs/job-0123456789ab{uri}`" in text
     for limit in ("node placement", "message sizes", "timestamps from different hosts"):
         assert limit in text
@@ -216,6 +217,7 @@ def test_job_prompt_reads_the_job_and_drills_into_the_straggler(prompts):
     assert "`cpu-idle`" in text and "`load_trace`" not in text  # a second load only compared
     compared = render(spec, job_id="j", comparison_scope="comparative")
     assert "`load_trace`" in compared and "`compare_with`" in compared
+    assert "`trace_path`" in compared and "`rooflens://jobs/j`" in compared
 
 
 def test_orchestrator_sends_a_job_to_load_job(prompts):

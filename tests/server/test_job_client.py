@@ -59,13 +59,13 @@ async def test_the_job_prompt_followed_literally_finds_the_planted_straggler(
         async with connect() as client:
             model = Recorder(client)
             loaded = await load(model)
+            job = await model.tool("get_job_overview", job_id=loaded["job_id"])
             read = await read_the_job(model, loaded["job_id"])
             # the straggler arrives last most often and waits least; the last row waited longest
             rows = table(read["/tables/straggler_summary"])
             straggler = max(rows, key=lambda r: int(r["times_arrived_last"]))
             waiter = rows[-1]
-            record = json.loads(read[""])
-            runs = {r["rank"]: r["run_id"] for r in record["ranks"]}
+            runs = {r["rank"]: r["run_id"] for r in job["ranks"]}
             # drill into the straggler's run: its categories, then the operation the report names
             run_id = runs[int(straggler["rank"])]
             prepared = await model.tool("prepare_category_data", run_id=run_id)
@@ -80,6 +80,7 @@ async def test_the_job_prompt_followed_literally_finds_the_planted_straggler(
                 "job-analysis", job_id=loaded["job_id"], comparison_scope="comparative"
             )
             assert "Call `load_trace`" in text and "`compare_with`" in text
+            record = json.loads(await model.read(f"rooflens://jobs/{loaded['job_id']}"))
             paths = {r["rank"]: r["trace_path"] for r in record["ranks"]}
             pair = await model.tool(
                 "load_trace",
@@ -94,8 +95,8 @@ async def test_the_job_prompt_followed_literally_finds_the_planted_straggler(
     report = read["/report"]
     assert f"**Rank {PLAN.slow_rank} arrives last** at 4 of 4 collectives" in report
     assert "**Why**: more GPU compute, most of it in `aten::mm`" in report
-    view = loaded["overview"]["straggler"]  # the overview the orchestrator quotes agrees
-    assert view["rank"] == PLAN.slow_rank
+    view = job["overview"]["straggler"]  # the overview the prompt reads first agrees
+    assert view["rank"] == PLAN.slow_rank and job["overview"] == loaded["overview"]
     assert view["held_others_per_step_ms"] == pytest.approx(2 * PLAN.slow_us / 1e3, rel=0.1)
     assert "gemm" in {c["name"] for c in prepared["categories"]}
     # its aten::mm kernels ran the planted 4 × 250 µs longer than the longest waiter's
@@ -105,5 +106,6 @@ async def test_the_job_prompt_followed_literally_finds_the_planted_straggler(
     assert pair["comparison"]["what_changed"].startswith("`aten::mm` is faster in trace 2")
     assert model.largest <= DEFAULT_MAX_RESULT_BYTES
     assert model.tool_calls == [
-        "load_job", "prepare_category_data", "query_operations", "query_operations", "load_trace"
+        "load_job", "get_job_overview", "prepare_category_data", "query_operations",
+        "query_operations", "load_trace",
     ]  # fmt: skip
