@@ -77,6 +77,7 @@ JOB_STRAGGLERS = f"{JOB_TABLES}/straggler_summary.csv"
 JOB_RANKS = f"{JOB_TABLES}/ranks.csv"
 JOB_REPORT = "job_analysis.md"
 JOB_PLOT = "job_ranks.png"
+JOB_OVERVIEW = "job_overview.json"  # the job analysis in brief (job/overview.py), for tools
 RANKS = "ranks"
 
 

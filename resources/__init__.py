@@ -70,10 +70,13 @@ def _run_resources(mcp: MCPServer, access: RunAccess) -> None:
         """A category's metrics JSON (written by run_category_analysis)."""
         return rf.category_file(rf.run_for(access, ctx, run_id), category, "metrics").read_text()
 
-    @mcp.resource(RUN + "/ops/{category}", mime_type=CSV)
-    def ops(run_id: str, category: str, ctx: Context) -> str:
-        """A category's operations table (CSV)."""
-        return rf.category_file(rf.run_for(access, ctx, run_id), category, "ops").read_text()
+    @mcp.resource(RUN + "/ops/{category}{?offset}", mime_type=CSV)
+    def ops(run_id: str, category: str, ctx: Context, offset: str = "") -> str:
+        """A category's operations table (CSV),
+        a page at a time (a last '#' line gives the next page's ?offset=)."""
+        path = rf.category_file(rf.run_for(access, ctx, run_id), category, "ops")
+        uri = f"rooflens://runs/{run_id}/ops/{category}"
+        return rf.csv_page(access, ctx, path, uri, rf.page_offset(offset))
 
     @mcp.resource(RUN + "/findings/{category}", mime_type=MD)
     def findings(run_id: str, category: str, ctx: Context) -> str:
@@ -107,10 +110,13 @@ def _report_resources(mcp: MCPServer, access: RunAccess) -> None:
         """The run's perf report tables: name, row count, header and resource URI."""
         return rf.table_list(rf.run_for(access, ctx, run_id))
 
-    @mcp.resource(RUN + "/tables/{table}", mime_type=CSV)
-    def table(run_id: str, table: str, ctx: Context) -> str:
-        """One perf report table from perf_report_csvs/ (e.g. ops_summary)."""
-        return rf.table_file(rf.run_for(access, ctx, run_id), table).read_text()
+    @mcp.resource(RUN + "/tables/{table}{?offset}", mime_type=CSV)
+    def table(run_id: str, table: str, ctx: Context, offset: str = "") -> str:
+        """One perf report table from perf_report_csvs/ (e.g. ops_summary),
+        a page at a time (a last '#' line gives the next page's ?offset=)."""
+        path = rf.table_file(rf.run_for(access, ctx, run_id), table)
+        uri = f"rooflens://runs/{run_id}/tables/{table}"
+        return rf.csv_page(access, ctx, path, uri, rf.page_offset(offset))
 
     @mcp.resource(RUN + "/workbook", mime_type=XLSX)
     def workbook(run_id: str, ctx: Context) -> bytes:
@@ -124,8 +130,9 @@ def _job_resources(mcp: MCPServer, access: RunAccess) -> None:
 
     @mcp.resource(JOB, mime_type=JSON)
     def job(job_id: str, ctx: Context) -> str:
-        """The job's record (job.json): each rank's trace, status, run id or failure."""
-        return rf.job_file(access, ctx, job_id, layout.JOB_FILE).read_text("utf-8")
+        """The job's record (job.json without its file ledger): each rank's trace, status,
+        run id or failure. The tool get_job_overview gives the findings and pages the ranks."""
+        return rf.job_record(rf.job_file(access, ctx, job_id, layout.JOB_FILE))
 
     @mcp.resource(JOB + "/report", mime_type=MD)
     def job_report(job_id: str, ctx: Context) -> str:
@@ -137,15 +144,18 @@ def _job_resources(mcp: MCPServer, access: RunAccess) -> None:
         """Per-rank stacked bars (compute, exposed communication, idle), straggler marked."""
         return rf.job_file(access, ctx, job_id, layout.JOB_PLOT).read_bytes()
 
-    @mcp.resource(JOB + "/tables/{table}", mime_type=CSV)
-    def job_table(job_id: str, table: str, ctx: Context) -> str:
-        """One job table: ranks, nccl_implicit_sync or straggler_summary."""
+    @mcp.resource(JOB + "/tables/{table}{?offset}", mime_type=CSV)
+    def job_table(job_id: str, table: str, ctx: Context, offset: str = "") -> str:
+        """One job table (ranks, nccl_implicit_sync or straggler_summary),
+        a page at a time (a last '#' line gives the next page's ?offset=)."""
         rel = rf.JOB_TABLES.get(table)
         if rel is None:
             raise ResourceNotFoundError(
                 f"no job table {table!r}; the job tables are {rf.known(sorted(rf.JOB_TABLES))}"
             )
-        return rf.job_file(access, ctx, job_id, rel).read_text("utf-8")
+        path = rf.job_file(access, ctx, job_id, rel)
+        uri = f"rooflens://jobs/{job_id}/tables/{table}"
+        return rf.csv_page(access, ctx, path, uri, rf.page_offset(offset))
 
 
 def _comparison_resources(mcp: MCPServer, access: RunAccess) -> None:
@@ -157,20 +167,26 @@ def _comparison_resources(mcp: MCPServer, access: RunAccess) -> None:
         (speedup, delta, LCA times) and diff_stats."""
         return rf.table_list(rf.run_for(access, ctx, run_id), "trace1/")
 
-    @mcp.resource(RUN + "/trace1/tables/{table}", mime_type=CSV)
-    def trace1_table(run_id: str, table: str, ctx: Context) -> str:
-        """One trace-1 table of a comparative run (e.g. unified_perf_summary, diff_stats)."""
-        return rf.table_file(rf.run_for(access, ctx, run_id), table, "trace1/").read_text()
+    @mcp.resource(RUN + "/trace1/tables/{table}{?offset}", mime_type=CSV)
+    def trace1_table(run_id: str, table: str, ctx: Context, offset: str = "") -> str:
+        """One trace-1 table of a comparative run (e.g. unified_perf_summary, diff_stats),
+        a page at a time (a last '#' line gives the next page's ?offset=)."""
+        path = rf.table_file(rf.run_for(access, ctx, run_id), table, "trace1/")
+        uri = f"rooflens://runs/{run_id}/trace1/tables/{table}"
+        return rf.csv_page(access, ctx, path, uri, rf.page_offset(offset))
 
     @mcp.resource(RUN + "/trace2/tables", mime_type=JSON)
     def trace2_table_list(run_id: str, ctx: Context) -> str:
         """A comparative run's trace-2 perf report tables, on trace 2's own platform."""
         return rf.table_list(rf.run_for(access, ctx, run_id), "trace2/")
 
-    @mcp.resource(RUN + "/trace2/tables/{table}", mime_type=CSV)
-    def trace2_table(run_id: str, table: str, ctx: Context) -> str:
-        """One trace-2 perf report table of a comparative run (e.g. ops_summary)."""
-        return rf.table_file(rf.run_for(access, ctx, run_id), table, "trace2/").read_text()
+    @mcp.resource(RUN + "/trace2/tables/{table}{?offset}", mime_type=CSV)
+    def trace2_table(run_id: str, table: str, ctx: Context, offset: str = "") -> str:
+        """One trace-2 perf report table of a comparative run (e.g. ops_summary),
+        a page at a time (a last '#' line gives the next page's ?offset=)."""
+        path = rf.table_file(rf.run_for(access, ctx, run_id), table, "trace2/")
+        uri = f"rooflens://runs/{run_id}/trace2/tables/{table}"
+        return rf.csv_page(access, ctx, path, uri, rf.page_offset(offset))
 
     @mcp.resource(RUN + "/trace2/utilization", mime_type=JSON)
     def trace2_utilization(run_id: str, ctx: Context) -> str:

@@ -66,3 +66,7 @@ class RunAccess(Protocol):
     def step_names(self) -> tuple[str, ...]:
         """The pipeline's steps, in order (for `?step=` filters and completions)."""
         ...
+
+    def page_bytes(self, caller: Caller) -> int:
+        """How large one page of a table resource may be (the server's result limit)."""
+        ...

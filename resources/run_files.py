@@ -6,6 +6,8 @@ path is built from them.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 
@@ -41,6 +43,16 @@ def job_file(access: RunAccess, ctx: Context, job_id: str, rel: str) -> Path:
     if not path.is_file():
         raise ResourceNotFoundError(f"job {job_id} has no {rel}")
     return path
+
+
+def job_record(path: Path) -> str:
+    """job.json as a reader needs it: the ledger's hashes and each trace's identity (size,
+    mtime, SHA-256) left out, which `rooflens validate` reads from the file itself."""
+    record = json.loads(path.read_text("utf-8"))
+    record["files_in_ledger"] = len(record.pop("artifacts", None) or {})
+    for rank in record.get("ranks", []):
+        rank.pop("trace", None)
+    return json.dumps(record, indent=1)
 
 
 def known(names: list[str]) -> str:
@@ -179,3 +191,50 @@ def _not_comparative(run: RunInfo) -> None:
     raise ResourceNotFoundError(
         f"run {run.id} compares no traces; call load_trace with compare_with for a comparative run"
     )
+
+
+def page_offset(text: str) -> int:
+    """The `?offset=` of a table resource: rows to skip, 0 when not given."""
+    if not text:
+        return 0
+    if not text.isdigit():
+        raise ResourceNotFoundError(
+            f"offset must be a whole number of rows (0 or more), not {text!r}"
+        )
+    return int(text)
+
+
+def csv_page(access: RunAccess, ctx: Context, path: Path, uri: str, offset: int) -> str:
+    """The table at `path` from row `offset`, header first, as many rows as fit in one
+    result (at least one). When rows are left, a last line starting with `#` says how many
+    and names the next page, so a reader is never handed a cut table as if it were whole."""
+    budget = access.page_bytes(caller(ctx))
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    total = shown = 0
+    with path.open(encoding="utf-8", newline="") as f:
+        reader = csv.reader(f)
+        header = next(reader, None)
+        if header is None:
+            return ""
+        writer.writerow(header)
+        full = False
+        for row in reader:
+            total += 1
+            if total <= offset or full:
+                continue
+            mark = out.tell()
+            writer.writerow(row)
+            if out.tell() > budget and shown:
+                out.seek(mark)
+                out.truncate()
+                full = True
+                continue
+            shown += 1
+    end = offset + shown
+    if end < total:
+        out.write(
+            f"# rows {offset + 1}-{end} of {total}; next page: {uri.split('?')[0]}?offset={end}"
+            " (query_operations(table=...) sorts, filters and selects columns)\n"
+        )
+    return out.getvalue()

@@ -220,7 +220,9 @@ class TableInfo(BaseModel):
     name: str
     rows: int
     columns: list[str]
-    resource: str
+    resource: str | None = Field(
+        description="its rooflens:// URI (null: computed, read it with query_operations)"
+    )
     trace: int = Field(
         default=1, description="1: the run's trace; 2: the reference of a comparative run"
     )
@@ -233,6 +235,7 @@ class TableList(BaseModel):
 
 class OperationsPage(BaseModel):
     run_id: str
+    table: str = Field(default="unified_perf_summary", description="the table the rows are from")
     total: int = Field(description="rows matching the filter")
     offset: int
     columns: list[str]

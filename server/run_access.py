@@ -37,6 +37,10 @@ class ServerRunAccess:
     def step_names(self) -> tuple[str, ...]:
         return STEP_ORDER
 
+    def page_bytes(self, caller: Caller) -> int:
+        st: AppState = caller.state
+        return st.config.max_result_bytes
+
 
 def _categories(st: AppState, run: Run, folder: RunFolder) -> tuple[tuple[str, str], ...]:
     held = st.runs.results.get(run.id)

@@ -132,7 +132,8 @@ def _metrics_table(run: ReportInputs) -> str:
         return "\n".join(lines)
     u1, u2 = run.util, c.utilization2
     top2, share2 = _top_category2(c)
-    top2 = next((e.display_name for e in run.compute_categories() if e.name.lower() == top2), top2)
+    ones = {e.name.lower(): e.display_name for e in run.compute_categories()}
+    top2 = top2 if top2 == "—" else ones.get(top2) or c.display2(top2)
     diffs = [ms_difference(u1.total_time_ms, u2.total_time_ms)]
     diffs += [point_difference(100 - u1.idle_time_percent, 100 - u2.idle_time_percent)]
     diffs += [point_difference(getattr(u1, k), getattr(u2, k)) for k in (

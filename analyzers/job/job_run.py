@@ -24,6 +24,7 @@ from rooflens.analyzers.job.job_folder import (
     write_table,
     write_text,
 )
+from rooflens.analyzers.job.overview import job_overview
 from rooflens.analyzers.job.plot import draw_job_plot
 from rooflens.analyzers.job.rank_task import NO_RUN, RankDone, RankFailed, RankOutcome, RankTask
 from rooflens.analyzers.job.report import job_report_md
@@ -184,5 +185,6 @@ def write_job_folder(
     }
     drawn = layout.JOB_PLOT if plot.png_bytes is not None else None
     write_text(folder, layout.JOB_REPORT, job_report_md(a, reports, drawn))
+    write_text(folder, layout.JOB_OVERVIEW, job_overview(a).model_dump_json(indent=2) + "\n")
     record = job_record(result, choice, platform, until, job_id or new_job_id())
     return seal_job(folder, record)

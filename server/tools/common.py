@@ -28,7 +28,7 @@ from rooflens.analyzers.pipeline.ledger import RunFolderError
 from rooflens.analyzers.pipeline.steps import NotAnalysable, StepMissing
 from rooflens.analyzers.prepare.categories import CategoryLookupError, find_category
 from rooflens.analyzers.trace.errors import TraceError
-from rooflens.server.jobs import JobNotFound
+from rooflens.server.jobs import JOB_ID, JobNotFound
 from rooflens.server.loading import LoadArguments, pipeline
 from rooflens.server.paths import PathRefused
 from rooflens.server.runs import Run, RunNotFound
@@ -110,8 +110,12 @@ def app_state(ctx: Context) -> AppState:
 
 
 def as_tool_error(exc: Exception) -> ToolError:
+    """The error's message, and what to do next unless the message already says so (a
+    "pass ..." of its own: a second, generic one would contradict it)."""
+    text = str(exc)
     hint = next((h for t, h in NEXT_STEP.items() if isinstance(exc, t)), "")
-    return ToolError(f"{exc}; {hint}" if hint else str(exc))
+    told = text.startswith("pass ") or "; pass " in text
+    return ToolError(f"{text}; {hint}" if hint and not told else text)
 
 
 async def engine(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -151,6 +155,11 @@ Strict = Annotated[None, Resolve(refuse_unknown_arguments)]
 
 async def open_run(run_id: str, ctx: Ctx, strict: Strict) -> Run:
     """The run named by `run_id`, if this caller may use it; its paths checked again."""
+    if JOB_ID.fullmatch(run_id):
+        raise ToolError(
+            f"{run_id} is a job id; the run tools take one rank's run id, which "
+            f"get_job_overview(job_id={run_id!r}) lists for every rank"
+        )
     st = app_state(ctx)
     return await engine(st.runs.get, run_id, owner(ctx), st.isolate)
 

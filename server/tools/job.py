@@ -3,20 +3,29 @@ usable with the run tools, the job's tables readable as resources (docs/multiran
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
 import anyio.from_thread
 from mcp.server import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
+from rooflens.analyzers import layout
+from rooflens.analyzers.job.job_folder import JobRank
 from rooflens.analyzers.job.overview import JobOverview, job_overview
 from rooflens.analyzers.job.rank_task import RankDone, RankOutcome
 from rooflens.server import jobs
-from rooflens.server.jobs import JobLoaded, JobRequest
+from rooflens.server.bounded import fit
+from rooflens.server.jobs import JobLoaded, JobRequest, find_job
 from rooflens.server.notify import log_to_client, runs_changed
+from rooflens.server.state import AppState
 from rooflens.server.tools.common import (
+    READ_ONLY,
     WRITES_RUN,
     Ctx,
+    LimitArg,
+    OffsetArg,
     PlatformArg,
     Strict,
     app_state,
@@ -65,6 +74,12 @@ WorkersArg = Annotated[
 ]
 
 
+JobIdArg = Annotated[
+    str, Field(description="The job id load_job returned (like job-3f9a1c2b7d4e).")
+]
+RUN_ID = re.compile(r"run-[0-9a-f]{12}")
+
+
 class JobRankRow(BaseModel):
     rank: int
     status: str = Field(description="done or failed")
@@ -83,6 +98,82 @@ class JobLoadResult(BaseModel):
     resources: list[str] = Field(description="rooflens:// URIs of the job's files")
 
 
+class JobOverviewResult(BaseModel):
+    job_id: str
+    created: str
+    platform: str | None
+    until: str = Field(description="the last pipeline step of each rank's own run")
+    ranks_done: int
+    ranks_failed: int
+    warnings: list[str]
+    overview: JobOverview = Field(description="stragglers, waits, causes and findings (ms)")
+    ranks: list[JobRankRow] = Field(description="a page of the ranks, by rank")
+    total_ranks: int
+    offset: int
+    has_more: bool
+    next_offset: int | None
+    resources: list[str] = Field(description="rooflens:// URIs of the job's files")
+
+
+def job_resources(job_id: str) -> list[str]:
+    base = f"rooflens://jobs/{job_id}"
+    tables = ("ranks", "straggler_summary", "nccl_implicit_sync")
+    return [f"{base}/report", f"{base}/plot", *(f"{base}/tables/{t}" for t in tables), base]
+
+
+def rank_row(rank: JobRank) -> JobRankRow:
+    failed = rank.status != "done"
+    return JobRankRow(
+        rank=rank.rank,
+        status=rank.status,
+        run_id=rank.run_id,
+        reason=f"{rank.failure}: {rank.reason}" if failed else None,
+    )
+
+
+def read_overview(
+    st: AppState, job_id: str, who: str | None, offset: int, limit: int
+) -> JobOverviewResult:
+    """A finished job's overview (job_overview.json) and a page of its ranks, from its folder:
+    what load_job returned, readable again later or after a restart."""
+    if RUN_ID.fullmatch(job_id):
+        raise ToolError(
+            f"{job_id} is a run id (one rank's run: use it with the run tools); job tools take "
+            "the job id load_job returned, like job-3f9a1c2b7d4e"
+        )
+    folder, record = find_job(st, job_id, who)
+    path = folder / layout.JOB_OVERVIEW
+    if not path.is_file():
+        raise ToolError(
+            f"job {job_id} has no {layout.JOB_OVERVIEW} (written by an older rooflens); call "
+            "load_job again on its traces, or read its report resource"
+        )
+    ranks = sorted(record.ranks, key=lambda x: x.rank)
+    base = JobOverviewResult(
+        job_id=job_id,
+        created=record.created,
+        platform=record.platform,
+        until=record.until,
+        ranks_done=sum(x.status == "done" for x in ranks),
+        ranks_failed=sum(x.status != "done" for x in ranks),
+        warnings=record.warnings,
+        overview=JobOverview.model_validate_json(path.read_bytes()),
+        ranks=[],
+        total_ranks=len(ranks),
+        offset=offset,
+        has_more=False,
+        next_offset=None,
+        resources=job_resources(job_id),
+    )
+    page = [rank_row(x) for x in ranks[offset : offset + limit]]
+    kept, _ = fit(base, "ranks", page, st.payload_budget)
+    end = offset + len(kept)
+    more = end < len(ranks)
+    return base.model_copy(
+        update={"ranks": kept, "has_more": more, "next_offset": end if more else None}
+    )
+
+
 def job_result(loaded: JobLoaded) -> JobLoadResult:
     result = loaded.result
     rows = [
@@ -94,7 +185,6 @@ def job_result(loaded: JobLoaded) -> JobLoadResult:
         )
         for o in result.outcomes[:MAX_RANKS_LISTED]
     ]
-    base = f"rooflens://jobs/{loaded.job_id}"
     return JobLoadResult(
         job_id=loaded.job_id,
         output_dir=str(loaded.folder),
@@ -103,14 +193,7 @@ def job_result(loaded: JobLoaded) -> JobLoadResult:
         warnings=list(result.inputs.warnings),
         overview=job_overview(result.analysis),
         ranks=rows,
-        resources=[
-            f"{base}/report",
-            f"{base}/plot",
-            f"{base}/tables/ranks",
-            f"{base}/tables/straggler_summary",
-            f"{base}/tables/nccl_implicit_sync",
-            base,
-        ],
+        resources=job_resources(loaded.job_id),
     )
 
 
@@ -143,3 +226,17 @@ def register(mcp: MCPServer) -> None:
         for o in loaded.result.failed:
             await log_to_client(ctx, "warning", f"{loaded.job_id}: rank {o.rank} failed")
         return job_result(loaded)
+
+    @mcp.tool(name="get_job_overview", title="Job overview", annotations=READ_ONLY)
+    async def job_overview_tool(
+        job_id: JobIdArg,
+        ctx: Ctx,
+        strict: Strict,
+        limit: LimitArg = MAX_RANKS_LISTED,
+        offset: OffsetArg = 0,
+    ) -> JobOverviewResult:
+        """A loaded job in brief: the straggler, who waited longest, why the straggler is
+        late, the compute imbalance and the job's findings (ms), and a page of its ranks
+        with each one's run_id; `next_offset` continues when `has_more`. The same overview
+        load_job returned, without the whole job report."""
+        return await engine(read_overview, app_state(ctx), job_id, owner(ctx), offset, limit)

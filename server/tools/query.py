@@ -10,6 +10,7 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
+from rooflens.analyzers.compare.diff_stats import lca_totals
 from rooflens.analyzers.prepare.categories import (
     CategoryLookupError,
     find_category,
@@ -33,6 +34,9 @@ from rooflens.server.tools.common import (
 )
 
 UNIFIED = "unified_perf_summary"
+DIFF_STATS = "diff_stats"
+DIFF_LCAS = "diff_lca_totals"
+DELTA = "delta_us (trace2 - trace1)"
 SORT_DEFAULT = "Kernel Time (µs)_sum"
 KERNEL = "kernel"  # derived: the name of the op's longest-running kernel, shortened
 KERNEL_CHARS = 80
@@ -49,6 +53,32 @@ COMPACT = (
     KERNEL,
 )
 
+# the compact columns of the comparison tables, and each table's default sort (largest first)
+DIFF_COMPACT = (
+    "name",
+    "cpu_op_name",
+    "source",
+    "kernel_time",
+    "lowest_common_ancestor_name",
+    "lowest_common_ancestor_id",
+    "nn_module_parent",
+)
+COMPACT_OF = {UNIFIED: COMPACT, DIFF_STATS: DIFF_COMPACT}
+SORT_OF = {UNIFIED: SORT_DEFAULT, DIFF_STATS: "kernel_time", DIFF_LCAS: "kernel_time_trace1_us"}
+# long cells left out of the other tables' default columns (ask for them by name)
+LONG = ("call_stack_full", "kernel_details_summary", "Input Strides", "Concrete Inputs")
+
+TableArg = Annotated[
+    str,
+    Field(
+        description="The table to read (list_tables names them): unified_perf_summary (one "
+        "row per operation signature), ops_summary, ops_unique_args, kernel_summary, ...; in "
+        "a comparative run also, for trace 1, diff_stats (each GPU event of what differs "
+        "between the traces, with its lowest common ancestor) and diff_lca_totals (one row "
+        "per lowest common ancestor: each trace's kernel time and kernels under it, and "
+        "their difference)."
+    ),
+]
 CategoryFilterArg = Annotated[
     str | None,
     Field(
@@ -56,7 +86,10 @@ CategoryFilterArg = Annotated[
         "conv_bwd, CONV_bwd)."
     ),
 ]
-NameArg = Annotated[str | None, Field(description="Only operations whose name contains this text.")]
+NameArg = Annotated[
+    str | None,
+    Field(description="Only rows whose name (lca_name in diff_lca_totals) contains this text."),
+]
 TraceArg = Annotated[
     Literal[1, 2],
     Field(
@@ -67,14 +100,24 @@ TraceArg = Annotated[
     ),
 ]
 SortArg = Annotated[
-    str, Field(description="Column to sort by, largest first (any column of the table).")
+    str | None,
+    Field(
+        description="Column to sort by, largest first (any column of the table); omit for "
+        "the table's own: Kernel Time (µs)_sum in unified_perf_summary, kernel_time in "
+        "diff_stats, kernel_time_trace1_us in diff_lca_totals, else the file's order."
+    ),
 ]
 ColumnsArg = Annotated[
     list[str] | None,
     Field(
-        description="Columns to return (names as in list_tables, plus 'kernel'); omit for "
-        "the compact set: " + ", ".join(COMPACT) + ". call_stack_full and "
-        "kernel_details_summary are long."
+        description="Columns to return (names as in list_tables, plus 'kernel' in "
+        "unified_perf_summary); omit for the compact set: in unified_perf_summary "
+        + ", ".join(COMPACT)
+        + "; in diff_stats "
+        + ", ".join(DIFF_COMPACT)
+        + "; in the other tables every column but the long "
+        + ", ".join(LONG)
+        + "."
     ),
 ]
 
@@ -98,41 +141,65 @@ def _category_filter(table: pd.DataFrame, category: str) -> pd.Series:
     return table["op category"].isin(displays)
 
 
+def _default_columns(name: str, known: list[str]) -> list[str]:
+    compact = COMPACT_OF.get(name)
+    if compact is not None:
+        return [c for c in compact if c in known]
+    return [c for c in known if c not in LONG and c != KERNEL]
+
+
+def _filtered(
+    table: pd.DataFrame, table_name: str, category: str | None, name_contains: str | None
+) -> pd.DataFrame:
+    if category is not None:
+        if "op category" not in table.columns:
+            raise ToolError(
+                f"{table_name} has no 'op category' column; filter by category in "
+                f"{UNIFIED} or ops_unique_args, or leave category out"
+            )
+        table = table[_category_filter(table, category)]
+    if name_contains:
+        named = "lca_name" if table_name == DIFF_LCAS else "name"
+        if named not in table.columns:
+            raise ToolError(f"{table_name} has no {named!r} column; leave name_contains out")
+        table = table[table[named].astype(str).str.contains(name_contains, regex=False)]
+    return table
+
+
 def query(
     st: AppState,
     run: Run,
     category: str | None,
     name_contains: str | None,
-    sort_by: str,
+    sort_by: str | None,
     columns: list[str] | None,
     limit: int,
     offset: int,
     trace: int = 1,
+    table_name: str = UNIFIED,
 ) -> r.OperationsPage:
-    table = sheets_of(st, run, trace).get(UNIFIED)
-    if table is None:
-        raise ToolError(f"{run.id} has no {UNIFIED} (the trace has no CPU operators)")
-    known = [*table.columns, KERNEL]
-    wanted = list(columns) if columns else [c for c in COMPACT if c in known]
-    unknown = [c for c in [*wanted, sort_by] if c not in known]
+    table = table_of(st, run, trace, table_name)
+    known = [str(c) for c in table.columns] + ([KERNEL] if table_name == UNIFIED else [])
+    wanted = list(columns) if columns else _default_columns(table_name, known)
+    sort_by = sort_by or SORT_OF.get(table_name)
+    unknown = [c for c in [*wanted, *([sort_by] if sort_by else [])] if c not in known]
     if unknown:
         raise ToolError(
-            f"unknown column(s) {', '.join(map(repr, unknown))}; the columns are: "
-            f"{', '.join(known)}"
+            f"unknown column(s) {', '.join(map(repr, unknown))} in {table_name}; its columns "
+            f"are: {', '.join(known)}"
         )
     if sort_by == KERNEL:
         raise ToolError("sort by a table column, not the derived 'kernel'")
-    if category is not None:
-        table = table[_category_filter(table, category)]
-    if name_contains:
-        table = table[table["name"].astype(str).str.contains(name_contains, regex=False)]
-    table = table.sort_values(sort_by, ascending=False, kind="stable", na_position="last")
+    table = _filtered(table, table_name, category, name_contains)
+    if sort_by:
+        table = table.sort_values(sort_by, ascending=False, kind="stable", na_position="last")
     page = table.iloc[offset : offset + limit]
     if KERNEL in wanted:
         page = page.assign(kernel=page["kernel_details_summary"].map(_kernel))
     rows = json.loads(page[wanted].to_json(orient="records", force_ascii=False))
     base = r.OperationsPage(
         run_id=run.id,
+        table=table_name,
         total=len(table),
         offset=offset,
         columns=wanted,
@@ -151,8 +218,8 @@ def query(
 
 
 def sheets_of(st: AppState, run: Run, trace: int) -> dict[str, pd.DataFrame]:
-    """The perf-report tables of trace 1 (with the comparison columns in a comparative run)
-    or of trace 2."""
+    """The perf-report tables of trace 1 (with the comparison columns in a comparative run,
+    and the tree diff: diff_stats and its totals per lowest common ancestor) or of trace 2."""
     results = run_results(st, run)
     compared = results.comparison
     if compared is None:
@@ -162,7 +229,30 @@ def sheets_of(st: AppState, run: Run, trace: int) -> dict[str, pd.DataFrame]:
                 "compare_with for a comparative run"
             )
         return results.report.sheets
-    return compared.trace1_sheets if trace == 1 else compared.report.sheets
+    if trace == 2:
+        return compared.report.sheets
+    stats = compared.diff_stats
+    return {**compared.trace1_sheets, DIFF_STATS: stats, DIFF_LCAS: _lca_view(stats)}
+
+
+def _lca_view(stats: pd.DataFrame) -> pd.DataFrame:
+    """lca_totals with the difference a reader sorts by (µs; below 0: trace 2 faster)."""
+    totals = lca_totals(stats)
+    delta = totals["kernel_time_trace2_us"] - totals["kernel_time_trace1_us"]
+    return totals.assign(**{DELTA: delta})
+
+
+def table_of(st: AppState, run: Run, trace: int, name: str) -> pd.DataFrame:
+    sheets = sheets_of(st, run, trace)
+    table = sheets.get(name)
+    if table is None:
+        if name == UNIFIED:
+            raise ToolError(f"{run.id} has no {UNIFIED} (the trace has no CPU operators)")
+        raise ToolError(
+            f"{run.id} has no table {name!r} for trace {trace}; its tables are: "
+            f"{', '.join(sorted(sheets))} (list_tables describes them)"
+        )
+    return table
 
 
 def tables(st: AppState, run: Run) -> r.TableList:
@@ -173,7 +263,7 @@ def tables(st: AppState, run: Run) -> r.TableList:
             name=name,
             rows=len(frame),
             columns=[str(c) for c in frame.columns],
-            resource=f"rooflens://runs/{run.id}/{folder}/{name}",
+            resource=f"rooflens://runs/{run.id}/{folder}/{name}" if name != DIFF_LCAS else None,
             trace=trace,
         )
         for trace, folder in where.items()
@@ -192,19 +282,21 @@ def register(mcp: MCPServer) -> None:
         run: RunDep,
         category: CategoryFilterArg = None,
         name_contains: NameArg = None,
-        sort_by: SortArg = SORT_DEFAULT,
+        sort_by: SortArg = None,
         columns: ColumnsArg = None,
         limit: LimitArg = 25,
         offset: OffsetArg = 0,
         trace: TraceArg = 1,
+        table: TableArg = UNIFIED,
     ) -> r.OperationsPage:
-        """Rows of the run's unified_perf_summary (one per operation signature): filtered,
-        sorted largest first and paged; `next_offset` continues when `has_more`. In a
-        comparative run, trace 1's rows carry trace 2's time beside them; `trace` = 2 reads
-        the reference's own rows."""
+        """Rows of one of the run's tables, by default unified_perf_summary (one row per
+        operation signature): filtered, sorted largest first, column-selected and paged;
+        `next_offset` continues when `has_more`. In a comparative run, trace 1's rows carry
+        trace 2's time beside them, `trace` = 2 reads the reference's own rows, and
+        table=diff_stats (or diff_lca_totals) reads what differs between the two."""
         return await engine(
             query, app_state(ctx), run, category, name_contains, sort_by, columns, limit,
-            offset, trace,
+            offset, trace, table,
         )  # fmt: skip
 
     @mcp.tool(title="List tables", annotations=READ_ONLY)

@@ -27,6 +27,7 @@ TOOLS = {
     "submit_model_info",
     "render_performance_plot",
     "load_job",
+    "get_job_overview",
 }
 
 # A backticked snake_case word starting with one of these verbs reads as a tool name.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import shutil
 from pathlib import Path
 
@@ -12,6 +13,8 @@ import anyio
 import pytest
 from mcp.shared.exceptions import MCPError
 
+from rooflens.analyzers import layout
+from rooflens.analyzers.job.job_folder import verify_job
 from rooflens.analyzers.trace.synthetic_job import JobPlan, write_job
 from tests.helpers.mcp_client import call, error_of
 
@@ -81,3 +84,41 @@ async def test_job_inputs_outside_or_mixed_up_are_refused(connect, allowed, tmp_
     assert "is outside the allowed directories" in linked and "outside/rank0" not in linked
     assert "1 rank(s) given more than once (rank 1: copy_rank1.json, rank1.pt" in twice
     assert "load_job has no argument 'ranks'" in unknown
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["auto"])
+async def test_a_jobs_overview_is_read_again_by_id_small_and_paged(connect, allowed) -> None:
+    """After load_job, the straggler and findings come back by job id (no job report), the
+    ranks a page at a time; a rank's run id is not a job id and a job id is not a run id."""
+    write_job(allowed / "job", PLAN)
+    with anyio.fail_after(180):
+        async with connect() as client:
+            loaded = await call(client, "load_job", {"paths": ["job"], "workers": 1})
+            job = loaded["job_id"]
+            first = await call(client, "get_job_overview", {"job_id": job, "limit": 3})
+            rest = await call(client, "get_job_overview", {"job_id": job, "offset": 3})
+            rank_run = loaded["ranks"][2]["run_id"]
+            as_job = await error_of(client, "get_job_overview", {"job_id": rank_run})
+            as_run = await error_of(client, "prepare_category_data", {"run_id": job})
+            unknown = await error_of(client, "get_job_overview", {"job_id": "job-000000000000"})
+            record = json.loads(
+                (await client.read_resource(f"rooflens://jobs/{job}")).contents[0].text
+            )
+    view = first["overview"]
+    assert view == loaded["overview"]  # the overview load_job returned, read back from disk
+    assert view["straggler"]["rank"] == 2 and view["straggler"]["times_last"] == 4
+    assert view["findings"][0]["p_number"] == 1 and "Rank 2" in view["findings"][0]["title"]
+    assert [r["rank"] for r in first["ranks"]] == [0, 1, 2] and first["next_offset"] == 3
+    assert [r["rank"] for r in rest["ranks"]] == [3] and rest["has_more"] is False
+    assert first["ranks"][2]["run_id"] == rank_run and first["total_ranks"] == 4
+    assert (first["ranks_done"], first["ranks_failed"]) == (4, 0)
+    assert f"{rank_run} is a run id (one rank's run" in as_job
+    assert f"{job} is a job id; the run tools take one rank's run id" in as_run
+    assert "unknown job id 'job-000000000000'; call load_job" in unknown
+    # the record resource leaves out the ledger and the traces' hashes
+    assert "artifacts" not in record and record["files_in_ledger"] > 4 * 7
+    assert [r["run_id"] for r in record["ranks"]] == [r["run_id"] for r in loaded["ranks"]]
+    assert all("trace" not in r for r in record["ranks"])
+    assert verify_job(allowed / "rooflens_runs" / job) == []
+    assert (allowed / "rooflens_runs" / job / layout.JOB_OVERVIEW).is_file()
