@@ -31,6 +31,13 @@ TRACE1_CSVS = "perf_report_trace1_csvs"
 TRACE2_CSVS = "perf_report_trace2_csvs"
 DIFF_STATS = f"{TRACE1_CSVS}/diff_stats.csv"
 TRACE2_UTILIZATION = f"{METADATA}/trace2_gpu_utilization.json"
+TRACE2_SYSTEM_KEYS = ("cpu_idle", "multi_kernel")  # trace 2's system analyses
+
+
+def trace2_metrics(key: str) -> str:
+    """Trace 2's own system document (docs/compare.md#system-analyses-of-both-traces)."""
+    return f"{METADATA}/trace2_{key}_metrics.json"
+
 
 # The analyses that look at the whole run rather than one category of operators.
 SYSTEM_KEYS = ("cpu_idle", "multi_kernel", "kernel_fusion")

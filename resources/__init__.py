@@ -200,6 +200,12 @@ def _comparison_resources(mcp: MCPServer, access: RunAccess) -> None:
         communication and copies)."""
         return rf.trace2_utilization(rf.run_for(access, ctx, run_id)).read_text()
 
+    @mcp.resource(RUN + "/trace2/metrics/{category}", mime_type=JSON)
+    def trace2_metrics(run_id: str, category: str, ctx: Context) -> str:
+        """Trace 2's own system analysis of a comparative run: cpu_idle (idle time and its
+        causes, kernel counts) or multi_kernel (copies, collectives, exposed time)."""
+        return rf.trace2_metrics(rf.run_for(access, ctx, run_id), category).read_text()
+
 
 def _reference_resources(mcp: MCPServer) -> None:
     """What does not depend on a run: the platform catalogue and the contracts."""

@@ -170,6 +170,23 @@ def trace2_utilization(run: RunInfo) -> Path:
     return path
 
 
+def trace2_metrics(run: RunInfo, category: str) -> Path:
+    """Trace 2's system document of a comparative run (written with trace 1's cpu_idle)."""
+    if category not in layout.TRACE2_SYSTEM_KEYS:
+        raise ResourceNotFoundError(
+            f"trace 2 has no metrics {category!r}; known: {known(list(layout.TRACE2_SYSTEM_KEYS))}"
+        )
+    path = run.folder / layout.trace2_metrics(category)
+    if not path.is_file():
+        if not (run.folder / layout.TRACE2_UTILIZATION).is_file():
+            _not_comparative(run)
+        raise ResourceNotFoundError(
+            f"run {run.id} has no trace-2 {category} metrics yet; call "
+            f"run_category_analysis(run_id={run.id!r}, category='cpu_idle') first"
+        )
+    return path
+
+
 def _not_comparative(run: RunInfo) -> None:
     raise ResourceNotFoundError(
         f"run {run.id} compares no traces; call load_trace with compare_with for a comparative run"

@@ -42,9 +42,9 @@ from rooflens.analyzers.pipeline.ledger import (
     new_run_id,
     occupant,
     read_record,
-    seal,
     staged_output,
 )
+from rooflens.analyzers.pipeline.sealed import SealedRun, write_report
 from rooflens.analyzers.pipeline.steps import (
     LOADED,
     PREPARED,
@@ -53,7 +53,6 @@ from rooflens.analyzers.pipeline.steps import (
     RunResults,
     missing_gpu_work,
 )
-from rooflens.analyzers.report.build import build_report
 from rooflens.analyzers.report.files import roofline_coverage
 from rooflens.analyzers.trace.errors import TraceError
 from rooflens.analyzers.trace.health import TraceHealth, assess
@@ -194,26 +193,24 @@ class _Run:
     draw: Drawer
     second: SecondTrace | None = None
 
-    def mark(self, stage: Path, *steps: str) -> None:
-        """Record `steps` (and the hash of every artifact written so far) in run.json."""
-        for step in steps or (None,):
-            self.record = seal(stage, self.record, step)
-
     def build(self, stage: Path, categories, *, until: str) -> Outcome:
         step = self.progress.step
-        with step("building the perf report"):
-            report = build_report(self.model, self.platform, categories=categories)
-        folder = RunFolder(stage)
-        with step("writing the tables and the workbook"):
-            files = folder.write_perf_report(
-                report, Path(self.args.trace).name, self.health.gpu.model
+        folder, run = RunFolder(stage), SealedRun(stage, self.record)
+        with step("building and writing the perf report (tables and workbook)"):
+            report, files = write_report(
+                self.model,
+                self.platform,
+                folder,
+                Path(self.args.trace).name,
+                self.health.gpu.model,
+                categories,
             )
         comparison = None
         if self.second is not None:
             with step("comparing with trace 2 (its perf report and the tree diff)"):
                 comparison = self.second.compare(self.model, report, categories)
                 folder.write_comparison(comparison)
-        self.mark(stage, LOADED)
+        run.mark(LOADED)
         coverage = roofline_coverage(report)
         outcome = Outcome(
             command="compare" if comparison else "report" if until == LOADED else "analyze",
@@ -239,20 +236,15 @@ class _Run:
         )
         if self.second is not None:
             outcome.compare_with = self.second.outcome()
-        steps = Pipeline(
-            results,
-            folder,
-            done=lambda s: s in self.record.steps,
-            mark=lambda *s: self.mark(stage, *s),
-            label=f"the run of {Path(self.args.trace).name}",
-            draw=self.draw,
+        steps = run.pipeline(
+            results, label=f"the run of {Path(self.args.trace).name}", draw=self.draw
         )
         if until != LOADED:
             with _ticks(self.progress) as tick:
                 steps.run(until, progress=tick)
             self._describe(steps, outcome)
-        outcome.steps = list(self.record.steps)
-        outcome.artifacts = [RUN_FILE, *self.record.artifacts]
+        outcome.steps = list(run.record.steps)
+        outcome.artifacts = [RUN_FILE, *run.record.artifacts]
         return outcome
 
     def _describe(self, steps: Pipeline, outcome: Outcome) -> None:

@@ -7,7 +7,6 @@ Design: docs/multirank.md#mcp-load_job.
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,7 +19,7 @@ from rooflens.analyzers.job.job_run import JobResult, analyse_job, write_job_fol
 from rooflens.analyzers.job.rank_task import RankDone
 from rooflens.analyzers.perf.platforms import get_platform
 from rooflens.server.paths import PathPolicy, PathRefused
-from rooflens.server.runs import ALLOCATE_TRIES, INDEX, Run
+from rooflens.server.runs import INDEX, Run
 from rooflens.server.state import AppState
 
 JOB_ID = re.compile(r"job-[0-9a-f]{12}")
@@ -117,19 +116,8 @@ def load_job(
 
 
 def _allocate(st: AppState, parent: Path, owner: str | None) -> str:
-    """A new job id, claimed with an exclusive create in the workspace index."""
-    index = st.runs.workspace_dir() / INDEX
-    index.mkdir(exist_ok=True)
-    for _ in range(ALLOCATE_TRIES):
-        job_id = new_job_id()
-        try:
-            fd = os.open(index / f"{job_id}.json", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        except FileExistsError:
-            continue
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump({"folder": str(parent / job_id), "owner": owner}, f)
-        return job_id
-    raise RuntimeError("could not allocate a job id")  # pragma: no cover - 48 random bits
+    """A new job id, claimed in the workspace index like a run's."""
+    return st.runs.claim(new_job_id, lambda new: {"folder": str(parent / new), "owner": owner})
 
 
 def find_job(st: AppState, job_id: str, owner: str | None) -> tuple[Path, JobRecord]:

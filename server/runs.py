@@ -15,6 +15,7 @@ import os
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -106,6 +107,16 @@ class RunStore:
             raise PathRefused(f"the workspace index {index} is a link; remove it")
         return index
 
+    def claim(self, new_id: Callable[[], str], entry: Callable[[str], dict[str, Any]]) -> str:
+        """A fresh id (`new_id()`: a run's or a job's), claimed by exclusively creating its
+        workspace index entry `entry(id)`; two servers sharing a workspace never share one."""
+        index = self._index()
+        for _ in range(ALLOCATE_TRIES):
+            claimed = new_id()
+            if _write_new(index / f"{claimed}.json", entry(claimed)):
+                return claimed
+        raise RuntimeError("could not allocate an id")  # pragma: no cover - 48 random bits
+
     def create(
         self,
         out_parent: Path,
@@ -116,21 +127,11 @@ class RunStore:
         """A new run in a new folder `<out_parent>/<id>`; the id is claimed exclusively.
         `requested` is the platform asked for (None: the trace's own), which is what makes
         a later load of the same trace the same run."""
-        index = self._index()
-        for _ in range(ALLOCATE_TRIES):
-            run_id = new_run_id()
-            try:
-                fd = os.open(index / f"{run_id}.json", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            except FileExistsError:
-                continue
-            folder = out_parent / run_id
-            key = _match_key({**record_fields, "platform": requested})
-            entry = {"folder": str(folder), "owner": owner, **key}
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(entry, f)
-            break
-        else:  # pragma: no cover - 48 random bits collide eight times in a row
-            raise RuntimeError("could not allocate a run id")
+        key = _match_key({**record_fields, "platform": requested})
+        run_id = self.claim(
+            new_run_id, lambda new: {"folder": str(out_parent / new), "owner": owner, **key}
+        )
+        folder = out_parent / run_id
         folder.mkdir(parents=True)
         run = Run(folder, RunRecord(run_id=run_id, owner=owner, **record_fields))
         run.mark()
@@ -145,10 +146,8 @@ class RunStore:
             raise RunFolderError(f"{folder} holds no run.json; the rank's run was not written")
         key = _match_key({**record_fields_of(record), "platform": requested})
         entry = {"folder": str(folder), "owner": owner, **key}
-        index = self._index() / f"{record.run_id}.json"
-        fd = os.open(index, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(entry, f)
+        if not _write_new(self._index() / f"{record.run_id}.json", entry):
+            raise RunFolderError(f"{record.run_id} (in {folder}) is already indexed")
         with self._lock:
             return self.runs.setdefault(record.run_id, Run(folder, record))
 
@@ -316,3 +315,14 @@ def record_fields(
         "captures": captures,
         "compare_with": compare_with,
     }
+
+
+def _write_new(path: Path, entry: dict[str, Any]) -> bool:
+    """Create the index entry `path`; False when it exists already."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        return False
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(entry, f)
+    return True

@@ -129,14 +129,16 @@ COMPARED_BASIS = (  # docs/analysis.md#comparative-report: recoverable time in t
 
 
 def _compute_title(name: str, finding: Finding, compared: bool = False) -> str:
-    """`<category>: <the operation, or how many>[ slower than trace 2], <bound or
-    unmodelled>, <library>`."""
+    """`<category>: <the operation, or how many>[ slower than trace 2] (<bound or no
+    roofline>[, <library>])`; the library is left out when unknown, as the card headings
+    leave it (docs/analysis.md#findings-contract)."""
     ops = sorted({m.operation for m in finding.members})
     what = ops[0] if len(ops) == 1 else f"{finding.member_count} operations"
     what += " slower than trace 2" if compared else ""
     modelled = finding.bound_type not in ("unknown", "unmodeled")
     bound = f"{finding.bound_type}-bound" if modelled else "no roofline"
-    return f"{name}: {what} ({bound}, {finding.library})"
+    known = finding.library not in (None, "", "Unknown")
+    return f"{name}: {what} ({bound}{f', {finding.library}' if known else ''})"
 
 
 FUSION_BASIS = "the candidate's kernels replaced by one fused kernel at its roofline"

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 REC_HEADING = "## Recommendations"
 DETAIL_HEADING = "## Detailed Analysis"
@@ -253,6 +254,11 @@ class Findings:
     @property
     def nothing_to_report(self) -> bool:
         return not self.cards and not self.details
+
+
+def num(value: Any) -> str:
+    """A metrics number as text, verbatim (``None`` → ``—``)."""
+    return "—" if value is None else str(value)
 
 
 def no_findings(tier: Tier, title: str, reason: str) -> Findings:

@@ -16,9 +16,7 @@ from typing import Any, NamedTuple
 from rooflens.analyzers.categories.documents import Metrics, metrics_document
 from rooflens.analyzers.findings.contract import (
     COMPARATIVE_COLUMNS,
-    NOT_QUANTIFIABLE,
     STANDALONE_COLUMNS,
-    SYSTEM_IMPACT_SENTENCE,
     DetailBlock,
     Findings,
     Marker,
@@ -28,14 +26,15 @@ from rooflens.analyzers.findings.contract import (
     Table,
     Tier,
     no_findings,
+    num,
 )
-from rooflens.analyzers.findings.copy_draft import copy_card
 from rooflens.analyzers.findings.drafts_compare import (
     FUSION_ACTION_COMPARED,
     comparative_words,
     fusion_insight,
     fusion_kernel_tables,
 )
+from rooflens.analyzers.findings.system_drafts import cpu_idle_pairs, multi_kernel_pairs
 
 SYSTEM_KEYS = ("cpu_idle", "multi_kernel")
 FUSION_KEY = "kernel_fusion"
@@ -59,11 +58,6 @@ def tier_for(key: str) -> Tier:
     if key == FUSION_KEY:
         return Tier.FUSION
     return Tier.SYSTEM if key in SYSTEM_KEYS else Tier.COMPUTE
-
-
-def num(value: Any) -> str:
-    """A metrics number as text, verbatim (``None`` → ``—``)."""
-    return DASH if value is None else str(value)
 
 
 def cell(value: Any) -> str:
@@ -273,94 +267,6 @@ def success(tier: Tier, title: str, overview: str, pairs: list) -> Findings:
     return Findings(tier, preamble, cards=cards, details=tuple(b for _, b in pairs))
 
 
-def system_pair(rank: int, title: str, insight: str, action: str, ident: str, rows, reason):
-    card = PItem(
-        rank, title, fields=(("Insight", insight), ("Action", action)),
-        impact=Marker("p_item", (("low", "null"), ("mid", "null"), ("high", "null"))),
-        impact_text=NOT_QUANTIFIABLE,
-    )  # fmt: skip
-    table = Table(("Metric", "Value", "Flagged"), tuple(rows))
-    sections = (
-        Section("Identification", ident),
-        Section("Data", body=table.render()),
-        Section("Reasoning for Slowdown", reason),
-        Section("Resolution", action),
-        Section("Impact estimate", SYSTEM_IMPACT_SENTENCE),
-    )
-    block = DetailBlock("system", rank, title, sections=sections)
-    return card, block
-
-
-def cpu_idle_pairs(m: Mapping) -> list:
-    if not m.get("idle_flagged"):
-        return []
-    u = m.get("gpu_utilization") or {}
-    idle, pct, total = (
-        num(u.get(k)) for k in ("idle_time_ms", "idle_time_percent", "total_time_ms")
-    )
-    rows = [
-        ("Idle time", f"{idle} ms ({pct}%)", "true"),
-        ("Total time", f"{total} ms", "false"),
-        ("Computation", f"{num(u.get('computation_percent'))}%", "false"),
-        ("Communication", f"{num(u.get('communication_percent'))}%", "false"),
-        ("Memcpy", f"{num(u.get('memcpy_percent'))}%", "false"),
-    ]
-    return [
-        system_pair(
-            1,
-            f"GPU idle for {pct}% of the trace",
-            f"The GPU is idle for {idle} ms of {total} ms ({pct}%), above the 15% threshold.",
-            "Capture the step in a GPU graph, remove host synchronisations, and prepare the "
-            "next inputs while the GPU is busy.",
-            "The GPU timeline shows gaps with no kernel running "
-            "(source: `cpu_idle_metrics.json` → `gpu_utilization`).",
-            rows,
-            "While the host launches kernels or waits on synchronisation, the GPU has no work.",
-        )
-    ]
-
-
-def multi_kernel_pairs(m: Mapping) -> list:
-    out: list = []
-    src = "(source: `multi_kernel_metrics.json` → `{}`)."
-    copies = copy_card(m)  # one card for every copy, whatever its direction
-    if copies is not None:
-        out.append(copies)
-    nccl = m.get("nccl_blocking_assessment") or {}
-    if nccl.get("flagged"):
-        exp, pct = num(nccl.get("exposed_comm_time_ms")), num(nccl.get("exposed_percent_of_total"))
-        rows = [
-            ("Exposed communication", f"{exp} ms ({pct}%)", "true"),
-            ("Total communication", f"{num(nccl.get('total_comm_time_ms'))} ms", "false"),
-        ]
-        out.append((
-            f"Exposed collective communication is {pct}% of the trace",
-            f"{exp} ms of collective communication ({pct}%) is not hidden behind compute.",
-            "Overlap collectives with compute, for example by bucketing gradients or "
-            "prefetching parameters.",
-            "Collective communication kernels " + src.format("nccl_blocking_assessment"),
-            rows,
-            "While a collective runs without overlapping compute, the GPU does no model work.",
-        ))  # fmt: skip
-    overlap = m.get("overlap_assessment") or {}
-    if overlap.get("flagged"):
-        pct, target = num(overlap.get("overlap_percent")), num(overlap.get("target_percent"))
-        rows = [
-            ("Overlap ratio", f"{pct}%", "true"),
-            ("Target", f"{target}%", "false"),
-        ]
-        out.append((
-            f"Communication overlaps compute for only {pct}% of its time",
-            f"Communication overlaps compute for {pct}% of its time, under the {target}% target.",
-            "Schedule collectives on their own stream and issue them early so they run beside "
-            "compute kernels.",
-            "Communication and compute timelines " + src.format("overlap_assessment"),
-            rows,
-            "Communication that does not overlap compute adds directly to the step time.",
-        ))  # fmt: skip
-    return [system_pair(i, *args) for i, args in enumerate(out, 1)]
-
-
 def fusion_pair(rank: int, est: Mapping, comparative: bool, candidate: Mapping | None = None):
     name, conf = str(est.get("operation")), str(est.get("confidence") or "low")
     modelled, kernels = num(est.get("modeled_kernel_count")), num(est.get("kernel_count"))
@@ -413,9 +319,12 @@ def fusion_pair(rank: int, est: Mapping, comparative: bool, candidate: Mapping |
     return card, block
 
 
-def draft_findings(key: str, analysed: Metrics, candidates: Sequence[Mapping] = ()) -> Findings:
+def draft_findings(
+    key: str, analysed: Metrics, candidates: Sequence[Mapping] = (), trace2: Metrics | None = None
+) -> Findings:
     """The drafted findings of category ``key`` from its metrics; a comparative run's kernel
-    fusion also takes the run's fusion `candidates` (each trace's kernels, for its Data)."""
+    fusion also takes the run's fusion `candidates` (each trace's kernels, for its Data), its
+    system analyses trace 2's document of the same key (`trace2`)."""
     tier, title = tier_for(key), f"{key} findings"
     metrics = metrics_document(analysed)
     if metrics.get("status") == "ERROR":
@@ -437,7 +346,10 @@ def draft_findings(key: str, analysed: Metrics, candidates: Sequence[Mapping] = 
             f"checked, {plural(len(pairs), 'estimate')} above the threshold."
         )
     else:
-        pairs = cpu_idle_pairs(metrics) if key == "cpu_idle" else multi_kernel_pairs(metrics)
+        m2 = metrics_document(trace2) if trace2 is not None else None
+        pairs = (
+            cpu_idle_pairs(metrics, m2) if key == "cpu_idle" else multi_kernel_pairs(metrics, m2)
+        )
         overview = f"{plural(len(pairs), 'flagged issue')} in `{key}_metrics.json`."
     if not pairs:
         return no_findings(tier, title, "No flagged issue or estimate in the metrics.")

@@ -77,7 +77,10 @@ class PlotResult:
 
 
 def _pretty(cat: CategoryEntry) -> str:
-    name = cat.display_name or cat.name or "?"
+    return _capital(cat.display_name or cat.name or "?")
+
+
+def _capital(name: str) -> str:
     return name[:1].upper() + name[1:]
 
 
@@ -100,7 +103,7 @@ def compute_segments(
         only2 = sorted((k for k in comparison.category_ms2 if k not in seen and
                         comparison.category_ms2[k] > 0), key=comparison.category_ms2.get,
                        reverse=True)  # fmt: skip
-        named += [(k, k[:1].upper() + k[1:], 0.0) for k in only2]
+        named += [(k, _capital(comparison.display2(k)), 0.0) for k in only2]
     segments = [
         Segment(name, label, t1, PALETTE[i % 10], _time2(comparison, name))
         for i, (name, label, t1) in enumerate(named)

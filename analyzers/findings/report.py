@@ -41,6 +41,7 @@ from rooflens.analyzers.findings.report_summary import (
     top_operations,
     warnings,
 )
+from rooflens.analyzers.findings.system_compare import system_markdown
 
 REPORT_NAME = layout.REPORT
 POSITION_ICONS = ("🔴", "🟡")
@@ -86,8 +87,8 @@ FUSION_NOTE_COMPARED = (
     "difference under that operator, not a model."
 )
 SYSTEM_NOTE_COMPARED = SYSTEM_NOTE + (
-    " In a comparison they describe trace 1 only; trace 2's utilisation is in the Executive "
-    "Summary."
+    " In a comparison the findings and their savings are trace 1's; each card adds trace 2's "
+    "figure, and trace 2's system analyses are set against trace 1's below when both ran."
 )
 
 
@@ -175,6 +176,8 @@ def compose_report(run: ReportInputs) -> str:
     parts += [FUSION_NOTE_COMPARED if compared else FUSION_NOTE]
     parts += cards["fusion"] or [NO_FUSION]
     parts += ["## System-Level Optimizations", SYSTEM_NOTE_COMPARED if compared else SYSTEM_NOTE]
+    if compared and run.comparison.system is not None:  # both traces' figures, side by side
+        parts.append(system_markdown(run.comparison.system))
     parts += cards["system"] or [_system_clear(run)]
     parts.append("## Detailed Analysis")
     for tier, name in INSIGHTS.items():

@@ -13,11 +13,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from rooflens.analyzers.prepare.categories import GpuUtilization
+from rooflens.analyzers.perf.categories import default_table
+from rooflens.analyzers.prepare.categories import GpuUtilization, normalise_category
 from rooflens.analyzers.prepare.manifest import Manifest
 
 if TYPE_CHECKING:
     from rooflens.analyzers.compare.comparison import Comparison
+    from rooflens.analyzers.findings.system_compare import SystemComparison
 
 DASH = "—"
 DIFF_HEAD = "Difference (T1 − T2)"
@@ -26,14 +28,17 @@ DIFF_HEAD = "Difference (T1 − T2)"
 @dataclass(frozen=True)
 class ReportComparison:
     """What the report needs of trace 2: its platform, its GPU utilisation, its kernel time
-    per category (lower-case category key -> ms), the What changed section (markdown) and
-    its headline sentence."""
+    per category (lower-case category key -> ms), the What changed section (markdown), its
+    headline sentence and the display names of its category keys (key -> name as the perf
+    report writes it, `GEMM` for `gemm`)."""
 
     platform2: str | None
     utilization2: GpuUtilization
     category_ms2: Mapping[str, float] = field(default_factory=dict)
     what_changed: str | None = None
     headline: str | None = None
+    names2: Mapping[str, str] = field(default_factory=dict)
+    system: SystemComparison | None = None  # both traces' system figures, when analysed
 
     @classmethod
     def of(
@@ -46,6 +51,7 @@ class ReportComparison:
         if manifest.comparison_scope != "comparative" or util2 is None:
             return None
         section = headline = None
+        labels: list[object] = []
         if comparison is not None:
             from rooflens.analyzers.compare.what_changed_md import (
                 headline as first_sentence,
@@ -56,11 +62,27 @@ class ReportComparison:
             headline = first_sentence(comparison.what_changed)
             if comparison.platform is not None:
                 platform2 = comparison.platform.name
+            unified = comparison.report.sheets.get("unified_perf_summary")
+            if unified is not None and "op category" in unified:
+                labels = list(unified["op category"].dropna().unique())
         rows = manifest.trace2_ops_summary_by_category or []
-        return cls(platform2, util2, category_times(rows), section, headline)
+        names = category_names(labels)
+        return cls(platform2, util2, category_times(rows), section, headline, names)
 
     def time2(self, category: str) -> float | None:
         return self.category_ms2.get(category.lower())
+
+    def display2(self, key: str) -> str:
+        """The display name of one of trace 2's category keys (the key itself when no label
+        is known for it)."""
+        return self.names2.get(key.lower()) or category_names().get(key.lower(), key)
+
+
+def category_names(labels: list[object] | None = None) -> dict[str, str]:
+    """Category key -> display name, for every category the packaged table names and, over
+    those, the `op category` labels given (trace 2's own, a user table's included)."""
+    known = [*default_table().categories(), *(labels or ())]
+    return dict(normalise_category(label) for label in known)
 
 
 def category_times(rows: list[dict[str, Any]]) -> dict[str, float]:

@@ -23,6 +23,7 @@ from rooflens.analyzers.findings.report_compare import (
     slower_sentence,
 )
 from rooflens.analyzers.findings.report_prose import ReportProse
+from rooflens.analyzers.findings.system_compare import idle_sentence
 from rooflens.analyzers.perf.platforms import Platform
 from rooflens.analyzers.prepare.categories import GpuUtilization
 from rooflens.analyzers.prepare.manifest import CategoryEntry, CategoryMetadata, Manifest
@@ -131,7 +132,8 @@ def _metrics_table(run: ReportInputs) -> str:
         return "\n".join(lines)
     u1, u2 = run.util, c.utilization2
     top2, share2 = _top_category2(c)
-    top2 = next((e.display_name for e in run.compute_categories() if e.name.lower() == top2), top2)
+    ones = {e.name.lower(): e.display_name for e in run.compute_categories()}
+    top2 = top2 if top2 == "—" else ones.get(top2) or c.display2(top2)
     diffs = [ms_difference(u1.total_time_ms, u2.total_time_ms)]
     diffs += [point_difference(100 - u1.idle_time_percent, 100 - u2.idle_time_percent)]
     diffs += [point_difference(getattr(u1, k), getattr(u2, k)) for k in (
@@ -216,6 +218,8 @@ def _facts(run: ReportInputs) -> str:
         lines.append(f"- **Against trace 2**: {slower_sentence(window, u2.total_time_ms)}")
         if run.comparison.headline:
             lines.append(f"- **Largest difference**: {run.comparison.headline}")
+        if run.comparison.system is not None:
+            lines.append(f"- **Idle against trace 2**: {idle_sentence(run.comparison.system)}")
     lines += [
         f"- **GPU busy**: {part(100 - u.idle_time_percent)}: compute "
         f"{part(u.computation_time_percent)}, exposed communication "

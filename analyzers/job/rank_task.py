@@ -22,9 +22,9 @@ from rooflens.analyzers.job.summary import RankSummary, summarise_rank
 from rooflens.analyzers.perf.platform_choice import choose_platform
 from rooflens.analyzers.perf.platforms import PlatformFileError, UnknownPlatform
 from rooflens.analyzers.pipeline.folder import RunFolder
-from rooflens.analyzers.pipeline.ledger import RunRecord, TraceIdentity, new_run_id, seal
-from rooflens.analyzers.pipeline.steps import LOADED, Pipeline, RunResults, missing_gpu_work
-from rooflens.analyzers.report.build import build_report
+from rooflens.analyzers.pipeline.ledger import RunRecord, TraceIdentity, new_run_id
+from rooflens.analyzers.pipeline.sealed import SealedRun, write_report
+from rooflens.analyzers.pipeline.steps import LOADED, RunResults, missing_gpu_work
 from rooflens.analyzers.trace.errors import TraceError
 from rooflens.analyzers.trace.health import assess
 from rooflens.analyzers.trace.model import TraceModel
@@ -139,25 +139,16 @@ def rank_run(model: TraceModel, identity: TraceIdentity, task: RankTask) -> tupl
         captures=AUTO,
         owner=task.owner,
     )
-    report = build_report(model, platform)
-    folder = RunFolder(out)
-    folder.write_perf_report(report, Path(task.path).name, health.gpu.model)
-    state = {"record": seal(out, record, LOADED)}
+    report, _ = write_report(
+        model, platform, RunFolder(out), Path(task.path).name, health.gpu.model
+    )
+    run = SealedRun(out, record)
+    run.mark(LOADED)
     missing = missing_gpu_work(model)
     if task.until == LOADED or missing:
         return record.run_id, missing
-
-    def mark(*steps: str) -> None:
-        for step in steps or (None,):
-            state["record"] = seal(out, state["record"], step)
-
-    Pipeline(
-        RunResults(model, report, platform, task.path, str(out)),
-        folder,
-        done=lambda s: s in state["record"].steps,
-        mark=mark,
-        label=f"the run of rank {task.rank}",
-    ).run(task.until)
+    results = RunResults(model, report, platform, task.path, str(out))
+    run.pipeline(results, label=f"the run of rank {task.rank}").run(task.until)
     return record.run_id, None
 
 

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from rooflens.analyzers import layout
 from rooflens.analyzers.categories.documents import Metrics, metrics_document
+from rooflens.analyzers.categories.trace2_system import Trace2System
 from rooflens.analyzers.compare.compare_columns import DIFF_STATS_SHEET
 from rooflens.analyzers.compare.comparison import Comparison
 from rooflens.analyzers.findings.contract import Findings, parse_findings, render_findings
@@ -74,6 +75,13 @@ class RunFolder:
         figures = gpu_utilization(comparison.report.sheets.get("gpu_timeline"))
         written.append(self._json(layout.TRACE2_UTILIZATION, figures))
         return written
+
+    def write_trace2_system(self, system: Trace2System) -> list[Path]:
+        """Trace 2's system documents, apart from trace 1's (docs/compare.md)."""
+        return [
+            self._json(layout.trace2_metrics(key), metrics_document(metrics))
+            for key, metrics in system.documents().items()
+        ]
 
     def write_category_data(self, data: CategoryData) -> None:
         self._json(layout.MULTI_KERNEL_DATA, data.multi_kernel)

@@ -13,7 +13,7 @@ covers), drafts after analyses, the report last. A step asked for too early rais
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from rooflens.analyzers import layout
 from rooflens.analyzers.categories import analyze_category
@@ -24,6 +24,7 @@ from rooflens.analyzers.categories.kernel_fusion import CATEGORY as KERNEL_FUSIO
 from rooflens.analyzers.categories.kernel_fusion import analyze_kernel_fusion
 from rooflens.analyzers.categories.multi_kernel import analyze_multi_kernel
 from rooflens.analyzers.categories.system_inputs import SystemInputs, Timeline
+from rooflens.analyzers.categories.trace2_system import Trace2System, analyse_trace2
 from rooflens.analyzers.compare.comparison import Comparison
 from rooflens.analyzers.findings.contract import Findings
 from rooflens.analyzers.findings.drafts import draft_findings
@@ -40,6 +41,7 @@ from rooflens.analyzers.findings.report import ReportInputs, compose_report
 from rooflens.analyzers.findings.report_compare import ReportComparison
 from rooflens.analyzers.findings.report_prose import ReportProse
 from rooflens.analyzers.findings.submission import PItemProse, SubmitStatus, submit
+from rooflens.analyzers.findings.system_compare import system_comparison
 from rooflens.analyzers.perf.platform_choice import platform_warnings, run_warnings
 from rooflens.analyzers.perf.platforms import Platform
 from rooflens.analyzers.pipeline.folder import RunFolder
@@ -95,6 +97,7 @@ class RunResults:
     trace_path: str
     output_dir: str
     comparison: Comparison | None = None  # trace 2 and the tree diff, in a comparative run
+    trace2_system: Trace2System | None = None  # trace 2's system analyses (comparative run)
     category_data: CategoryData | None = None
     metrics: dict[str, Metrics] = field(default_factory=dict)
     findings: dict[str, Findings] = field(default_factory=dict)
@@ -180,8 +183,21 @@ class Pipeline:
         if key not in SYSTEM_FIRST and KERNEL_FUSION in keys:
             self.metrics_of(KERNEL_FUSION, run=True)  # declared: fusion first
         metrics = self.results.metrics[key] = self._analysis(key)
+        system2 = self.trace2_system() if key == "cpu_idle" else None
+        if system2 is not None and self.folder is not None:  # trace 2's run with trace 1's
+            self.folder.write_trace2_system(system2)
         self._written(lambda folder: folder.write_metrics(key, metrics), state(ANALYSED, key))
         return metrics
+
+    def trace2_system(self) -> Trace2System | None:
+        """Trace 2's system analyses in a comparative run, computed once (None otherwise);
+        docs/compare.md#system-analyses-of-both-traces."""
+        r = self.results
+        if r.comparison is None:
+            return None
+        if r.trace2_system is None:
+            r.trace2_system = analyse_trace2(self.category_data().manifest, r.comparison)
+        return r.trace2_system
 
     def metrics_of(self, key: str, *, run: bool = False) -> Metrics:
         """The category's metrics; `run` analyses it when it has not been."""
@@ -253,6 +269,9 @@ class Pipeline:
     def _draft(self, key: str, metrics: Metrics) -> Findings:
         """The draft of a category; kernel fusion's also reads the fusion candidates (a
         comparative block shows each trace's kernels)."""
+        system2 = self.trace2_system() if key in layout.TRACE2_SYSTEM_KEYS else None
+        if system2 is not None:  # a comparative card also states trace 2's figure
+            return draft_findings(key, metrics, trace2=system2.documents()[key])
         if key != KERNEL_FUSION:
             return draft_findings(key, metrics)
         candidates = self.category_data().fusion_candidates
@@ -345,7 +364,12 @@ class Pipeline:
 
     def report_comparison(self) -> ReportComparison | None:
         """Trace 2 as the report and the plot show it (None in a standalone run)."""
-        return ReportComparison.of(self.category_data().manifest, self.results.comparison)
+        compared = ReportComparison.of(self.category_data().manifest, self.results.comparison)
+        system2 = self.trace2_system() if compared is not None else None
+        if system2 is None:
+            return compared
+        mine = {k: self.metrics_of(k) for k in layout.TRACE2_SYSTEM_KEYS if self._analysed(k)}
+        return replace(compared, system=system_comparison(mine, system2.documents()))
 
     def warnings(self) -> list[HealthWarning]:
         """The trace's health warnings, then the run's own (no platform known)."""

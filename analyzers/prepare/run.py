@@ -31,6 +31,23 @@ from rooflens.analyzers.trace.model import TraceModel
 
 
 @dataclass(frozen=True)
+class SystemParts:
+    """What the system analyses read of one trace besides its perf report: copies and
+    collectives, the idle time by cause, the kernel counts, every copy by name. A comparative
+    run computes them for trace 2 too (docs/compare.md#system-analyses-of-both-traces)."""
+
+    multi_kernel: MultiKernelData
+    idle: IdleBreakdown | None
+    kernels: KernelCounts
+    copies: CopyData
+
+
+def system_parts(model: TraceModel) -> SystemParts:
+    idle = idle_causes(model) if len(model.gpu) else None
+    return SystemParts(multi_kernel_data(model), idle, kernel_counts(model), copy_data(model))
+
+
+@dataclass(frozen=True)
 class CategoryData:
     tables: CategoryTables
     multi_kernel: MultiKernelData
@@ -55,7 +72,8 @@ def prepare(
     """Split the run into categories; `output_dir` is the folder the manifest names. With a
     `comparison`, the scope is comparative: the categories are cut from trace 1's comparative
     tables and the manifest carries trace 2's figures (docs/compare.md)."""
-    data = multi_kernel_data(model)
+    parts = system_parts(model)
+    data = parts.multi_kernel
     has_multi_kernel = data.memcpy_summary.total_count > 0 or data.nccl_summary.total_count > 0
     attribution = report.unified.attribution if report.unified is not None else None
     summary = report.sheets.get("unified_perf_summary")
@@ -76,5 +94,4 @@ def prepare(
     )
     if comparison is not None:
         tables = with_trace2(tables, comparison)
-    idle = idle_causes(model) if len(model.gpu) else None
-    return CategoryData(tables, data, candidates, idle, kernel_counts(model), copy_data(model))
+    return CategoryData(tables, data, candidates, parts.idle, parts.kernels, parts.copies)

@@ -204,9 +204,12 @@ def _host_bound_step(w: _Writer, p: HostBoundPlan, t: float) -> None:
         w.launching_op("aten::_foreach_add_", FOREACH, at + i * p.op_us, p.op_us, p.kernel_us)
 
 
-def write_host_bound_trace(path: Path, *, profiler_steps: bool = True) -> Path:
-    """Host-bound training (HOST_BOUND): the GPU idles between iterations."""
-    p, w = HOST_BOUND, _Writer()
+def write_host_bound_trace(
+    path: Path, *, profiler_steps: bool = True, plan: HostBoundPlan = HOST_BOUND
+) -> Path:
+    """Host-bound training (HOST_BOUND unless another `plan` is given): the GPU idles between
+    iterations."""
+    p, w = plan, _Writer()
     for k in range(p.steps):
         t = BASE_US + k * p.period_us
         w.step(k, t, t + p.period_us, profiler_steps)

@@ -82,6 +82,7 @@ def run_resources(run_id: str, comparative: bool = False) -> list[str]:
     if comparative:  # trace 1's tables with the comparison columns, trace 2's own
         found += [f"{base}/trace1/tables", f"{base}/trace1/tables/diff_stats"]
         found += [f"{base}/trace2/tables", f"{base}/trace2/utilization"]
+        found += [f"{base}/trace2/metrics/cpu_idle", f"{base}/trace2/metrics/multi_kernel"]
     return found
 
 

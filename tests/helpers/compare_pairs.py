@@ -1,6 +1,7 @@
-"""A generated trace pair with one planted difference, for the comparison tests that run
-without ../shared: the sample trace, and a copy whose forward GELU kernels run on another
-kernel (`FAST_GELU`) in half the time; everything else is the same run."""
+"""Generated trace pairs with planted differences, for the comparison tests that run without
+../shared: the sample trace and a copy whose forward GELU kernels run on another kernel
+(`FAST_GELU`) in half the time, everything else the same run; and a host-bound training loop
+against one with less host time between steps (`host_bound_pair`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import json
 from pathlib import Path
 
 from rooflens.analyzers.trace.synthetic import GELU, write_document, write_sample_trace
+from rooflens.analyzers.trace.synthetic_host import HostBoundPlan, write_host_bound_trace
 
 FAST_GELU = "gelu_fast_kernel"
 
@@ -24,3 +26,16 @@ def planted_pair(folder: Path) -> tuple[Path, Path, list[float]]:
             event["name"], event["dur"] = FAST_GELU, event["dur"] / 2
     two = write_document(folder / "trace2.json.gz", document)
     return one, two, durations
+
+
+# Trace 2 of the host-bound pair: the data loader holds the host 4 ms of a 5 ms step instead
+# of 9 of 10, and the pinned input copy takes 10 µs instead of 30 (docs/compare.md#system-
+# analyses-of-both-traces); the GPU work of a step is otherwise the same.
+LESS_HOST_BOUND = HostBoundPlan(period_us=5_000.0, load_us=4_000.0, copy_us=10.0)
+
+
+def host_bound_pair(folder: Path) -> tuple[Path, Path]:
+    """Trace 1, the host-bound training loop (HOST_BOUND), and trace 2, the same loop with less
+    host time between its steps and a faster input copy (LESS_HOST_BOUND)."""
+    one = write_host_bound_trace(folder / "host1.json.gz")
+    return one, write_host_bound_trace(folder / "host2.json.gz", plan=LESS_HOST_BOUND)

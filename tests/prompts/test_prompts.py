@@ -28,6 +28,8 @@ ANALYSTS = {
 COMPUTE = {"gemm", "sdpa", "elementwise", "reduce", "triton", "moe", "norm", "convolution"}
 COMPUTE |= {"generic-op"}
 MULTI_KEY = {"sdpa", "norm", "convolution", "moe", "generic-op"}
+JOB = {"job-analysis"}  # takes a job id, not a run id
+EVERY = ANALYSTS | JOB | {"orchestrator"}
 
 SHELL = [
     re.compile(r"python3?\s"),
@@ -61,12 +63,12 @@ def _args(spec: PromptSpec) -> dict[str, object]:
     return {a.name: a for a in spec.arguments}
 
 
-def test_fourteen_prompts_load(prompts):
-    assert set(prompts) == ANALYSTS | {"orchestrator"}
-    assert len(prompts) == 14
+def test_fifteen_prompts_load(prompts):
+    assert set(prompts) == EVERY
+    assert len(prompts) == 15
 
 
-@pytest.mark.parametrize("name", sorted(ANALYSTS | {"orchestrator"}))
+@pytest.mark.parametrize("name", sorted(EVERY))
 def test_front_matter_is_complete(prompts, name):
     spec = prompts[name]
     assert spec.title.strip()
@@ -103,11 +105,11 @@ def test_orchestrator_arguments(prompts):
     assert args["trace"].required
     assert args["comparison_scope"].default == "standalone"
     body = prompts["orchestrator"].body
-    for role in ANALYSTS:
+    for role in ANALYSTS | JOB:
         assert f"`{role}`" in body, f"orchestrator never starts {role}"
 
 
-@pytest.mark.parametrize("name", sorted(ANALYSTS | {"orchestrator"}))
+@pytest.mark.parametrize("name", sorted(EVERY))
 def test_named_tools_exist(prompts, name):
     body = prompts[name].body
     named = set(TOOLISH.findall(body)) - NOT_TOOLS
@@ -139,7 +141,7 @@ def test_system_prompts_have_null_markers(prompts, name):
     assert "null" in prompts[name].body
 
 
-@pytest.mark.parametrize("name", sorted(ANALYSTS | {"orchestrator"}))
+@pytest.mark.parametrize("name", sorted(EVERY))
 def test_no_shell_commands_or_paths(prompts, name):
     body = prompts[name].body
     for pattern in SHELL:
@@ -157,7 +159,7 @@ def test_render_fills_placeholders(prompts):
     assert not PLACEHOLDER.search(text)
 
 
-@pytest.mark.parametrize("name", sorted(ANALYSTS | {"orchestrator"}))
+@pytest.mark.parametrize("name", sorted(EVERY))
 def test_render_leaves_no_placeholder(prompts, name):
     spec = prompts[name]
     for scope in ("standalone", "comparative"):
@@ -167,7 +169,7 @@ def test_render_leaves_no_placeholder(prompts, name):
         assert "<!--" not in text  # every include and 'when' block was resolved
 
 
-@pytest.mark.parametrize("name", sorted(ANALYSTS | {"orchestrator"}))
+@pytest.mark.parametrize("name", sorted(EVERY))
 def test_comparison_scope_is_one_of_two(prompts, name):
     """Every prompt takes the scope the tools know, and refuses any other value."""
     scope = _args(prompts[name])["comparison_scope"]
@@ -177,7 +179,7 @@ def test_comparison_scope_is_one_of_two(prompts, name):
         render(prompts[name], **required, comparison_scope="both")
 
 
-@pytest.mark.parametrize("name", sorted(ANALYSTS | {"orchestrator"} - {"model-identification"}))
+@pytest.mark.parametrize("name", sorted(EVERY - {"model-identification"}))
 def test_comparative_guidance_only_in_comparative_scope(prompts, name):
     required = {a.name: "r1" for a in prompts[name].arguments if a.required}
     alone = render(prompts[name], **required)
@@ -197,6 +199,32 @@ def test_comparative_guidance_only_in_comparative_scope(prompts, name):
             assert words in guidance, f"{name}: {words!r}"
         assert "the difference is the finding" in guidance.lower()
     assert len(compared) > len(alone)
+
+
+def test_job_prompt_reads_the_job_and_drills_into_the_straggler(prompts):
+    """The job analyst takes the job id load_job returns, reads the job's report and tables,
+    names what the traces cannot show, and reaches the straggler's own run by its run id."""
+    spec = prompts["job-analysis"]
+    assert _args(spec)["job_id"].required and "run_id" not in _args(spec)
+    text = render(spec, job_id="job-0123456789ab")
+    assert "Call `get_job_overview` with `job_id` = `job-0123456789ab`" in text
+    for uri in ("/report", "/tables/straggler_summary", "/tables/ranks"):
+        assert f"`rooflens://jobs/job-0123456789ab{uri}`" in text
+    for limit in ("node placement", "message sizes", "timestamps from different hosts"):
+        assert limit in text
+    for tool in ("`prepare_category_data`", "`query_operations`", "`run_id`"):
+        assert tool in text
+    assert "`cpu-idle`" in text and "`load_trace`" not in text  # a second load only compared
+    compared = render(spec, job_id="j", comparison_scope="comparative")
+    assert "`load_trace`" in compared and "`compare_with`" in compared
+    assert "`trace_path`" in compared and "`rooflens://jobs/j`" in compared
+
+
+def test_orchestrator_sends_a_job_to_load_job(prompts):
+    text = render(prompts["orchestrator"], trace="job/")
+    section = text.split("## A distributed job", 1)[1].split("\n## ", 1)[0]
+    for word in ("`load_job`", "`paths`", "`job_id`", "`job-analysis`", "`straggler`", "`run_id`"):
+        assert word in section
 
 
 def test_orchestrator_comparative_load(prompts):

@@ -91,7 +91,8 @@ async def test_a_standalone_run_has_no_trace_2(connect, pair) -> None:
     async with connect() as client:
         loaded = await call(client, "load_trace", {"path": str(pair[0])})
         run = loaded["run_id"]
-        for uri in ("trace2/utilization", "trace1/tables", "trace2/tables/ops_summary"):
+        for uri in ("trace2/utilization", "trace1/tables", "trace2/tables/ops_summary",
+                    "trace2/metrics/cpu_idle"):  # fmt: skip
             with pytest.raises(MCPError, match="compares no traces; call load_trace with"):
                 await client.read_resource(f"rooflens://runs/{run}/{uri}")
     assert loaded["comparison"] is None
@@ -109,6 +110,17 @@ async def test_full_analysis_of_a_pair_after_a_restart(connect, pair) -> None:
             full = await call(client, "run_full_analysis", _args(pair))
             report = (await client.read_resource(
                 f"rooflens://runs/{full['run_id']}/report")).contents[0].text  # fmt: skip
+            base = f"rooflens://runs/{full['run_id']}/trace2"
+            idle2 = json.loads((await client.read_resource(
+                f"{base}/metrics/cpu_idle")).contents[0].text)  # fmt: skip
+            util2 = json.loads((await client.read_resource(
+                f"{base}/utilization")).contents[0].text)  # fmt: skip
+            with pytest.raises(MCPError, match="known: cpu_idle, multi_kernel"):
+                await client.read_resource(f"{base}/metrics/gemm")
+    # trace 2's own CPU/idle analysis, on trace 2's window (docs/compare.md)
+    assert idle2["gpu_utilization"]["total_time_ms"] == round(util2["total_time_ms"], 3)
+    assert idle2["gpu_utilization"]["idle_time_percent"] == round(util2["idle_time_percent"], 2)
+    assert "### Trace 1 against trace 2" in report
     assert full["run_id"] == first["run_id"] and full["reused"] is True
     assert full["comparison"]["trace"] == pair[1].name
     assert full["comparison"]["what_changed"].startswith("`aten::gelu` is faster in trace 2")

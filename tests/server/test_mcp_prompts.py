@@ -1,4 +1,4 @@
-"""Prompts over MCP: fourteen, typed arguments, rendered; every tool a prompt names exists."""
+"""Prompts over MCP: fifteen, typed arguments, rendered; every tool a prompt names exists."""
 
 from __future__ import annotations
 
@@ -20,11 +20,11 @@ def mode(request) -> str:
 
 
 @pytest.mark.anyio
-async def test_fourteen_prompts_with_typed_arguments_render(tmp_path, mode) -> None:
+async def test_fifteen_prompts_with_typed_arguments_render(tmp_path, mode) -> None:
     server = build_server(ServerConfig(allowed_dirs=[tmp_path]))
     async with Client(server, mode=mode) as client:
         listed = (await client.list_prompts()).prompts
-        assert len(listed) == 14
+        assert len(listed) == 15
         by_name = {p.name: p for p in listed}
         assert {a.name for a in by_name["gemm"].arguments} >= {"run_id", "comparison_scope"}
         assert all(p.description for p in listed)

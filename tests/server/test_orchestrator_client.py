@@ -6,16 +6,14 @@ summary reaches the report, and the whole analysis takes at most 40 tool calls.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
-from mcp import Client
 
 from rooflens.server.state import DEFAULT_MAX_RESULT_BYTES
 from tests.helpers.compare_pairs import planted_pair
+from tests.helpers.recorder import Recorder
 
 SYSTEM = ("multi_kernel", "kernel_fusion")
 CALL_GOAL = 40
@@ -24,33 +22,6 @@ SUMMARY = (
     "elementwise kernels and the exposed all-reduce are the next opportunities."
 )
 RECOMMENDATION = "Overlap the all-reduce with the backward pass before tuning kernels."
-
-
-@dataclass
-class Recorder:
-    """Counts and sizes every request the scripted model makes."""
-
-    client: Client
-    tool_calls: list[str] = field(default_factory=list)
-    reads: list[str] = field(default_factory=list)
-    prompts: list[str] = field(default_factory=list)
-    largest: int = 0
-
-    async def tool(self, name: str, **args: Any) -> dict[str, Any]:
-        self.tool_calls.append(name)
-        result = await self.client.call_tool(name, args)
-        self.largest = max(self.largest, len(result.model_dump_json(by_alias=True)))
-        text = " ".join(getattr(c, "text", "") for c in result.content)
-        assert not result.is_error, f"{name}({args}): {text}"
-        return result.structured_content
-
-    async def read(self, uri: str) -> str:
-        self.reads.append(uri)
-        return (await self.client.read_resource(uri)).contents[0].text
-
-    async def prompt(self, name: str, **args: str) -> str:
-        self.prompts.append(name)
-        return (await self.client.get_prompt(name, args)).messages[0].content.text
 
 
 async def analyst(

@@ -30,15 +30,15 @@ def test_a_saving_never_exceeds_its_cap_and_stays_ordered() -> None:
     assert s.percent(80.0) == (6.25, 10.0, 10.0)
 
 
-def gemm_finding(mid_pct: float, time_ms: float) -> CategoryMetrics:
+def gemm_finding(mid_pct: float, time_ms: float, library: str = "cuBLAS") -> CategoryMetrics:
     member = ImpactEstimate(
         operation="aten::mm", category="gemm", type="kernel_tuning",
         estimate_method="quantified", impact_score=mid_pct, impact_score_low=mid_pct * 0.8,
         impact_score_high=mid_pct * 1.2, efficiency_pct=40.0, bound_type="compute",
-        library="cuBLAS", time_ms=time_ms,
+        library=library, time_ms=time_ms,
     )  # fmt: skip
     finding = Finding(
-        rank=1, bound_type="compute", library="cuBLAS", eff_bucket="30-60",
+        rank=1, bound_type="compute", library=library, eff_bucket="30-60",
         estimate_method="quantified", impact_score=mid_pct, impact_score_low=mid_pct * 0.8,
         impact_score_high=mid_pct * 1.2, member_count=1, members=(member,),
     )  # fmt: skip
@@ -59,6 +59,13 @@ def test_an_idle_gpu_outranks_small_compute_items() -> None:
     gemm = items[1]
     assert gemm.saving.mid_ms == pytest.approx(0.027 * 3390.0)  # 91.53 ms
     assert gemm.saving.cap_ms == 200.0 and gemm.title == "GEMM: aten::mm (compute-bound, cuBLAS)"
+
+
+def test_an_unknown_library_is_left_out_of_the_title() -> None:
+    """As in the card headings: `(compute-bound)`, never `(compute-bound, Unknown)`."""
+    metrics = {"gemm": gemm_finding(2.7, 200.0, library="Unknown")}
+    [item] = rank_items(candidates(metrics, IDLE_GPU, {"gemm": "GEMM"}), 3390.0)
+    assert item.title == "GEMM: aten::mm (compute-bound)"
 
 
 def test_fusion_savings_are_capped_by_the_kernels_time() -> None:

@@ -222,6 +222,7 @@ def test_segments_carry_trace_2_time_per_category() -> None:
         ("non_compute", 15.0, 10.0),  # 100 - 85, 80 - 70
     ]
     assert all(s.time2_ms is None for s in compute_segments(_manifest())[1])
+    assert segs[3].label == "NORM_fwd"  # its display name, as trace 1's categories have
 
 
 def test_a_comparison_draws_both_traces_and_the_helper_can_draw_it() -> None:

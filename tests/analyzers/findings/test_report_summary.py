@@ -7,9 +7,11 @@ from dataclasses import replace
 
 from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics, HostSide, IterationSummary
 from rooflens.analyzers.findings.report import compose_report
+from rooflens.analyzers.findings.report_compare import ReportComparison, category_times
 from rooflens.analyzers.findings.report_prose import ReportProse
 from rooflens.analyzers.findings.report_summary import iteration_line
 from rooflens.analyzers.perf.platforms import get_platform
+from rooflens.analyzers.prepare.categories import GpuUtilization
 from tests.helpers.pipeline_runs import entry, manifest
 
 
@@ -47,6 +49,22 @@ def test_top_bottleneck_share_never_passes_100_percent(run):
     text = compose_report(replace(run.inputs, manifest=manifest(util, cats, platform="MI300X")))
     assert "| Top Bottleneck Category | GEMM (75.0% of compute time) |" in text
     assert "| 1 | GEMM | 6.0 | 75.0% |" in text and "| 2 | Elementwise | 2.0 | 25.0% |" in text
+
+
+def test_a_category_only_trace_2_has_is_named_as_the_perf_report_names_it(run):
+    """Trace 2's largest category is one trace 1 lacks (convolution, keyed `conv_fwd` in the
+    manifest): the metric table names it `CONV_fwd`, as every other category is named."""
+    util2 = GpuUtilization(total_time_ms=8.0, computation_time_percent=75.0)
+    rows = [{"op category": "conv_fwd", "total_direct_kernel_time_ms": 4.5},
+            {"op category": "gemm", "total_direct_kernel_time_ms": 1.5}]  # fmt: skip
+    times = category_times(rows)
+    compared = ReportComparison("H100_SXM", util2, times)
+    scoped = run.inputs.manifest.model_copy(update={"comparison_scope": "comparative"})
+    text = compose_report(replace(run.inputs, manifest=scoped, comparison=compared))
+    row = "| Top Bottleneck Category | GEMM (57.1% of compute time) | CONV_fwd (75.0% of compute "
+    assert row in text
+    assert "conv_fwd (" not in text
+    assert compared.display2("sdpa_bwd") == "SDPA_bwd" and compared.display2("mine") == "mine"
 
 
 def test_a_platform_without_measured_figures_shows_datasheet_peaks_only(run):

@@ -1,0 +1,62 @@
+"""Trace 2's system analyses in a comparative run (docs/compare.md#system-analyses-of-both-traces).
+
+Trace 1's `cpu_idle` and `multi_kernel` documents are what a standalone run of trace 1 writes
+(TraceLens analyses trace 1 only). Trace 2 gets the same two analyses, run by the same code on
+its own model, perf report and platform, so the report can set the two traces' idle time,
+exposed communication and copies side by side. They are kept apart from trace 1's documents
+and never enter the priorities: a saving is always trace 1's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rooflens.analyzers import layout
+from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics, analyze_cpu_idle
+from rooflens.analyzers.categories.multi_kernel import MultiKernelMetrics, analyze_multi_kernel
+from rooflens.analyzers.categories.system_inputs import SystemInputs, Timeline
+from rooflens.analyzers.compare.comparison import Comparison
+from rooflens.analyzers.prepare.manifest import Manifest
+from rooflens.analyzers.prepare.run import system_parts
+
+TRACE2_SYSTEM_KEYS = layout.TRACE2_SYSTEM_KEYS
+
+
+@dataclass(frozen=True)
+class Trace2System:
+    """Trace 2's CPU/idle and multi-kernel documents."""
+
+    cpu_idle: CpuIdleMetrics
+    multi_kernel: MultiKernelMetrics
+
+    def documents(self) -> dict[str, CpuIdleMetrics | MultiKernelMetrics]:
+        return {"cpu_idle": self.cpu_idle, "multi_kernel": self.multi_kernel}
+
+
+def trace2_inputs(manifest: Manifest, comparison: Comparison) -> SystemInputs | None:
+    """Trace 2 as the system analyses see it; None when the manifest is not comparative. The
+    manifest handed on carries trace 2's utilisation, the timeline fallback of the analyses."""
+    util2 = manifest.trace2_gpu_utilization
+    if manifest.comparison_scope != "comparative" or util2 is None:
+        return None
+    parts = system_parts(comparison.model)
+    sheets = comparison.report.sheets
+    return SystemInputs(
+        manifest=manifest.model_copy(update={"gpu_utilization": util2}),
+        timeline=Timeline.from_sheet(sheets.get("gpu_timeline")),
+        multi_kernel=parts.multi_kernel,
+        fusion_candidates=[],
+        unified=sheets.get("unified_perf_summary"),
+        platform=comparison.platform,
+        idle=parts.idle,
+        kernels=parts.kernels,
+        copies=parts.copies,
+    )
+
+
+def analyse_trace2(manifest: Manifest, comparison: Comparison) -> Trace2System | None:
+    """Both system analyses of trace 2 (None outside a comparative run)."""
+    inputs = trace2_inputs(manifest, comparison)
+    if inputs is None:
+        return None
+    return Trace2System(analyze_cpu_idle(inputs), analyze_multi_kernel(inputs))

@@ -1,0 +1,121 @@
+"""The system cards of the drafts (docs/analysis.md#findings): the GPU idle card of
+`cpu_idle`, the copy, collective and overlap cards of `multi_kernel`. Each is flagged by its
+metrics document; in a comparative run trace 2's document of the same analysis adds trace 2's
+figure to the card (docs/compare.md#system-analyses-of-both-traces). System cards carry no
+impact marker: their saving is ranked in the priorities.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from rooflens.analyzers.findings.contract import (
+    NOT_QUANTIFIABLE,
+    SYSTEM_IMPACT_SENTENCE,
+    DetailBlock,
+    Marker,
+    PItem,
+    Section,
+    Table,
+    num,
+)
+from rooflens.analyzers.findings.copy_draft import copy_card
+from rooflens.analyzers.findings.system_compare import trace2_exposed_words, trace2_idle_words
+
+
+def system_pair(rank: int, title: str, insight: str, action: str, ident: str, rows, reason):
+    card = PItem(
+        rank, title, fields=(("Insight", insight), ("Action", action)),
+        impact=Marker("p_item", (("low", "null"), ("mid", "null"), ("high", "null"))),
+        impact_text=NOT_QUANTIFIABLE,
+    )  # fmt: skip
+    table = Table(("Metric", "Value", "Flagged"), tuple(rows))
+    sections = (
+        Section("Identification", ident),
+        Section("Data", body=table.render()),
+        Section("Reasoning for Slowdown", reason),
+        Section("Resolution", action),
+        Section("Impact estimate", SYSTEM_IMPACT_SENTENCE),
+    )
+    block = DetailBlock("system", rank, title, sections=sections)
+    return card, block
+
+
+def cpu_idle_pairs(m: Mapping, m2: Mapping | None = None) -> list:
+    """The idle card; `m2`, trace 2's document in a comparison, adds trace 2's idle time."""
+    if not m.get("idle_flagged"):
+        return []
+    u = m.get("gpu_utilization") or {}
+    idle, pct, total = (
+        num(u.get(k)) for k in ("idle_time_ms", "idle_time_percent", "total_time_ms")
+    )
+    rows = [
+        ("Idle time", f"{idle} ms ({pct}%)", "true"),
+        ("Total time", f"{total} ms", "false"),
+        ("Computation", f"{num(u.get('computation_percent'))}%", "false"),
+        ("Communication", f"{num(u.get('communication_percent'))}%", "false"),
+        ("Memcpy", f"{num(u.get('memcpy_percent'))}%", "false"),
+    ]
+    insight = f"The GPU is idle for {idle} ms of {total} ms ({pct}%), above the 15% threshold."
+    words2 = trace2_idle_words(m2) if m2 is not None else None
+    if words2 is not None:
+        rows.append(words2[0])
+        insight += words2[1]
+    return [
+        system_pair(
+            1,
+            f"GPU idle for {pct}% of the trace",
+            insight,
+            "Capture the step in a GPU graph, remove host synchronisations, and prepare the "
+            "next inputs while the GPU is busy.",
+            "The GPU timeline shows gaps with no kernel running "
+            "(source: `cpu_idle_metrics.json` → `gpu_utilization`).",
+            rows,
+            "While the host launches kernels or waits on synchronisation, the GPU has no work.",
+        )
+    ]
+
+
+def multi_kernel_pairs(m: Mapping, m2: Mapping | None = None) -> list:
+    """The copy, collective and overlap cards; `m2`, trace 2's document in a comparison, adds
+    trace 2's exposed time to the first two."""
+    out: list = []
+    src = "(source: `multi_kernel_metrics.json` → `{}`)."
+    copies = copy_card(m)  # one card for every copy, whatever its direction
+    if copies is not None:
+        copy2 = trace2_exposed_words(m2, "copies") if m2 is not None else ""
+        out.append((copies[0], copies[1] + copy2, *copies[2:]))
+    nccl = m.get("nccl_blocking_assessment") or {}
+    if nccl.get("flagged"):
+        exp, pct = num(nccl.get("exposed_comm_time_ms")), num(nccl.get("exposed_percent_of_total"))
+        rows = [
+            ("Exposed communication", f"{exp} ms ({pct}%)", "true"),
+            ("Total communication", f"{num(nccl.get('total_comm_time_ms'))} ms", "false"),
+        ]
+        out.append((
+            f"Exposed collective communication is {pct}% of the trace",
+            f"{exp} ms of collective communication ({pct}%) is not hidden behind compute."
+            + (trace2_exposed_words(m2, "communication") if m2 is not None else ""),
+            "Overlap collectives with compute, for example by bucketing gradients or "
+            "prefetching parameters.",
+            "Collective communication kernels " + src.format("nccl_blocking_assessment"),
+            rows,
+            "While a collective runs without overlapping compute, the GPU does no model work.",
+        ))  # fmt: skip
+    overlap = m.get("overlap_assessment") or {}
+    if overlap.get("flagged"):
+        pct, target = num(overlap.get("overlap_percent")), num(overlap.get("target_percent"))
+        rows = [
+            ("Overlap ratio", f"{pct}%", "true"),
+            ("Target", f"{target}%", "false"),
+        ]
+        out.append((
+            f"Communication overlaps compute for only {pct}% of its time",
+            f"Communication overlaps compute for {pct}% of its time, under the {target}% target.",
+            "Schedule collectives on their own stream and issue them early so they run beside "
+            "compute kernels.",
+            "Communication and compute timelines " + src.format("overlap_assessment"),
+            rows,
+            "Communication that does not overlap compute adds directly to the step time.",
+        ))  # fmt: skip
+    return [system_pair(i, *args) for i, args in enumerate(out, 1)]
