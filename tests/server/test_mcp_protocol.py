@@ -15,7 +15,7 @@ from mcp.types import INVALID_PARAMS, ResourceListChangedNotification, ServerNot
 from rooflens.server.app import ServerConfig, build_server
 from tests.helpers.mcp_client import call, error_of
 
-DUMMY = {"string": "x", "integer": 1, "boolean": False, "array": [], "object": {}}
+DUMMY = {"string": "x", "integer": 1, "boolean": False, "array": ["x"], "object": {}}
 
 
 def dummy_arguments(schema: dict[str, Any]) -> dict[str, Any]:
