@@ -131,11 +131,12 @@ def _report_resources(mcp: MCPServer, access: RunAccess) -> None:
 def _job_resources(mcp: MCPServer, access: RunAccess) -> None:
     """A job of many ranks (load_job): its record and its tables."""
 
-    @mcp.resource(JOB, mime_type=JSON)
-    def job(job_id: str, ctx: Context) -> str:
+    @mcp.resource(JOB + "{?offset}", mime_type=JSON)
+    def job(job_id: str, ctx: Context, offset: str = "") -> str:
         """The job's record (job.json without its file ledger): each rank's trace, status,
-        run id or failure. The tool get_job_overview gives the findings and pages the ranks."""
-        return rf.job_record(rf.job_file(access, ctx, job_id, layout.JOB_FILE))
+        run id or failure; past one result's size the ranks come a page at a time
+        (ranks_page names the next page). get_job_overview gives the findings."""
+        return rf.job_record(access, ctx, job_id, rf.page_offset(offset))
 
     @mcp.resource(JOB + "/report{?offset}", mime_type=MD)
     def job_report(job_id: str, ctx: Context, offset: str = "") -> str:

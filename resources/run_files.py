@@ -45,14 +45,17 @@ def job_file(access: RunAccess, ctx: Context, job_id: str, rel: str) -> Path:
     return path
 
 
-def job_record(path: Path) -> str:
+def job_record(access: RunAccess, ctx: Context, job_id: str, offset: int) -> str:
     """job.json as a reader needs it: the ledger's hashes and each trace's identity (size,
-    mtime, SHA-256) left out, which `rooflens validate` reads from the file itself."""
+    mtime, SHA-256) left out, which `rooflens validate` reads from the file itself; the
+    ranks a page at a time when they do not fit one result."""
+    path = job_file(access, ctx, job_id, layout.JOB_FILE)
     record = json.loads(path.read_text("utf-8"))
     record["files_in_ledger"] = len(record.pop("artifacts", None) or {})
     for rank in record.get("ranks", []):
         rank.pop("trace", None)
-    return json.dumps(record, indent=1)
+    text = json.dumps(record, indent=1)
+    return json_page(access, ctx, text, record, "ranks", f"rooflens://jobs/{job_id}", offset)
 
 
 def known(names: list[str]) -> str:
@@ -241,31 +244,41 @@ def csv_page(access: RunAccess, ctx: Context, path: Path, uri: str, offset: int)
 
 
 def metrics_page(access: RunAccess, ctx: Context, path: Path, uri: str, offset: int) -> str:
-    """A category's metrics JSON; when it is larger than one result, everything but its
-    `operations` whole and those a page at a time (`operations_page` says which and names
-    the next page), so findings and counters are never cut."""
+    """A category's metrics JSON, its `operations` a page at a time when it is too large."""
     text = path.read_text(encoding="utf-8")
+    return json_page(access, ctx, text, json.loads(text), "operations", uri, offset)
+
+
+def json_page(
+    access: RunAccess, ctx: Context, text: str, doc: dict, key: str, uri: str, offset: int
+) -> str:
+    """`text` (the JSON of `doc`) when it fits one result; else everything but the list
+    `doc[key]` whole and that list a page at a time (`<key>_page` says which and names the
+    next page), so what describes the whole is never cut."""
     budget = access.page_bytes(caller(ctx))
     if offset == 0 and len(text.encode("utf-8")) <= budget:
         return text
-    doc = json.loads(text)
-    ops = doc.pop("operations", None) or []
+    items = doc.pop(key, None) or []
     room = budget - len(json.dumps(doc, indent=1).encode("utf-8")) - 400
     kept: list = []
-    for op in ops[offset:]:
-        room -= len(json.dumps(op, indent=1).encode("utf-8")) + 2
+    for item in items[offset:]:
+        room -= len(json.dumps(item, indent=1).encode("utf-8")) + 2
         if room < 0 and kept:
             break
-        kept.append(op)
-    end = offset + len(kept)
-    doc["operations_page"] = {
-        "offset": offset,
-        "shown": len(kept),
-        "total": len(ops),
-        "next": f"{uri}?offset={end}" if end < len(ops) else None,
-    }
-    doc["operations"] = kept
-    return json.dumps(doc, indent=1)
+        kept.append(item)
+    while True:  # the estimate leaves out nesting: drop items until the page fits
+        end = offset + len(kept)
+        doc[f"{key}_page"] = {
+            "offset": offset,
+            "shown": len(kept),
+            "total": len(items),
+            "next": f"{uri}?offset={end}" if end < len(items) else None,
+        }
+        doc[key] = kept
+        page = json.dumps(doc, indent=1)
+        if len(kept) <= 1 or len(page.encode("utf-8")) <= budget:
+            return page
+        kept = kept[:-1]
 
 
 def text_page(access: RunAccess, ctx: Context, path: Path, uri: str, offset: int) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -122,3 +123,45 @@ async def test_a_jobs_overview_is_read_again_by_id_small_and_paged(connect, allo
     assert all("trace" not in r for r in record["ranks"])
     assert verify_job(allowed / "rooflens_runs" / job) == []
     assert (allowed / "rooflens_runs" / job / layout.JOB_OVERVIEW).is_file()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["auto"])
+async def test_a_large_jobs_record_and_tables_come_in_pages(connect, allowed) -> None:
+    """job.json grew by a ledger line per file and a hash per trace: 13 kB for the 8-rank
+    DLRM job, 17 kB for 64 generated ranks without runs. Now the ledger is left out and the
+    ranks are paged within the result limit."""
+    write_job(allowed / "job", JobPlan(ranks=16, steps=1, collectives=2, slow_rank=3, slow_us=80))
+    limit = 4096
+    with anyio.fail_after(180):
+        async with connect(max_result_bytes=limit) as client:
+            loaded = await call(client, "load_job", {"paths": ["job"], "until": "none"})
+            base = f"rooflens://jobs/{loaded['job_id']}"
+            pages, nxt = [], base
+            while nxt:
+                pages.append((await client.read_resource(nxt)).contents[0].text)
+                nxt = json.loads(pages[-1])["ranks_page"]["next"]
+            ranks = (await client.read_resource(f"{base}/tables/ranks")).contents[0].text
+            report, nxt = [], f"{base}/report"
+            while nxt:
+                report.append((await client.read_resource(nxt)).contents[0].text)
+                found = re.search(r"next page: (\S+)\)\*\n$", report[-1])
+                nxt = found.group(1) if found else None
+    on_disk = json.loads((allowed / "rooflens_runs" / loaded["job_id"] / "job.json").read_text())
+    records = [json.loads(p) for p in pages]
+    assert len(pages) > 1 and all(len(p.encode()) <= limit for p in pages)
+    assert [r["rank"] for p in records for r in p["ranks"]] == list(range(16))
+    assert [r["trace_path"] for p in records for r in p["ranks"]] == [
+        r["trace_path"] for r in on_disk["ranks"]
+    ]
+    assert records[0]["ranks_page"]["total"] == 16 and records[0]["world_size"] == 16
+    assert records[0]["files_in_ledger"] == len(on_disk["artifacts"])
+    # the report in pages of whole lines, each ending with the line naming the next
+    whole = (allowed / "rooflens_runs" / loaded["job_id"] / "job_analysis.md").read_text()
+    assert len(report) > 1 and all(len(p.encode()) <= limit for p in report)
+    assert (
+        "".join(re.sub(r"\n\*\(lines \d+-\d+ of \d+; next page: \S+\)\*\n$", "", p) for p in report)
+        == whole
+    )
+    # a table that fits is whole, with no page note
+    assert [r["rank"] for r in csv.DictReader(io.StringIO(ranks))] == [str(r) for r in range(16)]
