@@ -76,6 +76,8 @@ def test_trace1_documents_are_those_of_a_standalone_run(runs) -> None:
         assert read(compared / layout.metrics(key)) == read(alone / layout.metrics(key)), key
     idle1 = read(compared / layout.metrics("cpu_idle"))
     assert idle1["gpu_utilization"]["idle_time_ms"] == 34.075
+    assert not any((alone / layout.trace2_metrics(k)).exists() for k in layout.TRACE2_SYSTEM_KEYS)
+    assert "Trace 1 against trace 2" not in (alone / layout.REPORT).read_text(encoding="utf-8")
 
 
 def test_report_sets_trace1_against_trace2(runs) -> None:
