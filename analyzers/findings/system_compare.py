@@ -189,7 +189,8 @@ def _avoidable_text(c: SystemComparison) -> str:
     return (
         f"Per iteration, trace 2 did without part of trace 1's time; over trace 1's {its} "
         f"that is {', '.join(said)}. That much is shown avoidable: trace 2 ran its iterations "
-        "without it."
+        "without it. Idle time depends on the host as well as the code: when the two traces "
+        "come from different machines, part of this can be the host CPU, not the program."
     )
 
 
