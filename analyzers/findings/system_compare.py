@@ -161,7 +161,9 @@ def idle_sentence(c: SystemComparison) -> str:
         f"{_ms(one.window_ms)} ms) against {two.idle_pct:.2f} % in trace 2 ({_ms(two.idle_ms)} "
         f"ms of {_ms(two.window_ms)} ms)"
     )
-    if one.cause and two.cause:
+    if one.cause and two.cause and one.cause[0] == two.cause[0]:
+        text += f"; both traces' idle is mostly {one.cause[0]}"
+    elif one.cause and two.cause:
         text += f"; trace 1's idle is mostly {one.cause[0]}, trace 2's {two.cause[0]}"
     return text + "."
 
@@ -187,7 +189,8 @@ def _avoidable_text(c: SystemComparison) -> str:
     return (
         f"Per iteration, trace 2 did without part of trace 1's time; over trace 1's {its} "
         f"that is {', '.join(said)}. That much is shown avoidable: trace 2 ran its iterations "
-        "without it."
+        "without it. Idle time depends on the host as well as the code: when the two traces "
+        "come from different machines, part of this can be the host CPU, not the program."
     )
 
 
@@ -197,6 +200,11 @@ def _row(name: str, a: str, b: str, diff: str = "—") -> str:
 
 def _with_pct(s: SystemSide, ms: float) -> str:
     return f"{_ms(ms)} ms ({s.pct(ms):.2f} %)"
+
+
+def _idle(s: SystemSide) -> str:
+    """The idle time with the CPU/idle document's own share (not re-derived from rounded ms)."""
+    return f"{_ms(s.idle_ms)} ms ({s.idle_pct:.2f} %)"
 
 
 def _iterations(s: SystemSide) -> str:
@@ -213,8 +221,7 @@ def system_markdown(c: SystemComparison) -> str:
     rows = [
         f"| Metric | Trace 1 | Trace 2 | {DIFF_HEAD} |",
         "| --- | --- | --- | --- |",
-        _row("GPU idle", _with_pct(one, one.idle_ms), _with_pct(two, two.idle_ms),
-             ms_difference(one.idle_ms, two.idle_ms)),
+        _row("GPU idle", _idle(one), _idle(two), ms_difference(one.idle_ms, two.idle_ms)),
         _row("Largest idle cause", _cause(one), _cause(two)),
     ]  # fmt: skip
     for pool, name in (("exposed_comm", "Exposed communication"),

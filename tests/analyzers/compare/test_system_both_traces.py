@@ -21,20 +21,25 @@ evaluation kernel launched 2 ms after the last step.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from rooflens.analyzers import layout
 from rooflens.analyzers.categories.cpu_idle import IterationSummary
-from rooflens.analyzers.findings.system_compare import SystemSide, compare_sides, system_markdown
+from rooflens.analyzers.findings.system_compare import (
+    SystemSide,
+    compare_sides,
+    idle_sentence,
+    system_markdown,
+)
 from rooflens.server.cli import main
 from tests.helpers.compare_pairs import host_bound_pair
 
 IDLE_SENTENCE = (
     "GPU idle 79.16 % of trace 1's window (34.075 ms of 43.045 ms) against 61.51 % in trace 2 "
-    "(14.175 ms of 23.045 ms); trace 1's idle is mostly between iterations, trace 2's between "
-    "iterations."
+    "(14.175 ms of 23.045 ms); both traces' idle is mostly between iterations."
 )
 
 
@@ -76,6 +81,8 @@ def test_trace1_documents_are_those_of_a_standalone_run(runs) -> None:
         assert read(compared / layout.metrics(key)) == read(alone / layout.metrics(key)), key
     idle1 = read(compared / layout.metrics("cpu_idle"))
     assert idle1["gpu_utilization"]["idle_time_ms"] == 34.075
+    assert not any((alone / layout.trace2_metrics(k)).exists() for k in layout.TRACE2_SYSTEM_KEYS)
+    assert "Trace 1 against trace 2" not in (alone / layout.REPORT).read_text(encoding="utf-8")
 
 
 def test_report_sets_trace1_against_trace2(runs) -> None:
@@ -91,6 +98,7 @@ def test_report_sets_trace1_against_trace2(runs) -> None:
         "Per iteration, trace 2 did without part of trace 1's time; over trace 1's 5 iterations "
         "that is 19.905 ms of idle time inside iterations, 0.100 ms of exposed copy time."
     ) in section
+    assert "part of this can be the host CPU, not the program." in section  # not all code
     assert "exposed communication of" not in section  # neither trace communicates
 
 
@@ -124,6 +132,11 @@ def test_windows_without_iterations_get_no_avoidable_figure() -> None:
     text = system_markdown(compared)
     assert "GPU idle 75.00 % of trace 1's window (30.000 ms of 40.000 ms) against 25.00 %" in text
     assert "no part of trace 1's time is called avoidable" in text and "did without" not in text
+    blocked = replace(compared.two, cause=("host blocked in a synchronising call", 4.0))
+    assert idle_sentence(replace(compared, two=blocked)).endswith(
+        "; trace 1's idle is mostly between iterations, trace 2's host blocked in a "
+        "synchronising call."
+    )
     guessed = steps.model_copy(update={"confident": False})
     assert compare_sides(_side(30.0, 40.0, steps), _side(5.0, 20.0, guessed)).not_comparable == (
         "trace 2's iterations were found with low confidence"

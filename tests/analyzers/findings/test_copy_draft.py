@@ -67,3 +67,21 @@ def test_no_card_when_the_copies_are_worth_no_item_and_nothing_is_flagged() -> N
     quiet = metrics(1000.0, flagged=False)  # 0.15 % of the window
     assert draft_findings("multi_kernel", quiet).status == Status.NO_FINDINGS
     assert system_pools("multi_kernel", quiet) == []
+
+
+def test_comparative_copy_card_adds_trace2s_exposed_copies() -> None:
+    """Trace 2's document of the same analysis (docs/compare.md#system-analyses-of-both-traces):
+    0.4 ms of exposed copies in an 80 ms window is 0.50 % of it."""
+    analysed = metrics(100.0, flagged=False)
+    trace2 = metrics(80.0, flagged=False).model_copy(
+        update={"overlap_analysis": {"exposed_memcpy_time_us": 400.0}}
+    )
+    findings = draft_findings("multi_kernel", analysed, trace2=trace2)
+    text = render_findings(findings)
+    assert validate_findings(text, findings.tier, metrics=analysed.model_dump(mode="json")) == []
+    (card,) = findings.cards
+    assert dict(card.fields)["Insight"].endswith(
+        " Trace 2: 0.400 ms of exposed copies (0.50% of its window)."
+    )
+    alone = draft_findings("multi_kernel", analysed)
+    assert "Trace 2" not in render_findings(alone)
