@@ -4,6 +4,7 @@ usable with the run tools, the job's tables readable as resources (docs/multiran
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Annotated, Literal
 
 import anyio.from_thread
@@ -35,6 +36,8 @@ from rooflens.server.tools.common import (
 from rooflens.server.tools.load import OutputDirArg
 
 MAX_RANKS_LISTED = 64  # rank rows in a result; job_tables/ranks.csv has them all
+MAX_FAILURES = 5  # failed ranks in a result's overview; ranks_failed counts them all
+MAX_REASON = 300  # characters of a failed rank's reason in a result
 
 PathsArg = Annotated[
     list[str],
@@ -94,7 +97,10 @@ class JobLoadResult(BaseModel):
     ranks_failed: int
     warnings: list[str]
     overview: JobOverview = Field(description="stragglers, waits, causes and findings (ms)")
-    ranks: list[JobRankRow] = Field(description=f"the first {MAX_RANKS_LISTED} ranks")
+    ranks: list[JobRankRow] = Field(description="the first ranks, as many as fit")
+    next_offset: int | None = Field(
+        default=None, description="more ranks: get_job_overview(job_id, offset=next_offset)"
+    )
     resources: list[str] = Field(description="rooflens:// URIs of the job's files")
 
 
@@ -127,8 +133,28 @@ def rank_row(rank: JobRank) -> JobRankRow:
         rank=rank.rank,
         status=rank.status,
         run_id=rank.run_id,
-        reason=f"{rank.failure}: {rank.reason}" if failed else None,
+        reason=_reason(f"{rank.failure}: {rank.reason}", rank.trace_path) if failed else None,
     )
+
+
+def _reason(text: str, path: str) -> str:
+    """Why a rank failed, its trace named by file name (the job record has the path)."""
+    return _short(text.replace(path, Path(path).name))
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= MAX_REASON else text[: MAX_REASON - 3] + "..."
+
+
+def brief(overview: JobOverview) -> JobOverview:
+    """The overview with at most MAX_FAILURES failed ranks, each by its file name (the job
+    record has the paths) with its reason shortened: a job whose ranks all fail must not
+    make a result of every path and error text."""
+    failures = [
+        f.model_copy(update={"path": Path(f.path).name, "reason": _reason(f.reason, f.path)})
+        for f in overview.failures[:MAX_FAILURES]
+    ]
+    return overview.model_copy(update={"failures": failures})
 
 
 def read_overview(
@@ -157,7 +183,7 @@ def read_overview(
         ranks_done=sum(x.status == "done" for x in ranks),
         ranks_failed=sum(x.status != "done" for x in ranks),
         warnings=record.warnings,
-        overview=JobOverview.model_validate_json(path.read_bytes()),
+        overview=brief(JobOverview.model_validate_json(path.read_bytes())),
         ranks=[],
         total_ranks=len(ranks),
         offset=offset,
@@ -174,27 +200,30 @@ def read_overview(
     )
 
 
-def job_result(loaded: JobLoaded) -> JobLoadResult:
+def job_result(loaded: JobLoaded, budget: int) -> JobLoadResult:
     result = loaded.result
     rows = [
         JobRankRow(
             rank=o.rank,
             status="done" if isinstance(o, RankDone) else "failed",
             run_id=loaded.runs[o.rank].id if o.rank in loaded.runs else None,
-            reason=None if isinstance(o, RankDone) else f"{o.kind}: {o.reason}",
+            reason=None if isinstance(o, RankDone) else _reason(f"{o.kind}: {o.reason}", o.path),
         )
         for o in result.outcomes[:MAX_RANKS_LISTED]
     ]
-    return JobLoadResult(
+    base = JobLoadResult(
         job_id=loaded.job_id,
         output_dir=str(loaded.folder),
         ranks_done=len(result.done),
         ranks_failed=len(result.failed),
         warnings=list(result.inputs.warnings),
-        overview=job_overview(result.analysis),
-        ranks=rows,
+        overview=brief(job_overview(result.analysis)),
+        ranks=[],
         resources=job_resources(loaded.job_id),
     )
+    kept, _ = fit(base, "ranks", rows, budget)
+    more = len(kept) < len(result.outcomes)
+    return base.model_copy(update={"ranks": kept, "next_offset": len(kept) if more else None})
 
 
 def register(mcp: MCPServer) -> None:
@@ -225,7 +254,7 @@ def register(mcp: MCPServer) -> None:
             await runs_changed(ctx)
         for o in loaded.result.failed:
             await log_to_client(ctx, "warning", f"{loaded.job_id}: rank {o.rank} failed")
-        return job_result(loaded)
+        return job_result(loaded, app_state(ctx).payload_budget)
 
     @mcp.tool(name="get_job_overview", title="Job overview", annotations=READ_ONLY)
     async def job_overview_tool(

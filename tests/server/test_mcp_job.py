@@ -165,3 +165,37 @@ async def test_a_large_jobs_record_and_tables_come_in_pages(connect, allowed) ->
     )
     # a table that fits is whole, with no page note
     assert [r["rank"] for r in csv.DictReader(io.StringIO(ranks))] == [str(r) for r in range(16)]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["auto"])
+async def test_a_job_of_many_failed_ranks_stays_within_the_result_limit(connect, allowed) -> None:
+    """Every failed rank's path and reason went into load_job's overview, and up to 64 rank
+    rows whether or not they fit: a job whose ranks mostly fail made an unbounded result."""
+    write_job(allowed / "job", JobPlan(ranks=12, steps=1, collectives=1))
+    for r in range(2, 12):
+        (allowed / "job" / f"rank{r}.pt.trace.json.gz").write_bytes(b"not a trace " * 200)
+    limit = 8192
+    with anyio.fail_after(180):
+        async with connect(max_result_bytes=limit) as client:
+            result = await client.call_tool("load_job", {"paths": ["job"], "until": "none"})
+            assert not result.is_error, result.content
+            loaded = result.structured_content
+            again = await call(client, "get_job_overview", {"job_id": loaded["job_id"]})
+    assert (loaded["ranks_done"], loaded["ranks_failed"]) == (2, 10)
+    for view in (loaded["overview"], again["overview"]):
+        assert [f["rank"] for f in view["failures"]] == list(range(2, 7))  # the first 5
+        assert view["failures"][0] == {
+            "rank": 2,
+            "path": "rank2.pt.trace.json.gz",
+            "reason": "unreadable trace: rank2.pt.trace.json.gz: is named .json.gz but is not "
+            "gzip-compressed. Rename it to .json if it holds plain JSON",
+        }
+    shown = len(loaded["ranks"])
+    assert 2 < shown < 12 and loaded["next_offset"] == shown
+    assert [r["rank"] for r in loaded["ranks"]] == list(range(shown))
+    assert loaded["ranks"][2]["reason"] == (
+        "unreadable trace: rank2.pt.trace.json.gz: is named .json.gz but is not "
+        "gzip-compressed. Rename it to .json if it holds plain JSON"
+    )
+    assert len(result.content[0].text.encode()) <= limit // 2
