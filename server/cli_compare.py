@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rooflens.analyzers.compare.comparison import Comparison, compare, read_trace2
+from rooflens.analyzers.compare.comparison import SAME_TRACE, Comparison, compare, read_trace2
 from rooflens.analyzers.compare.what_changed_md import headline
 from rooflens.analyzers.perf.categories import CategoryTable
 from rooflens.analyzers.perf.platform_choice import choose_platform
@@ -114,4 +114,7 @@ class SecondTrace:
             "platform": record.platform,
             "platform_source": self.source,
             "what_changed": headline(found.what_changed) if found else None,
+            "warnings": [w.message for w in found.health.warnings if w == SAME_TRACE]
+            if found
+            else [],
         }

@@ -292,6 +292,8 @@ def print_outcome(o: Outcome, out: TextIO) -> None:
         out.write(f"Compared with {other['trace']}, scored against {other['platform_source']}.\n")
         if other["what_changed"]:
             out.write(f"What changed: {other['what_changed']}\n")
+        for warning in other.get("warnings", []):
+            out.write(f"Warning: {warning}\n")
     if o.roofline_coverage_percent is not None:
         out.write(f"Kernel time with a roofline: {o.roofline_coverage_percent:.1f} %\n")
     out.write(

@@ -24,11 +24,20 @@ from rooflens.analyzers.perf.platform_choice import choose_platform
 from rooflens.analyzers.perf.platforms import Platform
 from rooflens.analyzers.report.build import PerfReport, build_report
 from rooflens.analyzers.trace.errors import TraceError
-from rooflens.analyzers.trace.health import TraceHealth, assess
+from rooflens.analyzers.trace.health import HealthWarning, TraceHealth, assess
 from rooflens.analyzers.trace.model import TraceModel
 from rooflens.analyzers.trace.open_trace import AUTO, CaptureChoice, open_trace
 
 TRACE2 = "trace 2"  # how messages name the second trace
+SAME_TRACE = HealthWarning(
+    code="same_as_trace1",
+    severity="warning",
+    message=(
+        "Trace 2 records exactly the events of trace 1 (the same trace, or a copy of it), so "
+        "every difference in this comparison is zero. Pass the reference run's trace (another "
+        "GPU, library version or code change) as trace 2."
+    ),
+)
 
 
 @dataclass(frozen=True)
@@ -61,6 +70,9 @@ def compare(
     """Set an already-read trace 2 against trace 1 (`report1` built from `model1`); `health`
     is `assess(model2)` when the caller has it."""
     report2 = build_report(model2, platform2, categories=categories)
+    health = health or assess(model2)
+    if same_events(model1, model2):
+        health = health.model_copy(update={"warnings": [SAME_TRACE, *health.warnings]})
     diff = diff_traces(model1, model2)
     stats = diff_stats(diff)
     return Comparison(
@@ -69,12 +81,22 @@ def compare(
         report=report2,
         platform=platform2,
         platform_source=platform_source,
-        health=health or assess(model2),
+        health=health,
         diff=diff,
         diff_stats=stats,
         trace1_sheets=comparison_sheets(report1, diff, stats),
         what_changed=what_changed(diff, report1, report2),
     )
+
+
+def same_events(model1: TraceModel, model2: TraceModel) -> bool:
+    """Whether the two traces record the same events (names, start times, durations): a trace
+    compared with itself, which a caller does by mistake more often than on purpose."""
+    one, two = model1.recorded, model2.recorded
+    if len(one) != len(two):
+        return False
+    columns = ["ts", "dur", "name"]  # Series.equals: NaN durations (metadata events) are equal
+    return one[columns].reset_index(drop=True).equals(two[columns].reset_index(drop=True))
 
 
 def read_trace2(

@@ -55,7 +55,9 @@ def cluster_client(choice: ClusterChoice, paths: Sequence[Path]) -> Iterator[Cli
             processes=True,
             memory_limit=choice.memory_limit,
             host="127.0.0.1",  # nothing of the embedded cluster listens beyond this machine
-            dashboard_address=":0",  # its status routes on a free port, never a taken 8787
+            # no dashboard: a bare ":port" would make Dask listen on every interface; without
+            # one its HTTP routes stay on the scheduler's own host (127.0.0.1)
+            dashboard_address=None,
             silence_logs=logging.ERROR,
         )
         try:

@@ -14,6 +14,7 @@ import pytest
 
 from rooflens.analyzers import layout
 from rooflens.analyzers.compare.compare_columns import COMPARISON_COLUMNS
+from rooflens.analyzers.compare.comparison import SAME_TRACE
 from rooflens.server.cli import main
 from tests.helpers.capture_traces import write_case
 from tests.helpers.compare_pairs import planted_pair
@@ -56,6 +57,24 @@ def test_json_outcome_names_both_traces(tmp_path: Path, capsys) -> None:
     assert other["platform_source"] == "platform H100"
     assert other["what_changed"].startswith("`aten::gelu` is faster in trace 2")
     assert read(out / layout.MANIFEST)["comparison_scope"] == "comparative"
+    assert other["warnings"] == []  # two different traces
+
+
+def test_a_trace_compared_with_itself_is_warned_about(tmp_path: Path, capsys) -> None:
+    """The same file twice (a slip more often than a plan): the run goes on, every difference
+    is zero, and the summary, the JSON outcome and the report's trace-2 health say why."""
+    one, _, _ = planted_pair(tmp_path)
+    copy = tmp_path / "copy.json.gz"
+    copy.write_bytes(one.read_bytes())
+    out = tmp_path / "run"
+    assert main(["compare", str(one), str(one), "--until", "prepared", "--out", str(out)]) == 0
+    assert f"Warning: {SAME_TRACE.message}" in capsys.readouterr().out
+    argv = ["compare", str(one), str(copy), "--out", str(tmp_path / "copy_run"), "--json"]
+    assert main(argv) == 0
+    outcome = json.loads(capsys.readouterr().out)
+    assert outcome["compare_with"]["warnings"] == [SAME_TRACE.message]
+    report = (tmp_path / "copy_run" / layout.REPORT).read_text(encoding="utf-8")
+    assert "`same_as_trace1`" in report and "Trace 2: Trace 2 records exactly" in report
 
 
 def test_run_folder_holds_both_traces_and_the_diff(run) -> None:

@@ -64,6 +64,11 @@ async def test_load_trace_compares_and_lists_both_traces_tables(connect, pair) -
     assert again["run_id"] == run and again["reused"] is True
     assert other["run_id"] != run and other["reused"] is False  # another trace 2: another run
 
+    def codes(result: dict) -> list[str]:
+        return [w["code"] for w in result["comparison"]["health_warnings"]]
+
+    assert "same_as_trace1" in codes(other) and "same_as_trace1" not in codes(loaded)
+
 
 @pytest.mark.anyio
 async def test_compare_arguments_are_checked_like_the_trace(connect, pair, tmp_path) -> None:

@@ -129,6 +129,24 @@ def test_the_embedded_cluster_runs_every_rank_in_worker_processes(job, tmp_path)
     assert no_children_left() == []
 
 
+def test_the_embedded_cluster_listens_on_loopback_only(job: Path) -> None:
+    """Scheduler, nanny and worker sockets (and no dashboard on every interface): nothing of
+    the embedded cluster is reachable from another machine."""
+    paths = sorted(job.iterdir())
+    with cluster_client(ClusterChoice(workers=1).resolved(paths), paths) as client:
+        assert client.run(os.getpid)  # the worker is up
+        me = psutil.Process()
+        listening = [
+            c.laddr
+            for proc in [me, *me.children(recursive=True)]
+            for c in proc.net_connections(kind="inet")
+            if c.status == psutil.CONN_LISTEN
+        ]
+    assert len(listening) >= 3  # scheduler, nanny, worker
+    assert {addr.ip for addr in listening} == {"127.0.0.1"}, listening
+    assert no_children_left() == []
+
+
 def test_a_rank_whose_worker_dies_is_reported_and_the_others_finish(job: Path) -> None:
     paths = sorted(job.iterdir())
     tasks = [RankTask(str(p), r) for r, p in enumerate(paths)]
