@@ -47,6 +47,9 @@ def cluster_client(choice: ClusterChoice, paths: Sequence[Path]) -> Iterator[Cli
             yield client
         return
     choice = choice.resolved(paths)
+    # the scheduler lives in this process: its INFO lines would reach any handler the host
+    # program set up (the MCP server's log on stderr); only problems are worth showing
+    logging.getLogger("distributed").setLevel(logging.WARNING)
     # a rank that kills its worker (out of memory) is reported, not retried on every worker
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
         cluster = LocalCluster(
@@ -55,9 +58,9 @@ def cluster_client(choice: ClusterChoice, paths: Sequence[Path]) -> Iterator[Cli
             processes=True,
             memory_limit=choice.memory_limit,
             host="127.0.0.1",  # nothing of the embedded cluster listens beyond this machine
-            # no dashboard: a bare ":port" would make Dask listen on every interface; without
-            # one its HTTP routes stay on the scheduler's own host (127.0.0.1)
-            dashboard_address=None,
+            # status routes on a free loopback port: a bare ":0" listens on every interface,
+            # and the default 8787 may be taken by another cluster
+            dashboard_address="127.0.0.1:0",
             silence_logs=logging.ERROR,
         )
         try:

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import gzip
+import logging
 import os
 import socket
 import subprocess
@@ -129,9 +130,13 @@ def test_the_embedded_cluster_runs_every_rank_in_worker_processes(job, tmp_path)
     assert no_children_left() == []
 
 
-def test_the_embedded_cluster_listens_on_loopback_only(job: Path) -> None:
-    """Scheduler, nanny and worker sockets (and no dashboard on every interface): nothing of
-    the embedded cluster is reachable from another machine."""
+def test_the_embedded_cluster_listens_on_loopback_only_and_logs_only_problems(
+    job: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Scheduler, nanny, worker and status sockets: nothing of the embedded cluster is
+    reachable from another machine. And its in-process scheduler's INFO chatter never reaches
+    the host program's log handlers (the MCP server's stderr)."""
+    caplog.set_level(logging.INFO)
     paths = sorted(job.iterdir())
     with cluster_client(ClusterChoice(workers=1).resolved(paths), paths) as client:
         assert client.run(os.getpid)  # the worker is up
@@ -144,6 +149,8 @@ def test_the_embedded_cluster_listens_on_loopback_only(job: Path) -> None:
         ]
     assert len(listening) >= 3  # scheduler, nanny, worker
     assert {addr.ip for addr in listening} == {"127.0.0.1"}, listening
+    chatter = [r for r in caplog.records if r.name.startswith("distributed")]
+    assert [r for r in chatter if r.levelno < logging.WARNING] == []
     assert no_children_left() == []
 
 
