@@ -8,6 +8,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from rooflens.analyzers.job.analysis import JobAnalysis
+from rooflens.analyzers.job.stragglers import RankWaits
 
 
 class _Frozen(BaseModel):
@@ -95,17 +96,7 @@ def job_overview(a: JobAnalysis) -> JobOverview:
         steps=a.steps,
         per=a.per,
         matched_collectives=len(a.collectives.collectives),
-        straggler=None
-        if late is None
-        else StragglerView(
-            rank=late.rank,
-            times_last=late.times_last,
-            collectives=late.collectives,
-            pct_last=late.pct_last,
-            total_wait_ms=late.total_wait_us / 1e3,
-            held_others_ms=late.held_others_us / 1e3,
-            held_others_per_step_ms=late.held_others_us / per_step,
-        ),
+        straggler=None if late is None else _straggler(late, per_step),
         longest_waiter=None
         if waiter is None
         else WaiterView(
@@ -145,4 +136,16 @@ def job_overview(a: JobAnalysis) -> JobOverview:
             for f in a.findings
             if f.saving is not None
         ],
+    )
+
+
+def _straggler(late: RankWaits, per_step: float) -> StragglerView:
+    return StragglerView(
+        rank=late.rank,
+        times_last=late.times_last,
+        collectives=late.collectives,
+        pct_last=late.pct_last,
+        total_wait_ms=late.total_wait_us / 1e3,
+        held_others_ms=late.held_others_us / 1e3,
+        held_others_per_step_ms=late.held_others_us / per_step,
     )
