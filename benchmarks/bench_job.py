@@ -176,21 +176,31 @@ def bounded_memory(work: Path, ranks: int, steps: int, budget_ranks: float) -> d
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ranks", type=int, default=64)
-    parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument("--until", default="reported")
-    parser.add_argument("--big-ranks", type=int, default=8)
-    parser.add_argument("--big-steps", type=int, default=400)
-    parser.add_argument("--budget-ranks", type=float, default=2.5)
-    parser.add_argument("--workdir")
-    parser.add_argument("--json-out")
+    parser.add_argument("--ranks", type=int, default=64, help="ranks of the fan-out job (>= 2)")
+    parser.add_argument("--steps", type=int, default=20, help="profiler steps per rank")
+    parser.add_argument(
+        "--until", default="reported", choices=["none", "loaded", "reported"],
+        help="how far each rank's own run goes (none: the summary only)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--big-ranks", type=int, default=8,
+        help="ranks of the bounded-memory job (0: skip that part)",
+    )  # fmt: skip
+    parser.add_argument("--big-steps", type=int, default=400, help="steps per big rank")
+    parser.add_argument("--budget-ranks", type=float, default=2.5, help="budget, in ranks")
+    parser.add_argument("--workdir", help="where the generated jobs go (default: a temp dir)")
+    parser.add_argument("--json-out", help="also write every figure to this JSON file")
     args = parser.parse_args()
+    if args.ranks < 2 or args.big_ranks == 1 or args.big_ranks < 0:
+        parser.error("a job needs at least 2 ranks (--big-ranks 0 skips that part)")
     with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
         work = Path(tmp)
         figures = {"fan_out": fan_out_vs_sequential(work, args.ranks, args.steps, args.until)}
         print("fan-out vs sequential:", json.dumps(figures["fan_out"]), flush=True)
-        figures["bounded"] = bounded_memory(work, args.big_ranks, args.big_steps, args.budget_ranks)
-        print("bounded memory:", json.dumps(figures["bounded"]), flush=True)
+        if args.big_ranks:
+            big = bounded_memory(work, args.big_ranks, args.big_steps, args.budget_ranks)
+            figures["bounded"] = big
+            print("bounded memory:", json.dumps(big), flush=True)
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(figures, indent=2) + "\n")
 
