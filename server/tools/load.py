@@ -21,6 +21,7 @@ from rooflens.analyzers.trace.read import require_regular_file
 from rooflens.server import results as r
 from rooflens.server.loading import Loaded, LoadRequest, load_run
 from rooflens.server.notify import log_to_client, runs_changed
+from rooflens.server.paths import PathPolicy
 from rooflens.server.tools.common import (
     READ_ONLY,
     WRITES_RUN,
@@ -131,6 +132,17 @@ def load_result(loaded: Loaded) -> r.LoadResult:
     )
 
 
+def _inspect(
+    policy: PathPolicy, path: str, capture_folder: str | None, include_unlinked: bool
+) -> Inspection:
+    """inspect_trace's work, on a worker thread: the paths checked, then the trace read."""
+    trace = require_regular_file(policy.resolve(path, must_exist=True))
+    captures = str(policy.resolve(capture_folder, must_exist=True)) if capture_folder else AUTO
+    return engine_inspect(
+        trace, include_unlinked=include_unlinked, captures=captures, allow=policy.contains
+    )
+
+
 def register(mcp: MCPServer) -> None:
     @mcp.tool(title="List platforms", annotations=READ_ONLY)
     async def list_platforms(strict: Strict) -> r.PlatformList:
@@ -150,17 +162,7 @@ def register(mcp: MCPServer) -> None:
         """A trace's health (GPU, what was recorded, what is missing and how to profile
         again) and GPU timeline, without starting a run. Writes nothing."""
         policy = app_state(ctx).policy
-
-        def inspect() -> Inspection:
-            trace = require_regular_file(policy.resolve(path, must_exist=True))
-            captures = (
-                str(policy.resolve(capture_folder, must_exist=True)) if capture_folder else AUTO
-            )
-            return engine_inspect(
-                trace, include_unlinked=include_unlinked, captures=captures, allow=policy.contains
-            )
-
-        return await engine(inspect)
+        return await engine(_inspect, policy, path, capture_folder, include_unlinked)
 
     @mcp.tool(title="Load a trace", annotations=WRITES_RUN)
     async def load_trace(
