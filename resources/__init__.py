@@ -117,9 +117,7 @@ def _report_resources(mcp: MCPServer, access: RunAccess) -> None:
     def table(run_id: str, table: str, ctx: Context, offset: str = "") -> str:
         """One perf report table from perf_report_csvs/ (e.g. ops_summary),
         a page at a time (a last '#' line gives the next page's ?offset=)."""
-        path = rf.table_file(rf.run_for(access, ctx, run_id), table)
-        uri = f"rooflens://runs/{run_id}/tables/{table}"
-        return rf.csv_page(access, ctx, path, uri, rf.page_offset(offset))
+        return rf.table_page(access, ctx, run_id, table, offset)
 
     @mcp.resource(RUN + "/workbook", mime_type=XLSX)
     def workbook(run_id: str, ctx: Context) -> bytes:
@@ -178,9 +176,7 @@ def _comparison_resources(mcp: MCPServer, access: RunAccess) -> None:
     def trace1_table(run_id: str, table: str, ctx: Context, offset: str = "") -> str:
         """One trace-1 table of a comparative run (e.g. unified_perf_summary, diff_stats),
         a page at a time (a last '#' line gives the next page's ?offset=)."""
-        path = rf.table_file(rf.run_for(access, ctx, run_id), table, "trace1/")
-        uri = f"rooflens://runs/{run_id}/trace1/tables/{table}"
-        return rf.csv_page(access, ctx, path, uri, rf.page_offset(offset))
+        return rf.table_page(access, ctx, run_id, table, offset, "trace1/")
 
     @mcp.resource(RUN + "/trace2/tables", mime_type=JSON)
     def trace2_table_list(run_id: str, ctx: Context) -> str:
@@ -191,9 +187,7 @@ def _comparison_resources(mcp: MCPServer, access: RunAccess) -> None:
     def trace2_table(run_id: str, table: str, ctx: Context, offset: str = "") -> str:
         """One trace-2 perf report table of a comparative run (e.g. ops_summary),
         a page at a time (a last '#' line gives the next page's ?offset=)."""
-        path = rf.table_file(rf.run_for(access, ctx, run_id), table, "trace2/")
-        uri = f"rooflens://runs/{run_id}/trace2/tables/{table}"
-        return rf.csv_page(access, ctx, path, uri, rf.page_offset(offset))
+        return rf.table_page(access, ctx, run_id, table, offset, "trace2/")
 
     @mcp.resource(RUN + "/trace2/utilization", mime_type=JSON)
     def trace2_utilization(run_id: str, ctx: Context) -> str:

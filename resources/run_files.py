@@ -207,6 +207,16 @@ def page_offset(text: str) -> int:
     return int(text)
 
 
+def table_page(
+    access: RunAccess, ctx: Context, run_id: str, table: str, offset: str, side: str = ""
+) -> str:
+    """One page of a run's perf report table (`side` "trace1/" or "trace2/": a comparative
+    run's own tables), from the resource's `?offset=` text."""
+    path = table_file(run_for(access, ctx, run_id), table, side)
+    uri = f"rooflens://runs/{run_id}/{side}tables/{table}"
+    return csv_page(access, ctx, path, uri, page_offset(offset))
+
+
 def csv_page(access: RunAccess, ctx: Context, path: Path, uri: str, offset: int) -> str:
     """The table at `path` from row `offset`, header first, as many rows as fit in one
     result (at least one). When rows are left, a last line starting with `#` says how many

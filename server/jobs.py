@@ -6,7 +6,6 @@ Design: docs/multirank.md#mcp-load_job.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from rooflens.analyzers.job.job_run import JobResult, analyse_job, write_job_fol
 from rooflens.analyzers.job.rank_task import RankDone
 from rooflens.analyzers.perf.platforms import get_platform
 from rooflens.server.paths import PathPolicy, PathRefused
-from rooflens.server.runs import INDEX, Run
+from rooflens.server.runs import Run
 from rooflens.server.state import AppState
 
 JOB_ID = re.compile(r"job-[0-9a-f]{12}")
@@ -125,12 +124,8 @@ def find_job(st: AppState, job_id: str, owner: str | None) -> tuple[Path, JobRec
     hint = "call load_job(paths) to analyse a job"
     if not JOB_ID.fullmatch(job_id):
         raise JobNotFound(f"{job_id!r} is not a job id (they look like job-3f9a1c2b7d4e); {hint}")
-    entry_path = st.runs.workspace_dir() / INDEX / f"{job_id}.json"
-    try:
-        entry = json.loads(entry_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        entry = None
-    if not isinstance(entry, dict) or (st.isolate and entry.get("owner") not in (None, owner)):
+    entry = st.runs.entry(job_id)
+    if entry is None or (st.isolate and entry.get("owner") not in (None, owner)):
         raise JobNotFound(f"unknown job id {job_id!r}; {hint}")
     try:
         folder = st.policy.folder_without_links(Path(entry["folder"]))

@@ -185,9 +185,13 @@ class RunStore:
         with self._lock:  # one Run object per id, so its seal lock is shared
             return self.runs.setdefault(run_id, run)
 
+    def entry(self, claimed: str) -> dict[str, Any] | None:
+        """The workspace index entry of a run or job id (its folder, owner), None if none."""
+        index = self.workspace_dir() / INDEX / f"{claimed}.json"
+        return _read_entry(index) if index.is_file() else None
+
     def _restore(self, run_id: str) -> Run | None:
-        index = self.workspace_dir() / INDEX / f"{run_id}.json"
-        entry = _read_entry(index) if index.is_file() else None
+        entry = self.entry(run_id)
         if entry is None or not isinstance(entry.get("folder"), str):
             return None
         folder = self.policy.recheck(Path(entry["folder"]), "folder")

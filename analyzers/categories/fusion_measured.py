@@ -19,6 +19,7 @@ from rooflens.analyzers.categories.kernel_fusion import (
     FusionEstimate,
     KernelFusionMetrics,
     classify_confidence,
+    high_confidence_map,
 )
 from rooflens.analyzers.categories.system_inputs import SystemInputs
 
@@ -64,9 +65,7 @@ def analyze_measured_fusion(inputs: SystemInputs) -> KernelFusionMetrics:
         return KernelFusionMetrics(status="NO_DATA", candidate_count=0, impact_estimates=[])
     estimates = [e for c in candidates if (e := measured_estimate(c, baseline_ms))]
     estimates.sort(key=lambda e: -e.impact_score)
-    kernel_map = {
-        k: e.operation for e in estimates if e.confidence == "high" for k in e.affected_gpu_kernels
-    }
+    kernel_map = high_confidence_map(estimates)
     platform = inputs.platform
     return KernelFusionMetrics(
         status="OK",

@@ -311,6 +311,14 @@ def _peaks(platform: Platform | None) -> Peaks:
     )
 
 
+def high_confidence_map(estimates: list[FusionEstimate]) -> dict[str, str]:
+    """Kernel -> the fusion candidate that covers it, for the high-confidence estimates only:
+    the compute categories flag those kernels' operations (fusion runs first)."""
+    return {
+        k: e.operation for e in estimates if e.confidence == "high" for k in e.affected_gpu_kernels
+    }
+
+
 def error(message: str) -> KernelFusionMetrics:
     return KernelFusionMetrics(status="ERROR", error=message)
 
@@ -333,9 +341,7 @@ def analyze_kernel_fusion(inputs: SystemInputs) -> KernelFusionMetrics:
     estimates = [e for c in survivors if (e := estimate(c, lookup, peaks, baseline_ms))]
     estimates.sort(key=lambda e: -e.impact_score)
     warnings = list(dict.fromkeys(e.warning for e in estimates if e.warning))
-    kernel_map = {
-        k: e.operation for e in estimates if e.confidence == "high" for k in e.affected_gpu_kernels
-    }
+    kernel_map = high_confidence_map(estimates)
     return KernelFusionMetrics(
         status="OK",
         total_time_ms=round(sum(c["total_kernel_time_us"] for c in survivors) / 1000, 3),

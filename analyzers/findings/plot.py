@@ -15,9 +15,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from rooflens.analyzers.findings.model_info import UNKNOWN as UNKNOWN_MODEL
+from rooflens.analyzers.findings.model_info import ModelIdentification
 from rooflens.analyzers.findings.priorities import PriorityData
 from rooflens.analyzers.findings.report_cards import ms, ms_range
 from rooflens.analyzers.findings.report_compare import ReportComparison
+from rooflens.analyzers.perf.platforms import Platform
 from rooflens.analyzers.prepare.manifest import CategoryEntry, Manifest
 
 if TYPE_CHECKING:
@@ -321,3 +324,18 @@ def render_plot(
     savings = Savings(bars[:MAX_BARS], len(bars), together_ms, together_pct)
     png = draw(title, total, segments, savings)
     return PlotResult(png, [s.name for s in segments])
+
+
+def plot_title(
+    identity: ModelIdentification | None,
+    platform: Platform | None,
+    compared: ReportComparison | None = None,
+) -> str:
+    """The plot's title: the model (when identified) on its platform, against trace 2's in a
+    comparison."""
+    known = identity is not None and identity.model not in ("", UNKNOWN_MODEL)
+    name = identity.model if identity is not None and known else "Unidentified model"
+    where = platform.name if platform else "an unknown platform"
+    if compared is not None:  # trace 1's platform against trace 2's
+        where += f" vs {compared.platform2 or 'an unknown platform'}"
+    return f"{name} on {where} - Performance Breakdown"

@@ -28,14 +28,19 @@ from rooflens.analyzers.categories.trace2_system import Trace2System, analyse_tr
 from rooflens.analyzers.compare.comparison import Comparison
 from rooflens.analyzers.findings.contract import Findings
 from rooflens.analyzers.findings.drafts import draft_findings
-from rooflens.analyzers.findings.model_info import UNKNOWN as UNKNOWN_MODEL
 from rooflens.analyzers.findings.model_info import (
     ModelIdentification,
     merged_identity,
     model_identification,
     op_rows,
 )
-from rooflens.analyzers.findings.plot import Drawer, PlotResult, draw_png, render_plot
+from rooflens.analyzers.findings.plot import (
+    Drawer,
+    PlotResult,
+    draw_png,
+    plot_title,
+    render_plot,
+)
 from rooflens.analyzers.findings.priorities import PriorityData, priority_data
 from rooflens.analyzers.findings.report import ReportInputs, compose_report
 from rooflens.analyzers.findings.report_compare import ReportComparison
@@ -438,16 +443,3 @@ NO_GPU_EVENTS = (
 def missing_gpu_work(model: TraceModel) -> str | None:
     """Why a trace cannot be analysed at all, or None: the analysis starts from GPU time."""
     return NO_GPU_EVENTS if len(model.gpu) == 0 else None
-
-
-def plot_title(
-    identity: ModelIdentification | None,
-    platform: Platform | None,
-    compared: ReportComparison | None = None,
-) -> str:
-    known = identity is not None and identity.model not in ("", UNKNOWN_MODEL)
-    name = identity.model if identity is not None and known else "Unidentified model"
-    where = platform.name if platform else "an unknown platform"
-    if compared is not None:  # trace 1's platform against trace 2's
-        where += f" vs {compared.platform2 or 'an unknown platform'}"
-    return f"{name} on {where} - Performance Breakdown"

@@ -18,6 +18,7 @@ from rooflens.analyzers.findings.plot import (
     Savings,
     compute_segments,
     draw_png,
+    plot_title,
     read_savings,
     render_plot,
 )
@@ -26,7 +27,6 @@ from rooflens.analyzers.findings.priorities import PriorityData
 from rooflens.analyzers.findings.report_compare import ReportComparison, category_times
 from rooflens.analyzers.perf.platforms import get_platform
 from rooflens.analyzers.pipeline.folder import RunFolder
-from rooflens.analyzers.pipeline.steps import plot_title
 from rooflens.analyzers.prepare.categories import GpuUtilization
 from rooflens.analyzers.prepare.manifest import Manifest
 from tests.helpers.pipeline_runs import entry, manifest, written
