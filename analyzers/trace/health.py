@@ -180,8 +180,12 @@ def _linking(model: TraceModel) -> Linking:
 
 
 def _profiler_steps(ev: pd.DataFrame) -> list[int]:
-    """The iteration numbers of the ProfilerStep#N annotations, sorted."""
-    names = ev.loc[(ev["cat"] == "user_annotation").to_numpy(), "name"].astype(str).unique()
+    """The iteration numbers of the ProfilerStep#N annotations, sorted (2021 Kineto wrote
+    them as operators, `"cat": "Operator"`, which loads as cpu_op)."""
+    marks = ev["cat"].isin(("user_annotation", "cpu_op")).to_numpy() & name_matches(
+        ev["name"], lambda n: PROFILER_STEP.fullmatch(n) is not None
+    )
+    names = ev.loc[marks, "name"].astype(str).unique()
     return sorted({int(m.group(1)) for n in names if (m := PROFILER_STEP.fullmatch(n))})
 
 

@@ -2,8 +2,13 @@
 
 `gpu_work` selects exactly the GPU events `gpu_timeline` pools (linked ones unless told
 otherwise), so the idle set here has the length of the timeline's `idle_time` (see
-docs/analysis.md#host-side). `length_before` measures how much of an interval set lies
-before given times, which turns "idle time inside [s, e]" into two array lookups.
+docs/analysis.md#host-side). Events, busy runs and idle gaps come from one sorted, filtered
+event set in one pass, so they agree by construction: busy[k] is the run of events
+first[k] .. first[k + 1] - 1, and idle[k] is the gap between busy[k] and busy[k + 1].
+A zero-length event (sub-microsecond work in traces with whole-microsecond times) is a busy
+instant: alone between two gaps it splits them, so consecutive gaps can touch there.
+`length_before` measures how much of an interval set lies before given times, which turns
+"idle time inside [s, e]" into two array lookups.
 """
 
 from __future__ import annotations
@@ -19,15 +24,20 @@ from rooflens.analyzers.trace.model import TraceModel
 
 @dataclass(frozen=True, slots=True)
 class GpuWork:
-    """The timeline's GPU events sorted by start, with their launches, busy and idle sets."""
+    """The timeline's GPU events sorted by start, with their launches, busy runs and gaps.
+
+    Invariants (built in `gpu_work`): len(first) == len(busy) == len(idle) + 1 when there
+    is any event; busy.start[k] == start[first[k]]; idle[k] == (busy.end[k], busy.start[k+1]).
+    """
 
     uid: np.ndarray  # event uid, sorted by start
     start: np.ndarray
     end: np.ndarray
     launch: np.ndarray  # uid of the runtime call that launched it, or -1
     launch_ts: np.ndarray  # that call's start, NaN when unlinked
+    first: np.ndarray  # per busy run, the index (into the arrays above) of its first event
     busy: Intervals
-    idle: Intervals
+    idle: Intervals  # idle[k] lies between busy[k] and busy[k + 1]
 
     @property
     def window(self) -> tuple[float, float]:
@@ -40,6 +50,11 @@ class GpuWork:
     def window_us(self) -> float:
         return self.busy.span()
 
+    def run_events(self, runs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For busy run indices `runs`, the index of their first event and one past their last."""
+        after = np.append(self.first[1:], len(self.start))
+        return self.first[runs], after[runs]
+
 
 def gpu_work(model: TraceModel, *, include_unlinked: bool = False) -> GpuWork:
     """The GPU events `model.gpu_timeline(include_unlinked=...)` counts, as columns."""
@@ -47,22 +62,42 @@ def gpu_work(model: TraceModel, *, include_unlinked: bool = False) -> GpuWork:
     use = gpu if include_unlinked else gpu[gpu["linked"].to_numpy()]
     start = use["ts"].to_numpy(dtype=np.float64)
     end = start + np.nan_to_num(use["dur"].to_numpy(dtype=np.float64))
-    order = np.argsort(start, kind="stable")
-    uid = use.index.to_numpy()[order]
+    # The loader already hides events without finite times (skip.py); rows added later
+    # (grafted, pseudo) pass the same test here, once, for every array below.
+    usable = np.flatnonzero(np.isfinite(start) & np.isfinite(end) & (end >= start))
+    order = usable[np.argsort(start[usable], kind="stable")]
+    start, end = start[order], end[order]
     launch = use["launch"].to_numpy()[order]
     ts = model.events["ts"].to_numpy(dtype=np.float64)
     launch_ts = np.where(launch != MISSING, ts[np.maximum(launch, 0)], np.nan)
-    busy = merge(start, end)
-    window = Intervals(busy.start[:1], busy.end[-1:]) if len(busy) else Intervals.empty()
+    first, busy = busy_runs(start, end)
     return GpuWork(
-        uid=uid,
-        start=start[order],
-        end=end[order],
+        uid=use.index.to_numpy()[order],
+        start=start,
+        end=end,
         launch=launch,
         launch_ts=launch_ts,
+        first=first,
         busy=busy,
-        idle=subtract(window, busy),
+        idle=Intervals(busy.end[:-1], busy.start[1:]),
     )
+
+
+def busy_runs(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, Intervals]:
+    """Runs of events sorted by start that overlap or touch: each run's first index, its span.
+
+    The same runs as `merge` (a start beyond everything before it opens a run), so the gap
+    before every run but the first is strictly positive.
+    """
+    if len(start) == 0:
+        return np.zeros(0, dtype=np.int64), Intervals.empty()
+    reach = np.maximum.accumulate(end)
+    opens = np.empty(len(start), dtype=bool)
+    opens[0] = True
+    opens[1:] = start[1:] > reach[:-1]
+    first = np.flatnonzero(opens)
+    last = np.append(first[1:] - 1, len(start) - 1)
+    return first, Intervals(start[first], reach[last])
 
 
 def length_before(intervals: Intervals, t: np.ndarray) -> np.ndarray:

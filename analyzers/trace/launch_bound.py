@@ -33,12 +33,12 @@ class Stretches:
 
 def launch_gaps(work: GpuWork) -> np.ndarray:
     """Per idle gap of `work`, whether it is a launch gap."""
-    idle, busy = work.idle, work.busy
+    idle = work.idle
     if len(idle) == 0:
         return np.zeros(0, dtype=bool)
     # idle gap i lies between busy[i] and busy[i + 1]; the event that ends it is the first
-    # event of busy[i + 1] (events are sorted by start)
-    nxt = np.searchsorted(work.start, busy.start[1:], side="left")
+    # event of busy[i + 1] (idle_window.py keeps the three aligned)
+    nxt = work.first[1:]
     delay = work.start[nxt] - work.launch_ts[nxt]  # NaN when unlinked: never a launch gap
     short = (idle.end - idle.start) <= LAUNCH_GAP_MAX_US
     with np.errstate(invalid="ignore"):
@@ -67,8 +67,8 @@ def launch_bound_stretches(work: GpuWork) -> Stretches:
     last_gap = np.flatnonzero(edges == -1) - 1
     busy = work.busy
     # the stretch runs from busy[first_gap] to busy[last_gap + 1]
-    first_event = np.searchsorted(work.start, busy.start[first_gap], side="left")
-    after_last = np.searchsorted(work.start, busy.end[last_gap + 1], side="left")
+    first_event, _ = work.run_events(first_gap)
+    _, after_last = work.run_events(last_gap + 1)
     events = after_last - first_event
     index, run = _ranges(first_event, after_last)
     durations = pd.Series(work.end[index] - work.start[index])
