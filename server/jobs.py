@@ -12,17 +12,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rooflens.analyzers.job.cluster import ClusterChoice, Progress
-from rooflens.analyzers.job.inputs import JobInputError, expand, job_inputs
+from rooflens.analyzers.job.inputs import job_inputs
 from rooflens.analyzers.job.job_folder import JobRecord, new_job_id, read_job
 from rooflens.analyzers.job.job_run import JobResult, analyse_job, write_job_folder
 from rooflens.analyzers.job.rank_task import RankDone
 from rooflens.analyzers.perf.platforms import get_platform
-from rooflens.server.paths import PathPolicy, PathRefused
+from rooflens.server.paths import PathRefused
 from rooflens.server.runs import Run
 from rooflens.server.state import AppState
 
 JOB_ID = re.compile(r"job-[0-9a-f]{12}")
-_GLOB = re.compile(r"[*?\[]")
 
 
 class JobNotFound(LookupError):
@@ -50,35 +49,6 @@ class JobLoaded:
     runs: dict[int, Run]  # rank -> its run, for the ranks that finished with one
 
 
-def resolve_specs(policy: PathPolicy, specs: Sequence[str]) -> list[str]:
-    """Every trace the specs name, each inside the allowed directories: a glob's fixed
-    folders and a folder are checked first, then every file they hold or match, links
-    resolved (a link in an allowed folder cannot bring in a file from outside)."""
-    if not specs:
-        raise JobInputError("paths is empty; pass the ranks' traces, a folder or a glob")
-    files = []
-    for spec in specs:
-        if _GLOB.search(spec):
-            given = Path(spec).expanduser()
-            pattern = given if given.is_absolute() else policy.allowed[0] / given
-            policy.resolve(_fixed_part(pattern), must_exist=True)
-            named = str(pattern)
-        else:
-            named = str(policy.resolve(spec, must_exist=True))
-        files += [str(policy.resolve(p, must_exist=True)) for p in expand([named])]
-    return files
-
-
-def _fixed_part(pattern: Path) -> Path:
-    """The folders of a glob before its first wildcard (where the search starts)."""
-    parts = []
-    for part in pattern.parts:
-        if _GLOB.search(part):
-            break
-        parts.append(part)
-    return Path(*parts)
-
-
 def load_job(
     st: AppState, req: JobRequest, owner: str | None, progress: Progress | None = None
 ) -> JobLoaded:
@@ -86,7 +56,8 @@ def load_job(
     embedded one), write the job folder, index the job and its ranks' runs."""
     if req.platform:
         get_platform(req.platform)
-    inputs = job_inputs(resolve_specs(st.policy, req.paths), req.rank_regex)
+    # each spec expanded once, every match checked inside (docs/multirank.md#job-inputs)
+    inputs = job_inputs(req.paths, req.rank_regex, st.policy)
     parent = (
         st.policy.resolve(req.output_dir, must_exist=False, for_write=True)
         if req.output_dir

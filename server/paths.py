@@ -24,6 +24,8 @@ class BroadRoot(ValueError):
 class PathPolicy:
     """Containment on real paths: `..`, symlinks and sibling prefixes cannot escape."""
 
+    inside = " inside the allowed directories"  # where a job's files must be (a Scope)
+
     def __init__(self, allowed: list[Path]) -> None:
         if not allowed:
             raise ValueError("at least one allowed directory is needed")
@@ -57,32 +59,43 @@ class PathPolicy:
     def describe(self) -> str:
         return ", ".join(str(p) for p in self.allowed)
 
+    def anchor(self, text: str) -> Path:
+        """The absolute path `text` names, links not resolved: a relative one is taken from
+        the first allowed directory (a glob stays a glob, to be matched and checked)."""
+        given = Path(text).expanduser()
+        return given if given.is_absolute() else self.allowed[0] / given
+
     def contains(self, path: Path) -> bool:
-        """Whether the real path of `path` (resolved now) lies inside an allowed directory."""
-        real = Path(os.path.realpath(path))
+        """Whether the real path of `path` (resolved now) lies inside an allowed directory;
+        False when a link on the way cannot be followed (where it leads is unknown)."""
+        try:
+            real = Path(os.path.realpath(path))
+        except (OSError, ValueError):
+            return False
         return any(real.is_relative_to(root) for root in self.allowed)
 
     def resolve(self, path: str | Path, *, must_exist: bool, for_write: bool = False) -> Path:
         """The real path of `path` if it lies inside an allowed directory; else `PathRefused`.
 
         Relative paths are taken from the first allowed directory. Containment is checked
-        before existence, so nothing is revealed about paths outside.
+        before existence, and a path whose links cannot be followed is refused the same way,
+        so nothing is revealed about paths outside.
         """
         text = str(path)
         if "\0" in text:
             raise PathRefused("the path contains a NUL byte; pass a plain file path")
         if not text.strip():
             raise PathRefused(f"the path is empty; pass a path under {self.describe()}")
-        given = Path(text).expanduser()
-        if not given.is_absolute():
-            given = self.allowed[0] / given
-        real = Path(os.path.realpath(given))
-        if not any(real.is_relative_to(root) for root in self.allowed):
+        try:
+            real = Path(os.path.realpath(self.anchor(text)))
+        except OSError:  # a link that cannot be followed (/proc/1/cwd): refused like outside
+            real = None
+        if real is None or not any(real.is_relative_to(root) for root in self.allowed):
             raise PathRefused(
                 f"{text} is outside the allowed directories ({self.describe()}); copy the file "
                 "there, or start the server with its folder allowed (--allow-dir)"
             )
-        if must_exist and not real.exists():
+        if must_exist and not os.path.exists(real):
             raise PathRefused(
                 f"{text} does not exist; pass an existing path under {self.describe()}"
             )

@@ -10,15 +10,20 @@ Decisions and messages: docs/multirank.md#job-inputs.
 from __future__ import annotations
 
 import glob
+import os
 import re
+import stat
 import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import msgspec
 
-from rooflens.analyzers.trace.read import GZIP_MAGIC, SUFFIXES
+from rooflens.analyzers.trace.errors import TraceError
+from rooflens.analyzers.trace.input_file import InputFileError, open_regular
+from rooflens.analyzers.trace.read import GZIP_MAGIC, SUFFIXES, require_regular_file
 from rooflens.analyzers.trace.schema import DistributedInfo
 
 # a rank written in a file name: rank3, rank_3, rank-3, worker3 (the DLRM files), proc3
@@ -58,31 +63,129 @@ class JobInputs:
         return [f.rank for f in self.files]
 
 
-def expand(specs: Sequence[str | Path]) -> list[Path]:
-    """The trace files named by globs, folders (their .json/.json.gz files) or files,
-    each once, in name order. A spec that names nothing is an error."""
-    found: dict[Path, None] = {}
+@dataclass(frozen=True, slots=True)
+class TraceFile:
+    """A trace found for a job: its real path (links resolved when it was found), a regular
+    file inside the scope that found it; `name` is the file name it was found under (a link's
+    own name), for the rank a name gives. Held as a path: never read again as a pattern."""
+
+    path: Path
+    name: str
+
+
+class Scope(Protocol):
+    """Where a job's files may come from: a server's path policy, or anywhere (the CLI)."""
+
+    inside: str  # how a refusal says where files must be ("" when anywhere will do)
+
+    def anchor(self, text: str) -> Path:
+        """The absolute path `text` names, links not resolved (a pattern stays a pattern)."""
+        ...
+
+    def resolve(self, path: str | Path, *, must_exist: bool) -> Path:
+        """The real path of `path` if it may be used; a ValueError saying why otherwise."""
+        ...
+
+    def contains(self, path: Path) -> bool:
+        """Whether the real path of `path` may be used."""
+        ...
+
+
+class Anywhere:
+    """The command line's scope: any file the user names (the shell expands most globs)."""
+
+    inside = ""
+
+    def anchor(self, text: str) -> Path:
+        return Path(text).expanduser().absolute()
+
+    def resolve(self, path: str | Path, *, must_exist: bool) -> Path:
+        real = Path(os.path.realpath(self.anchor(str(path))))
+        if must_exist and not real.exists():
+            raise JobInputError(
+                f"{path}: no such file or folder; pass trace files, a folder or a glob"
+            )
+        return real
+
+    def contains(self, path: Path) -> bool:
+        return True
+
+
+def expand(specs: Sequence[str | Path], scope: Scope | None = None) -> list[TraceFile]:
+    """The trace files named by globs, folders (their .json/.json.gz files) or files, each
+    once, in name order; a spec that names nothing is an error.
+
+    Each glob is expanded once, and every match and folder entry is resolved (links
+    followed) and checked against `scope` before it is named or opened: one outside is not
+    a match, so a refusal reads the same whether or not anything outside exists. `..` after
+    a wildcard is refused. Design: docs/multirank.md#job-inputs.
+    """
+    if not specs:
+        raise JobInputError("no traces given; pass the ranks' traces, a folder or a glob")
+    scope = scope or Anywhere()
+    found: dict[Path, TraceFile] = {}
     for spec in specs:
         text = str(spec)
-        if _GLOB_CHARS.search(text):
-            matches = [Path(p) for p in sorted(glob.glob(text)) if Path(p).is_file()]
-        elif Path(text).is_dir():
-            matches = sorted(
-                p for p in Path(text).iterdir() if p.is_file() and p.name.endswith(SUFFIXES)
-            )
-        elif Path(text).is_file():
-            matches = [Path(text)]
-        else:
+        if "\0" in text:
+            raise JobInputError("a path contains a NUL byte; pass plain file paths or globs")
+        try:
+            matches = _glob(text, scope) if _GLOB_CHARS.search(text) else _named(text, scope)
+        except OSError as exc:
             raise JobInputError(
-                f"{text}: no such file or folder; pass trace files, a folder or a glob"
-            )
+                f"{text}: the file system could not be read while looking for traces "
+                f"({(exc.strerror or str(exc)).lower()}); pass the files or their folder"
+            ) from None
         if not matches:
             raise JobInputError(
-                f"{text}: matches no trace file (.json or .json.gz); check the pattern or folder"
+                f"{text}: matches no trace file (.json or .json.gz){scope.inside}; check the "
+                "pattern or folder"
             )
-        for path in matches:
-            found.setdefault(path.absolute(), None)
-    return list(found)
+        for match in matches:
+            found.setdefault(match.path, match)
+    return list(found.values())
+
+
+def _glob(text: str, scope: Scope) -> list[TraceFile]:
+    """A glob's matches that pass `scope`; its fixed folders are checked before the search."""
+    pattern = scope.anchor(text)
+    parts = pattern.parts
+    first = next(i for i, part in enumerate(parts) if _GLOB_CHARS.search(part))
+    if ".." in parts[first:]:
+        raise JobInputError(
+            f"{text}: '..' after a wildcard is refused (it would climb out of the folders the "
+            "pattern searches); name the folder without '..', or pass the files"
+        )
+    scope.resolve(Path(*parts[:first]), must_exist=True)
+    return [m for p in sorted(glob.glob(str(pattern))) if (m := _found(Path(p), scope))]
+
+
+def _named(text: str, scope: Scope) -> list[TraceFile]:
+    """A file, or a folder's trace files (each entry checked like a glob's match)."""
+    real = scope.resolve(text, must_exist=True)
+    if real.is_dir():
+        entries = sorted(p for p in real.iterdir() if p.name.endswith(SUFFIXES))
+        return [m for p in entries if (m := _found(p, scope))]
+    try:
+        require_regular_file(real)
+    except TraceError as exc:
+        raise JobInputError(str(exc)) from None
+    return [TraceFile(real, Path(scope.anchor(text)).name)]
+
+
+def _found(listed: Path, scope: Scope) -> TraceFile | None:
+    """`listed` as a job's file: its real path if that lies inside `scope` and is a regular
+    file; None otherwise, saying nothing of what lies outside."""
+    try:
+        real = Path(os.path.realpath(listed))
+        if not scope.contains(real):
+            return None
+    except OSError:  # a link that cannot be followed: where it leads is unknown
+        return None
+    try:
+        mode = real.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return None  # gone, or a dangling link
+    return TraceFile(real, listed.name) if stat.S_ISREG(mode) else None
 
 
 def header_info(path: Path) -> DistributedInfo | None:
@@ -90,7 +193,7 @@ def header_info(path: Path) -> DistributedInfo | None:
     header is not there (events first, or a file too odd to peek at: the full read decides)."""
     try:
         head = _head(path)
-    except (OSError, zlib.error):
+    except (OSError, zlib.error, InputFileError):
         return None
     end = head.find(_EVENTS_KEY)
     if end < 0:
@@ -104,7 +207,7 @@ def header_info(path: Path) -> DistributedInfo | None:
 
 
 def _head(path: Path) -> bytes:
-    with path.open("rb") as f:
+    with open_regular(path, "trace file") as f:
         raw = f.read(HEADER_BYTES)
         if raw[:2] != GZIP_MAGIC:
             return raw
@@ -139,20 +242,21 @@ def compile_rank_regex(text: str | None) -> re.Pattern[str]:
     return pattern
 
 
-def job_file(path: Path, pattern: re.Pattern[str]) -> JobFile:
+def job_file(found: TraceFile, pattern: re.Pattern[str]) -> JobFile:
     """One file's rank and job facts; JobInputError when neither header nor name gives a rank."""
+    path = found.path
     info = header_info(path)
     groups = ""
     if info is not None and info.pg_config:
         groups = msgspec.json.encode(sorted(msgspec.to_builtins(info.pg_config), key=str)).decode()
-    from_name = name_rank(path, pattern)
+    from_name = name_rank(Path(found.name), pattern)
     if info is not None and info.rank is not None:
         rank, source = int(info.rank), "distributedInfo"
     elif from_name is not None:
         rank, source = from_name, "file name"
     else:
         raise JobInputError(
-            f"{path.name}: no rank in its distributedInfo nor in its name; pass --rank-regex "
+            f"{found.name}: no rank in its distributedInfo nor in its name; pass --rank-regex "
             f"with the rank's digits in a group (default {DEFAULT_RANK_REGEX!r})"
         )
     return JobFile(
@@ -165,10 +269,13 @@ def job_file(path: Path, pattern: re.Pattern[str]) -> JobFile:
     )
 
 
-def job_inputs(specs: Sequence[str | Path], rank_regex: str | None = None) -> JobInputs:
-    """Resolve and check a job's files (errors raise JobInputError; see the module doc)."""
+def job_inputs(
+    specs: Sequence[str | Path], rank_regex: str | None = None, scope: Scope | None = None
+) -> JobInputs:
+    """Find a job's files inside `scope` (anywhere by default), each spec expanded once, and
+    check them together (errors raise JobInputError; see the module doc)."""
     pattern = compile_rank_regex(rank_regex)
-    files = [job_file(p, pattern) for p in expand(specs)]
+    files = [job_file(found, pattern) for found in expand(specs, scope)]
     _refuse_duplicates(files)
     world = _one_value(files, "world_size", "world sizes")
     _one_value(files, "backend", "backends")

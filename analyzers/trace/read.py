@@ -1,9 +1,7 @@
 """The JSON text of a trace file, read only when it can be a trace and within the size limit.
 
-Only regular files are read. The path is stat'ed before it is opened, so a FIFO, device or
-socket named `*.json` is refused without being touched (opening a FIFO blocks forever, a
-device may have side effects); it is then opened with O_NONBLOCK and fstat'ed again, which
-closes the race of a swap between the two calls.
+Only regular files are read, opened the way every input file is (input_file.py): a FIFO,
+device or socket named `*.json` is refused without being touched.
 
 The size limit (`ROOFLENS_MAX_TRACE_MB`, MiB, default 4096) bounds the JSON text, not the file:
 a plain file is checked against its size before any byte is read, and a gzip file while it
@@ -15,15 +13,14 @@ from __future__ import annotations
 
 import math
 import os
-import stat
 import sys
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from io import BufferedReader
 from pathlib import Path
-from typing import NoReturn
 
+from rooflens.analyzers.trace import input_file
 from rooflens.analyzers.trace.errors import TraceError
 
 MAX_TRACE_ENV = "ROOFLENS_MAX_TRACE_MB"
@@ -33,7 +30,6 @@ SUFFIXES = (".json", ".json.gz")
 GZIP_MAGIC = b"\x1f\x8b"
 _CHUNK = 1 << 20  # bytes read per step (a read allocates its full size up front)
 _STEP = 1 << 26  # most text one inflate call may return: bounds the temporary copy
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
 
 
 def trace_size_limit_bytes() -> int:
@@ -127,56 +123,23 @@ class _Tee:
 def require_regular_file(path: Path) -> Path:
     """`path` if it is a regular file; a TraceError naming what it is otherwise. For callers
     that must know before reading (hashing a trace to recognise it)."""
-    with _os_errors_named(path):
-        mode = path.stat().st_mode
-    if not stat.S_ISREG(mode):
-        _refuse_kind(path, mode)
+    with _as_trace_error():
+        input_file.require_regular_file(path, "trace file")
     return path
 
 
 def _open_regular(path: Path) -> BufferedReader:
-    """Open `path` for reading only if it is a regular file (checked before and after)."""
-    require_regular_file(path)
-    with _os_errors_named(path):
-        fd = os.open(path, _OPEN_FLAGS)
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
-        os.close(fd)
-        _refuse_kind(path, mode)
-    return os.fdopen(fd, "rb")
+    """Open `path` for reading only if it is a regular file (input_file.py checks it)."""
+    with _as_trace_error():
+        return input_file.open_regular(path, "trace file")
 
 
 @contextmanager
-def _os_errors_named(path: Path) -> Iterator[None]:
+def _as_trace_error() -> Iterator[None]:
     try:
         yield
-    except FileNotFoundError:
-        raise TraceError(path, "file not found", "Check the path") from None
-    except IsADirectoryError:
-        raise TraceError(path, "is a folder, not a trace file") from None
-    except PermissionError:
-        raise TraceError(path, "permission denied while reading the file") from None
-    except OSError as exc:
-        raise TraceError(path, f"cannot be opened ({exc.strerror or exc})") from None
-
-
-_KINDS = (
-    (stat.S_ISFIFO, "a FIFO (named pipe)"),
-    (stat.S_ISSOCK, "a socket"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-)
-
-
-def _refuse_kind(path: Path, mode: int) -> NoReturn:
-    if stat.S_ISDIR(mode):
-        raise TraceError(path, "is a folder, not a trace file")
-    kind = next((text for test, text in _KINDS if test(mode)), "a special file")
-    raise TraceError(
-        path,
-        f"is {kind}, not a regular file",
-        "Save the trace to a regular .json or .json.gz file and pass that",
-    )
+    except input_file.InputFileError as exc:
+        raise TraceError(exc.path, exc.problem, exc.hint) from None
 
 
 def _read_bounded(path: Path, f: BufferedReader | _Tee, size: int, limit: int) -> bytes | bytearray:
