@@ -34,14 +34,19 @@ def _frames(stack: Any) -> list[str]:
     return [f for f in stack if isinstance(f, str)] if isinstance(stack, list) else []
 
 
+def _text(cell: Any) -> str | None:
+    """A JSON-text cell, or None where the row has none (pandas gives NaN, not valid JSON)."""
+    return cell if isinstance(cell, str) else None
+
+
 def _entry(row: pd.Series, shown: pd.Series, total_us: float) -> dict[str, Any]:
     stack = row.get("call_stack_full")
     kernels = row.get("kernel_details_summary")
     time_us = float(row["Kernel Time (µs)_sum"])
     return {
         "name": row["name"],
-        "input_dims": shown.get("Input Dims"),
-        "input_type": shown.get("Input type"),
+        "input_dims": _text(shown.get("Input Dims")),
+        "input_type": _text(shown.get("Input type")),
         "operation_count": int(row.get("operation_count", 1)),
         "kernel_time_ms": round(time_us / 1000.0, 3),
         "percent_of_category": round(time_us / total_us * 100.0, 2) if total_us else None,
