@@ -1,0 +1,323 @@
+"""Every idle millisecond of the GPU given a named cause, with the calls behind it.
+
+For each idle gap, the GPU event that ends it names the host thread that launched it (by
+correlation id). A gap whose event was already queued before the gap began is a GPU-side
+wait: the host had done its part. Otherwise the gap up to the launch is the host's: each
+instant goes to the first cause of CAUSES whose events were in flight on the launching
+thread (host_causes.py), then on any host thread, and is unexplained only when nothing was
+recorded at all. Profiler start/stop artefacts and the host-blocking analysis's charged
+regions keep their own precedence. Definitions: docs/analysis.md#idle-causes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from rooflens.analyzers.trace.columns import MISSING
+from rooflens.analyzers.trace.host_blocking import BlockingCalls, call_sites
+from rooflens.analyzers.trace.host_causes import CAUSES, LABELS, IdleCause, cause_masks
+from rooflens.analyzers.trace.idle_window import GpuWork, intersect, length_within
+from rooflens.analyzers.trace.intervals import Intervals, merge, subtract
+from rooflens.analyzers.trace.iterations import Frozen
+from rooflens.analyzers.trace.launch_bound import Stretches
+from rooflens.analyzers.trace.model import TraceModel
+from rooflens.analyzers.trace.phases import PHASES, Phase, PhaseRegions
+from rooflens.analyzers.trace.schema import LAUNCH_CATEGORIES
+from rooflens.analyzers.trace.tree import nearest_ancestor
+
+# after its launch call returns, an event on an empty queue starts within this; a longer wait
+# with the event already queued is the GPU waiting on something of its own
+LAUNCH_LATENCY_US = 50.0
+TOP_CULPRITS = 5
+# causes whose culprits are host events of their own signature (host_causes.cause_masks)
+_HOST_SIGNATURES: tuple[IdleCause, ...] = (
+    "one_off",
+    "allocator",
+    "input_pipeline",
+    "collective_issue",
+    "optimizer_step",
+)
+
+
+class Culprit(Frozen):
+    """Host events of one call site that were in flight during a cause's idle time."""
+
+    name: str  # the call, operator, annotation or frame in flight (innermost of its cause)
+    operator: str  # outermost cpu_op around it, "" when none
+    module: str  # innermost nn.Module class, "" when none
+    frame: str  # innermost user Python frame, "" when none
+    count: int
+    idle_ms: float  # GPU idle it was in flight for (innermost event of the cause only)
+
+
+class CauseIdle(Frozen):
+    cause: IdleCause
+    label: str
+    idle_ms: float
+    percent_of_idle: float
+    percent_of_window: float
+    by_phase_ms: dict[Phase, float]
+    culprits: list[Culprit]
+
+
+@dataclass(frozen=True, slots=True)
+class Attribution:
+    """The idle set split into one interval set per cause, and what named them."""
+
+    pieces: dict[IdleCause, Intervals]
+    culprits: dict[IdleCause, pd.DataFrame]  # uid, idle_us per cause's culprit events
+
+
+# one cause's idle found on one host thread (its code), or on any thread (None)
+Found = dict[IdleCause, list[tuple[int | None, Intervals]]]
+
+
+def attribute(
+    model: TraceModel,
+    work: GpuWork,
+    blocking: BlockingCalls,
+    stretches: Stretches,
+    phases: PhaseRegions,
+    masks: dict[IdleCause, np.ndarray] | None = None,
+) -> Attribution:
+    """Split `work.idle` into CAUSES (see the module docstring); `masks`: cause_masks(model),
+    when the caller has them."""
+    masks = cause_masks(model) if masks is None else masks
+    ev = model.events
+    start = ev["ts"].to_numpy(dtype=np.float64)
+    end = start + np.nan_to_num(ev["dur"].to_numpy(dtype=np.float64))
+    thread = _thread_codes(model)
+    pieces: dict[IdleCause, Intervals] = {}
+    profiler = _profiler_region(model, masks, start, end, phases)
+    pieces["profiler"] = intersect(work.idle, profiler)
+    remaining = subtract(work.idle, profiler)
+    pieces["gpu_wait"] = _gpu_wait(work, remaining, end)
+    remaining = subtract(remaining, pieces["gpu_wait"])
+    owner = _owners(work, remaining, thread)
+    global_regions = {"sync": blocking.region, "launch_bound": stretches.region}
+    found = _by_thread(remaining, owner, masks, start, end, thread, global_regions)
+    for cause, parts in found.items():
+        pieces[cause] = _union([piece for _, piece in parts])
+    explained = _union(list(pieces.values()))
+    pieces["unexplained"] = subtract(work.idle, explained)
+    in_tree = np.ones(len(start), dtype=bool)
+    in_tree[model.tree.dropped] = False  # an event that overran its parent names nothing
+    culprits = {
+        cause: _charged(model, masks[cause] & in_tree, found[cause], start, end, thread)
+        for cause in (*_HOST_SIGNATURES, "dispatch")
+    }
+    return Attribution(pieces=pieces, culprits=culprits)
+
+
+def _thread_codes(model: TraceModel) -> np.ndarray:
+    ev = model.events
+    keys = pd.MultiIndex.from_arrays([ev["pid"].to_numpy(), ev["tid"].to_numpy()])
+    return pd.factorize(keys)[0].astype(np.int64)
+
+
+def _profiler_region(
+    model: TraceModel,
+    masks: dict[IdleCause, np.ndarray],
+    start: np.ndarray,
+    end: np.ndarray,
+    phases: PhaseRegions,
+) -> Intervals:
+    """Profiler events anywhere, and device-wide synchronises after the last iteration (the
+    profiler's closing flush)."""
+    marked = masks["profiler"]
+    tail = phases.regions["tail"]
+    if len(tail):
+        names = model.events["name"]
+        sync = (
+            model.events["cat"].isin(LAUNCH_CATEGORIES).to_numpy()
+            & names.isin(
+                ["cudaDeviceSynchronize", "hipDeviceSynchronize", "cuCtxSynchronize"]
+            ).to_numpy()
+        )
+        marked = marked | (sync & (length_within(tail, start, end) > 0))
+    uids = np.flatnonzero(marked)
+    return merge(start[uids], end[uids])
+
+
+def _ending_launch(work: GpuWork, gaps: Intervals) -> np.ndarray:
+    """The launch call uid of the GPU event that ends each gap (-1 when unlinked)."""
+    if len(gaps) == 0 or len(work.start) == 0:
+        return np.full(len(gaps), MISSING, dtype=np.int64)
+    nxt = np.minimum(np.searchsorted(work.start, gaps.end, side="left"), len(work.start) - 1)
+    return work.launch[nxt]
+
+
+def _gpu_wait(work: GpuWork, idle: Intervals, end: np.ndarray) -> Intervals:
+    """The idle after each gap's ending event was queued (its launch returned, plus the
+    launch latency): from then on the GPU waited on its own work, not on the host."""
+    launch = _ending_launch(work, idle)
+    linked = launch != MISSING
+    queued_at = np.where(linked, end[np.maximum(launch, 0)] + LAUNCH_LATENCY_US, np.inf)
+    wait_from = np.maximum(idle.start, queued_at)
+    waits = wait_from < idle.end
+    return merge(wait_from[waits], idle.end[waits])
+
+
+def _owners(work: GpuWork, gaps: Intervals, thread: np.ndarray) -> np.ndarray:
+    """The host thread each gap belongs to: its ending event's launcher (-1 when unlinked)."""
+    launch = _ending_launch(work, gaps)
+    return np.where(launch != MISSING, thread[np.maximum(launch, 0)], MISSING)
+
+
+def _by_thread(
+    idle: Intervals,
+    owner: np.ndarray,
+    masks: dict[IdleCause, np.ndarray],
+    start: np.ndarray,
+    end: np.ndarray,
+    thread: np.ndarray,
+    global_regions: dict[IdleCause, Intervals],
+) -> Found:
+    """Host causes on each gap's launching thread first, then on any thread."""
+    order: tuple[IdleCause, ...] = CAUSES[2:-1]
+    found: Found = {c: [] for c in order}
+    left: list[Intervals] = []
+    for code in np.unique(owner):
+        mine = owner == code
+        gaps = Intervals(idle.start[mine], idle.end[mine])
+        if code == MISSING:
+            left.append(gaps)
+            continue
+        on_thread = thread == code
+        for cause in order:
+            region = _region(cause, masks, on_thread, start, end, global_regions)
+            found[cause].append((int(code), intersect(gaps, region)))
+            gaps = subtract(gaps, region)
+        left.append(gaps)
+    rest = _union(left)
+    everywhere = np.ones(len(thread), dtype=bool)
+    for cause in order:
+        if cause == "dispatch":
+            continue  # another thread's busy host does not explain an idle launcher
+        region = _region(cause, masks, everywhere, start, end, global_regions)
+        found[cause].append((None, intersect(rest, region)))
+        rest = subtract(rest, region)
+    return found
+
+
+def _region(
+    cause: IdleCause,
+    masks: dict[IdleCause, np.ndarray],
+    on_thread: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+    global_regions: dict[IdleCause, Intervals],
+) -> Intervals:
+    if cause in global_regions:
+        return global_regions[cause]
+    uids = np.flatnonzero(masks[cause] & on_thread)
+    return merge(start[uids], end[uids])
+
+
+def _union(parts: list[Intervals]) -> Intervals:
+    parts = [p for p in parts if len(p)]
+    if not parts:
+        return Intervals.empty()
+    return merge(np.concatenate([p.start for p in parts]), np.concatenate([p.end for p in parts]))
+
+
+def _charged(
+    model: TraceModel,
+    mask: np.ndarray,
+    parts: list[tuple[int | None, Intervals]],
+    start: np.ndarray,
+    end: np.ndarray,
+    thread: np.ndarray,
+) -> pd.DataFrame:
+    """The culprit events of one cause: on the thread each part was found on."""
+    frames = []
+    for code, piece in parts:
+        on = mask if code is None else mask & (thread == code)
+        frames.append(_culprits(model, on, piece, start, end))
+    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    if table.empty:
+        return pd.DataFrame({"uid": np.empty(0, np.int64), "idle_us": np.empty(0)})
+    return table.groupby("uid", as_index=False)["idle_us"].sum()
+
+
+def _culprits(
+    model: TraceModel,
+    mask: np.ndarray,
+    piece: Intervals,
+    start: np.ndarray,
+    end: np.ndarray,
+) -> pd.DataFrame:
+    """Events of a cause's signature in flight during its idle, each charged only the time
+    no event of the same signature nested inside it was (the innermost one names it)."""
+    uids = np.flatnonzero(mask)
+    if len(piece) == 0 or len(uids) == 0:
+        return pd.DataFrame({"uid": np.empty(0, np.int64), "idle_us": np.empty(0)})
+    overlap = length_within(piece, start[uids], end[uids])
+    hit = overlap > 0
+    uids, overlap = uids[hit], overlap[hit]
+    above = nearest_ancestor(model.tree.parent, mask, uids)
+    position = pd.Series(np.arange(len(uids)), index=uids)
+    inner = np.zeros(len(uids))
+    has = above != MISSING
+    known = np.isin(above[has], uids)
+    np.add.at(inner, position.loc[above[has][known]].to_numpy(), overlap[has][known])
+    own = np.maximum(overlap - inner, 0.0)
+    keep = own > 0
+    return pd.DataFrame({"uid": uids[keep], "idle_us": own[keep]})
+
+
+def culprit_table(model: TraceModel, charged: pd.DataFrame, top: int = TOP_CULPRITS) -> list:
+    """The top call sites of a cause's culprit events, most idle first."""
+    if charged.empty:
+        return []
+    sites = call_sites(model, charged["uid"].to_numpy())
+    sites["idle_us"] = charged["idle_us"].to_numpy()
+    keys = ["call", "operator", "module", "frame"]
+    grouped = (
+        sites.groupby(keys, sort=False, dropna=False)
+        .agg(count=("idle_us", "size"), idle_us=("idle_us", "sum"))
+        .reset_index()
+        .sort_values("idle_us", ascending=False)
+        .head(top)
+    )
+    return [
+        Culprit(
+            name=str(row.call),
+            operator=str(row.operator),
+            module=str(row.module),
+            frame=str(row.frame),
+            count=int(row.count),
+            idle_ms=float(row.idle_us) / 1e3,
+        )
+        for row in grouped.itertuples(index=False)
+    ]
+
+
+def cause_table(
+    model: TraceModel, attribution: Attribution, work: GpuWork, phases: PhaseRegions
+) -> list[CauseIdle]:
+    """One row per cause with idle, in CAUSES order."""
+    total = work.idle.length()
+    window = work.window_us
+    rows = []
+    for cause in CAUSES:
+        piece = attribution.pieces[cause]
+        idle = piece.length()
+        by_phase = {p: intersect(piece, phases.regions[p]).length() / 1e3 for p in PHASES}
+        charged = attribution.culprits.get(cause)
+        culprits = culprit_table(model, charged) if charged is not None else []
+        rows.append(
+            CauseIdle(
+                cause=cause,
+                label=LABELS[cause],
+                idle_ms=idle / 1e3,
+                percent_of_idle=100.0 * idle / total if total > 0 else 0.0,
+                percent_of_window=100.0 * idle / window if window > 0 else 0.0,
+                by_phase_ms=by_phase,
+                culprits=culprits,
+            )
+        )
+    return rows
