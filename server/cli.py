@@ -172,8 +172,12 @@ def _add_analyze_job(commands: argparse._SubParsersAction) -> None:
     )
     job.add_argument(
         "--scheduler",
-        help="address of a running Dask scheduler (tcp://host:8786; default: "
-        "$DASK_SCHEDULER_ADDRESS, else an embedded cluster on this machine)",
+        help="address of a running Dask scheduler (tls://host:8786 or tcp://host:8786; "
+        "default: $DASK_SCHEDULER_ADDRESS, else an embedded cluster on this machine that "
+        "only this process can use). A tls:// scheduler's CA, client certificate and key "
+        "come from Dask's configuration: DASK_DISTRIBUTED__COMM__TLS__CA_FILE, "
+        "DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT, DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY; "
+        "an address off this machine without TLS is warned about",
     )
     job.add_argument(
         "--workers",

@@ -4,7 +4,9 @@ The inputs are checked before any rank runs (duplicates and mixed jobs refused, 
 warned about), the destination before any file is written; the job is built in a staging
 folder beside `--out` (each rank's run under `ranks/rank-N`) and swapped into place whole.
 A rank that fails is listed with its reason and the job goes on. Exit 2 for bad input, an
-unreachable scheduler, or a job none of whose ranks could be analysed.
+unreachable scheduler (or one whose TLS Dask's configuration does not give), or a job none of
+whose ranks could be analysed. A scheduler off this machine without TLS is warned about on
+stderr before any rank is sent.
 Design: docs/multirank.md#fan-out.
 """
 
@@ -18,7 +20,7 @@ from typing import TextIO
 from pydantic import BaseModel
 
 from rooflens.analyzers import layout
-from rooflens.analyzers.job.cluster import ClusterChoice, ClusterError
+from rooflens.analyzers.job.cluster import ClusterChoice, ClusterError, cluster_warnings
 from rooflens.analyzers.job.inputs import JobInputError, job_inputs
 from rooflens.analyzers.job.job_folder import check_job_destination
 from rooflens.analyzers.job.job_run import JobFailed, JobResult, analyse_job, write_job_folder
@@ -70,6 +72,8 @@ def run_job(args: argparse.Namespace) -> int:
         check_job_destination(out, [str(f.path) for f in inputs.files], force=args.force)
         choice = ClusterChoice.from_args(args.scheduler, args.workers)
         choice = choice.resolved([f.path for f in inputs.files])
+        for warning in cluster_warnings(choice):  # before any work order leaves
+            print(f"rooflens: warning: {warning}", file=sys.stderr)
         tell = _rank_line(progress)
         with staged_output(out) as stage:
             where = (

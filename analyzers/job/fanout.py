@@ -6,7 +6,10 @@ Only work orders (`RankTask`: a path and a few options) go to the workers and on
 outcomes come back (`RankDone`/`RankFailed`, rank_task.py): every worker reads its own trace,
 so no trace passes through the scheduler and the client's memory does not grow with the job.
 A worker holds one rank at a time (one thread), so a job's memory is bounded by the number of
-workers, never by the number of ranks. The only module that imports dask.
+workers, never by the number of ranks. The only module that imports dask.distributed.
+
+The embedded cluster speaks mutual TLS with credentials made for it in memory and listens on
+127.0.0.1 only, so no other process can submit work to it; it lives as long as the job.
 Design: docs/multirank.md#fan-out.
 """
 
@@ -19,9 +22,17 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import dask
-from distributed import Client, LocalCluster, as_completed
+from distributed import Client, LocalCluster, Security, as_completed
 
-from rooflens.analyzers.job.cluster import SCHEDULER_ENV, ClusterChoice, ClusterError, Progress
+from rooflens.analyzers.job.cluster import (
+    SCHEDULER_ENV,
+    TLS_ENV,
+    ClientTls,
+    ClusterChoice,
+    ClusterError,
+    Progress,
+    scheduler_problem,
+)
 from rooflens.analyzers.job.rank_task import (
     WORKER_LOST,
     RankFailed,
@@ -30,37 +41,43 @@ from rooflens.analyzers.job.rank_task import (
     run_rank,
 )
 
+EMBEDDED_CONFIG = {
+    # a rank that kills its worker (out of memory) is reported, not retried on every worker
+    "distributed.scheduler.allowed-failures": 0,
+    # the status servers (plain HTTP, not covered by the TLS) answer /health and nothing
+    # else: no page listing workers, tasks, their arguments, logs or tracebacks
+    "distributed.scheduler.http.routes": ["distributed.http.health"],
+    "distributed.worker.http.routes": ["distributed.http.health"],
+}
+
 
 @contextmanager
 def cluster_client(choice: ClusterChoice, paths: Sequence[Path]) -> Iterator[Client]:
     """A client of the chosen scheduler, or of an embedded cluster closed on the way out."""
     if choice.scheduler:
-        try:
-            client = Client(choice.scheduler, timeout=choice.timeout_s, set_as_default=False)
-        except (OSError, TimeoutError) as exc:
-            raise ClusterError(
-                f"cannot reach the Dask scheduler at {choice.scheduler} ({exc}); start it "
-                f"(`dask scheduler`), or omit --scheduler and unset {SCHEDULER_ENV} to run "
-                "on this machine"
-            ) from None
-        with client:
+        with _scheduler_client(choice) as client:
             yield client
         return
     choice = choice.resolved(paths)
     # the scheduler lives in this process: its INFO lines would reach any handler the host
     # program set up (the MCP server's log on stderr); only problems are worth showing
     logging.getLogger("distributed").setLevel(logging.WARNING)
-    # a rank that kills its worker (out of memory) is reported, not retried on every worker
-    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+    with dask.config.set(EMBEDDED_CONFIG):
         cluster = LocalCluster(
             n_workers=choice.workers,
             threads_per_worker=1,
             processes=True,
             memory_limit=choice.memory_limit,
+            # mutual TLS with a CA, certificate and key made here, in memory: only this
+            # process and the workers it spawns (handed them through the spawn pipe) hold
+            # them, so no other process, of this user or another, can submit work
+            security=Security.temporary(),
+            protocol="tls",
             host="127.0.0.1",  # nothing of the embedded cluster listens beyond this machine
             # status routes on a free loopback port: a bare ":0" listens on every interface,
-            # and the default 8787 may be taken by another cluster
+            # and the default 8787 may be taken by another cluster; no dashboard pages
             dashboard_address="127.0.0.1:0",
+            scheduler_kwargs={"dashboard": False},
             silence_logs=logging.ERROR,
         )
         try:
@@ -68,6 +85,41 @@ def cluster_client(choice: ClusterChoice, paths: Sequence[Path]) -> Iterator[Cli
                 yield client
         finally:
             cluster.close()
+
+
+@contextmanager
+def _scheduler_client(choice: ClusterChoice) -> Iterator[Client]:
+    """A client of a running scheduler, with the security Dask's configuration gives."""
+    address = str(choice.scheduler)
+    security = _client_security(address)
+    try:
+        client = Client(address, timeout=choice.timeout_s, set_as_default=False, security=security)
+    except (OSError, TimeoutError) as exc:
+        raise ClusterError(
+            f"cannot reach the Dask scheduler at {address} ({exc}); start it "
+            f"(`dask scheduler`), or omit --scheduler and unset {SCHEDULER_ENV} to run "
+            "on this machine"
+        ) from None
+    with client:
+        yield client
+
+
+def _client_security(address: str) -> Security:
+    """`Security()`, built from Dask's configuration (its TLS files, if any), checked before
+    anything connects: a tls:// address without certificates, a tcp:// one when encryption is
+    required, or TLS files that cannot be loaded are errors that say what to fix."""
+    problem = scheduler_problem(address, ClientTls.from_dask_config())
+    if problem:
+        raise ClusterError(problem)
+    try:
+        security = Security()
+        security.get_connection_args("client")  # loads the CA, certificate and key, if any
+    except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
+        raise ClusterError(
+            f"cannot use the TLS configuration Dask gives for {address} ({exc}); check "
+            f"{', '.join(TLS_ENV)}"
+        ) from None
+    return security
 
 
 def fan_out(

@@ -13,6 +13,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
 from rooflens.analyzers import layout
+from rooflens.analyzers.job.cluster import ClusterChoice, cluster_warnings
 from rooflens.analyzers.job.job_folder import JobRank
 from rooflens.analyzers.job.overview import JobOverview, job_overview
 from rooflens.analyzers.job.rank_task import RankDone, RankOutcome
@@ -216,7 +217,8 @@ def job_result(loaded: JobLoaded, budget: int) -> JobLoadResult:
         output_dir=str(loaded.folder),
         ranks_done=len(result.done),
         ranks_failed=len(result.failed),
-        warnings=list(result.inputs.warnings),
+        # the operator's DASK_SCHEDULER_ADDRESS off this machine without TLS is said too
+        warnings=[*result.inputs.warnings, *cluster_warnings(ClusterChoice.from_args(None, None))],
         overview=brief(job_overview(result.analysis)),
         ranks=[],
         resources=job_resources(loaded.job_id),

@@ -7,10 +7,10 @@ from __future__ import annotations
 import gzip
 import logging
 import os
-import socket
 import subprocess
 import sys
-import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -39,24 +39,10 @@ from rooflens.analyzers.job.rank_task import (
 )
 from rooflens.analyzers.pipeline.ledger import read_record, verify
 from rooflens.analyzers.trace.synthetic_job import JobPlan, write_job
+from tests.helpers.cluster_processes import free_port, no_children_left
 from tests.helpers.dying_rank import DOOMED_RANK, run_or_die
 
 PLAN = JobPlan(ranks=4, steps=2, collectives=3, slow_rank=2, slow_us=150.0)
-
-
-def cluster_children() -> list[psutil.Process]:
-    """This process's children but multiprocessing's resource tracker (started once by the
-    first spawned worker, it lives as long as this process and holds no cluster)."""
-    kids = psutil.Process().children(recursive=True)
-    return [p for p in kids if "resource_tracker" not in " ".join(p.cmdline())]
-
-
-def no_children_left(timeout: float = 15.0) -> list[psutil.Process]:
-    """Cluster processes still alive after `timeout` seconds (none, when clean)."""
-    deadline = time.monotonic() + timeout
-    while (alive := cluster_children()) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    return alive
 
 
 @pytest.fixture(scope="module")
@@ -134,12 +120,24 @@ def test_the_embedded_cluster_listens_on_loopback_only_and_logs_only_problems(
     job: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Scheduler, nanny, worker and status sockets: nothing of the embedded cluster is
-    reachable from another machine. And its in-process scheduler's INFO chatter never reaches
-    the host program's log handlers (the MCP server's stderr)."""
+    reachable from another machine; the first three speak TLS only (test_cluster_security.py
+    has a local process try), and the status servers answer /health and no page about the
+    cluster. And its in-process scheduler's INFO chatter never reaches the host program's log
+    handlers (the MCP server's stderr)."""
     caplog.set_level(logging.INFO)
     paths = sorted(job.iterdir())
     with cluster_client(ClusterChoice(workers=1).resolved(paths), paths) as client:
         assert client.run(os.getpid)  # the worker is up
+        info = client.scheduler_info()
+        nannies = [w["nanny"] for w in info["workers"].values()]
+        comms = [client.scheduler.address, *info["workers"], *nannies]
+        assert len(comms) == 3 and all(a.startswith("tls://127.0.0.1:") for a in comms), comms
+        status = [info["services"]["dashboard"]]
+        status += [w["services"]["dashboard"] for w in info["workers"].values()]
+        for port in status:
+            assert http_status(port, "/health") == 200
+            for page in ("/info/main/workers.html", "/json/identity.json", "/metrics"):
+                assert http_status(port, page) == 404, (port, page)
         me = psutil.Process()
         listening = [
             c.laddr
@@ -147,11 +145,21 @@ def test_the_embedded_cluster_listens_on_loopback_only_and_logs_only_problems(
             for c in proc.net_connections(kind="inet")
             if c.status == psutil.CONN_LISTEN
         ]
-    assert len(listening) >= 3  # scheduler, nanny, worker
+    # scheduler, nanny and worker over TLS, scheduler's and worker's status: all on loopback
+    ports = {int(address.rsplit(":", 1)[1]) for address in comms} | set(status)
+    assert len(ports) == 5 and ports <= {addr.port for addr in listening}, (ports, listening)
     assert {addr.ip for addr in listening} == {"127.0.0.1"}, listening
     chatter = [r for r in caplog.records if r.name.startswith("distributed")]
     assert [r for r in chatter if r.levelno < logging.WARNING] == []
     assert no_children_left() == []
+
+
+def http_status(port: int, route: str) -> int:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{route}", timeout=10) as reply:
+            return reply.status
+    except urllib.error.HTTPError as error:
+        return error.code
 
 
 def test_a_rank_whose_worker_dies_is_reported_and_the_others_finish(job: Path) -> None:
@@ -165,12 +173,6 @@ def test_a_rank_whose_worker_dies_is_reported_and_the_others_finish(job: Path) -
     assert lost.kind == WORKER_LOST and lost.reason.startswith("KilledWorker")
     assert "the worker died while analysing this rank" in lost.reason
     assert no_children_left() == []
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture()
