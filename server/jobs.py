@@ -6,7 +6,6 @@ Design: docs/multirank.md#mcp-load_job.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,11 +16,10 @@ from rooflens.analyzers.job.job_folder import JobRecord, new_job_id, read_job
 from rooflens.analyzers.job.job_run import JobResult, analyse_job, write_job_folder
 from rooflens.analyzers.job.rank_task import RankDone
 from rooflens.analyzers.perf.platforms import get_platform
+from rooflens.server.owners import Owner, split_handle, with_key
 from rooflens.server.paths import PathRefused
 from rooflens.server.runs import Run
 from rooflens.server.state import AppState
-
-JOB_ID = re.compile(r"job-[0-9a-f]{12}")
 
 
 class JobNotFound(LookupError):
@@ -50,10 +48,11 @@ class JobLoaded:
 
 
 def load_job(
-    st: AppState, req: JobRequest, owner: str | None, progress: Progress | None = None
+    st: AppState, req: JobRequest, owner: Owner, progress: Progress | None = None
 ) -> JobLoaded:
     """Check the inputs, run every rank (on DASK_SCHEDULER_ADDRESS's cluster, else an
-    embedded one), write the job folder, index the job and its ranks' runs."""
+    embedded one), write the job folder, index the job and its ranks' runs. The job and
+    its ranks' runs are `owner`'s and are named with its key (one for all of them)."""
     if req.platform:
         get_platform(req.platform)
     # each spec expanded once, every match checked inside (docs/multirank.md#job-inputs)
@@ -74,7 +73,7 @@ def load_job(
         platform=req.platform,
         until=req.until,
         progress=progress,
-        owner=owner,
+        owner=owner.tag,
     )
     record = write_job_folder(folder, result, choice, req.platform, req.until, job_id)
     runs = {
@@ -82,21 +81,28 @@ def load_job(
         for o, rank in zip(result.outcomes, record.ranks, strict=True)
         if isinstance(o, RankDone) and rank.run_folder
     }
-    return JobLoaded(job_id, folder, record, result, runs)
+    return JobLoaded(with_key(job_id, owner.key), folder, record, result, runs)
 
 
-def _allocate(st: AppState, parent: Path, owner: str | None) -> str:
+def _allocate(st: AppState, parent: Path, owner: Owner) -> str:
     """A new job id, claimed in the workspace index like a run's."""
-    return st.runs.claim(new_job_id, lambda new: {"folder": str(parent / new), "owner": owner})
+    return st.runs.claim(new_job_id, lambda new: {"folder": str(parent / new), "owner": owner.tag})
 
 
-def find_job(st: AppState, job_id: str, owner: str | None) -> tuple[Path, JobRecord]:
-    """The job's folder (checked again) and record, if the caller may see it."""
+def find_job(st: AppState, handle: str, owner: Owner) -> tuple[Path, JobRecord]:
+    """The job's folder (checked again) and record, if `owner` may see the job `handle`
+    names (its id, and the key of a stateless HTTP caller: then the record's rank run ids
+    carry that key too, as the ranks' runs share it). An unseen job reads as unknown."""
     hint = "call load_job(paths) to analyse a job"
-    if not JOB_ID.fullmatch(job_id):
-        raise JobNotFound(f"{job_id!r} is not a job id (they look like job-3f9a1c2b7d4e); {hint}")
+    parts = split_handle(handle, "job")
+    if parts is None:
+        raise JobNotFound(
+            f"{handle!r} is not a job id (they look like job-3f9a1c2b7d4e, and "
+            f"job-3f9a1c2b7d4e-<key> for a stateless HTTP client); {hint}"
+        )
+    job_id, key = parts
     entry = st.runs.entry(job_id)
-    if entry is None or (st.isolate and entry.get("owner") not in (None, owner)):
+    if entry is None or not owner.may_use(entry.get("owner"), key):
         raise JobNotFound(f"unknown job id {job_id!r}; {hint}")
     try:
         folder = st.policy.folder_without_links(Path(entry["folder"]))
@@ -105,4 +111,10 @@ def find_job(st: AppState, job_id: str, owner: str | None) -> tuple[Path, JobRec
     record = read_job(folder)
     if record is None or record.job_id != job_id:
         raise JobNotFound(f"job {job_id} was not finished (no job.json); {hint}")
-    return folder, record
+    if key is None or not owner.isolated:
+        return folder, record
+    ranks = [
+        r.model_copy(update={"run_id": with_key(r.run_id, key) if r.run_id else None})
+        for r in record.ranks
+    ]
+    return folder, record.model_copy(update={"ranks": ranks})

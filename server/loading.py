@@ -24,6 +24,7 @@ from rooflens.analyzers.report.build import build_report
 from rooflens.analyzers.trace.health import TraceHealth, assess
 from rooflens.analyzers.trace.open_trace import AUTO, open_trace
 from rooflens.analyzers.trace.read import require_regular_file
+from rooflens.server.owners import Owner
 from rooflens.server.paths import PathRefused
 from rooflens.server.runs import Run, record_fields
 from rooflens.server.state import AppState
@@ -58,7 +59,7 @@ class Loaded:
     platform_source: str
 
 
-def load_run(st: AppState, req: LoadRequest, owner: str | None) -> Loaded:
+def load_run(st: AppState, req: LoadRequest, owner: Owner) -> Loaded:
     """The caller's earlier run of the same trace and options, else a new run whose perf
     report is written into a new folder (under `output_dir`, else the workspace)."""
     if req.platform and req.platform_file:
@@ -101,7 +102,7 @@ def load_run(st: AppState, req: LoadRequest, owner: str | None) -> Loaded:
         folder.write_comparison(comparison)
     run.mark(LOADED)
     results = RunResults(model, report, chosen, str(trace), str(run.folder), comparison)
-    st.runs.keep(run.id, results, options)
+    st.runs.keep(run.run_id, results, options)
     return Loaded(run, results, health, False, source)
 
 
@@ -147,10 +148,10 @@ def _str(path: Path | None) -> str | None:
 
 def run_results(st: AppState, run: Run) -> RunResults:
     """The run's results; rebuilt from its trace (re-checked) after eviction or restart."""
-    results = st.runs.results.get(run.id)
+    results = st.runs.results.get(run.run_id)
     if results is None:
         results = _rebuild(st, run)
-    st.runs.keep(run.id, results)
+    st.runs.keep(run.run_id, results)
     return results
 
 

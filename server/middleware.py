@@ -9,7 +9,8 @@
 - prompts/get: an unknown prompt or a bad argument is INVALID_PARAMS (-32602), not code 0;
 - initialize: advertises `resources.listChanged` (runs appear) and `logging`;
 - logging/setLevel: remembered per connection (handshake-era clients; notify.py sends);
-- resources/list: the caller's runs are listed with their main artifacts.
+- resources/list: the runs listed to the caller (a session's own; none to a stateless HTTP
+  client, which holds the keyed run ids it was given) with their main artifacts.
 """
 
 from __future__ import annotations
@@ -115,7 +116,7 @@ def _run_resources(ctx: ServerRequestContext[Any, Any]) -> list[dict[str, Any]]:
     state: AppState = ctx.lifespan_context
     owner = state.owner(getattr(ctx.request, "headers", None))
     out = []
-    for run in state.runs.visible(owner, state.isolate):
+    for run in state.runs.visible(owner):
         base = f"rooflens://runs/{run.id}"
         trace = run.record.trace.name
         items = [("tables", "perf-report tables", "application/json")]

@@ -1,4 +1,6 @@
-"""The server's side of `resources.access.RunAccess`: runs found through the run store."""
+"""The server's side of `resources.access.RunAccess`: runs found through the run store, each
+visible only to its owner over isolated HTTP (server/owners.py); a run read through a keyed
+handle is named with it (`RunInfo.id`), so the links a resource gives keep working."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ class ServerRunAccess:
     def run(self, caller: Caller, run_id: str) -> RunInfo:
         st: AppState = caller.state
         try:
-            run = st.runs.get(run_id, st.owner(caller.headers), st.isolate)
+            run = st.runs.get(run_id, st.owner(caller.headers))
             folder = st.policy.folder_without_links(run.folder)
         except (RunNotFound, PathRefused, RunFolderError) as exc:
             raise RunNotVisible(str(exc)) from None
@@ -24,7 +26,7 @@ class ServerRunAccess:
 
     def runs(self, caller: Caller) -> list[RunInfo]:
         st: AppState = caller.state
-        return [_info(run) for run in st.runs.visible(st.owner(caller.headers), st.isolate)]
+        return [_info(run) for run in st.runs.visible(st.owner(caller.headers))]
 
     def job(self, caller: Caller, job_id: str) -> JobInfo:
         st: AppState = caller.state
@@ -43,7 +45,7 @@ class ServerRunAccess:
 
 
 def _categories(st: AppState, run: Run, folder: RunFolder) -> tuple[tuple[str, str], ...]:
-    held = st.runs.results.get(run.id)
+    held = st.runs.results.get(run.run_id)
     data = held.category_data if held is not None else None
     manifest = data.manifest if data is not None else folder.read_manifest()
     if manifest is None:

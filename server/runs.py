@@ -5,18 +5,18 @@ which also names the run's folder), so ids never repeat across processes or rest
 lookup reads one small file instead of walking the allowed tree. Each run lives in its own
 new folder, `<output dir>/<run id>`; its `run.json` (analyzers/pipeline/ledger.py) records the
 trace and the artifacts. Under HTTP without a shared workspace, a run belongs to the session
-that started it. See docs/run-folder.md.
+or the stateless caller's key that made it, and is handed to a keyed caller as a handle
+(server/owners.py). See docs/run-folder.md.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,10 +30,10 @@ from rooflens.analyzers.pipeline.ledger import (
     seal,
 )
 from rooflens.analyzers.pipeline.steps import LOADED, RunResults
+from rooflens.server.owners import Owner, split_handle, with_key
 from rooflens.server.paths import PathPolicy, PathRefused
 
 MAX_IN_MEMORY = 4
-RUN_ID = re.compile(r"run-[0-9a-f]{12}")
 INDEX = ".index"
 ALLOCATE_TRIES = 8
 
@@ -43,19 +43,47 @@ class RunNotFound(LookupError):
 
 
 @dataclass
+class _Ledger:
+    """What every view of one run shares: its record, and the lock that serialises seals."""
+
+    record: RunRecord
+    sealing: threading.Lock = field(default_factory=threading.Lock)
+
+
+@dataclass(frozen=True)
 class Run:
-    """One analysis: its folder and record (steps, artifacts) and the categories analysed.
+    """One analysis: its folder and record (steps, artifacts) and the categories analysed,
+    as one caller names it: `key` is the capability a stateless HTTP caller holds for it.
 
     Steps of one run may run at once (analysts in parallel); sealing is serialised, and
     each seal hashes the whole folder, so the last one records every finished write."""
 
     folder: Path
-    record: RunRecord
-    _sealing: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _ledger: _Ledger
+    key: str | None = field(default=None, repr=False)
+
+    @classmethod
+    def of(cls, folder: Path, record: RunRecord) -> Run:
+        return cls(folder, _Ledger(record))
+
+    def keyed(self, key: str | None) -> Run:
+        """This run as named to the holder of `key` (the same ledger)."""
+        return self if key == self.key else replace(self, key=key)
+
+    @property
+    def record(self) -> RunRecord:
+        return self._ledger.record
+
+    @property
+    def run_id(self) -> str:
+        """The run's id: its folder's and index entry's name."""
+        return self.record.run_id
 
     @property
     def id(self) -> str:
-        return self.record.run_id
+        """How the caller names the run (results echo it): the run id, with the key for a
+        stateless HTTP caller."""
+        return with_key(self.run_id, self.key)
 
     @property
     def trace_path(self) -> Path:
@@ -74,11 +102,11 @@ class Run:
 
     def mark(self, *steps: str) -> None:
         """Seal the folder: record `steps` and the hash of every artifact now in it."""
-        with self._sealing:
+        with self._ledger.sealing:
             record = self.record.model_copy(
                 update={"steps": [*self.record.steps, *(s for s in steps if not self.done(s))]}
             )
-            self.record = seal(self.folder, record)
+            self._ledger.record = seal(self.folder, record)
 
 
 @dataclass
@@ -121,45 +149,48 @@ class RunStore:
         self,
         out_parent: Path,
         record_fields: dict[str, Any],
-        owner: str | None,
+        owner: Owner,
         requested: str | None,
     ) -> Run:
-        """A new run in a new folder `<out_parent>/<id>`; the id is claimed exclusively.
-        `requested` is the platform asked for (None: the trace's own), which is what makes
-        a later load of the same trace the same run."""
-        key = _match_key({**record_fields, "platform": requested})
+        """A new run of `owner` in a new folder `<out_parent>/<id>`, named with the owner's
+        key; the id is claimed exclusively. `requested` is the platform asked for (None: the
+        trace's own), which is what makes a later load of the same trace the same run."""
+        match = _match_key({**record_fields, "platform": requested})
         run_id = self.claim(
-            new_run_id, lambda new: {"folder": str(out_parent / new), "owner": owner, **key}
+            new_run_id,
+            lambda new: {"folder": str(out_parent / new), "owner": owner.tag, **match},
         )
         folder = out_parent / run_id
         folder.mkdir(parents=True)
-        run = Run(folder, RunRecord(run_id=run_id, owner=owner, **record_fields))
+        run = Run.of(folder, RunRecord(run_id=run_id, owner=owner.tag, **record_fields))
         run.mark()
         self.runs[run_id] = run
-        return run
+        return run.keyed(owner.key)
 
-    def adopt(self, folder: Path, owner: str | None, requested: str | None) -> Run:
+    def adopt(self, folder: Path, owner: Owner, requested: str | None) -> Run:
         """Index a run folder written elsewhere (a job's rank, by a Dask worker) under the id
         its run.json holds, so every run tool and resource finds it like a run it started."""
         record = read_record(folder)
         if record is None:
             raise RunFolderError(f"{folder} holds no run.json; the rank's run was not written")
-        key = _match_key({**record_fields_of(record), "platform": requested})
-        entry = {"folder": str(folder), "owner": owner, **key}
+        match = _match_key({**record_fields_of(record), "platform": requested})
+        entry = {"folder": str(folder), "owner": owner.tag, **match}
         if not _write_new(self._index() / f"{record.run_id}.json", entry):
             raise RunFolderError(f"{record.run_id} (in {folder}) is already indexed")
         with self._lock:
-            return self.runs.setdefault(record.run_id, Run(folder, record))
+            run = self.runs.setdefault(record.run_id, Run.of(folder, record))
+        return run.keyed(owner.key)
 
-    def find_same(self, record_fields: dict[str, Any], owner: str | None) -> Run | None:
+    def find_same(self, record_fields: dict[str, Any], owner: Owner) -> Run | None:
         """The caller's earlier run of the same trace, requested platform and captures that
-        finished loading (`record_fields["platform"]` is the platform asked for)."""
-        key = _match_key(record_fields)
+        finished loading (`record_fields["platform"]` is the platform asked for). A
+        stateless HTTP caller's owner is new with each call, so it never finds one."""
+        match = _match_key(record_fields)
         for entry_path in sorted(self._index().glob("run-*.json")):
             entry = _read_entry(entry_path)
-            if entry is None or entry.get("owner") != owner:
+            if entry is None or entry.get("owner") != owner.tag:
                 continue
-            if {k: entry.get(k) for k in key} != key:
+            if {k: entry.get(k) for k in match} != match:
                 continue
             try:
                 run = self.get(entry_path.stem, owner)
@@ -169,30 +200,42 @@ class RunStore:
                 return run
         return None
 
-    def get(self, run_id: str, owner: str | None, isolate: bool = False) -> Run:
-        """The run `run_id` if the caller may see it; its stored paths are checked again."""
-        if not RUN_ID.fullmatch(run_id):
+    def get(self, handle: str, owner: Owner) -> Run:
+        """The run `handle` names (its id, and the key a stateless HTTP caller was given) if
+        `owner` may use it; its stored paths are checked again. A run the caller may not
+        use reads exactly like one that does not exist."""
+        parts = split_handle(handle, "run")
+        if parts is None:
             raise RunNotFound(
-                f"{run_id!r} is not a run id (they look like run-3f9a1c2b7d4e); use the run_id "
-                "that load_trace returned, or call load_trace(path) to start a run"
+                f"{handle!r} is not a run id (they look like run-3f9a1c2b7d4e, and "
+                "run-3f9a1c2b7d4e-<key> for a stateless HTTP client); use the run_id that "
+                "load_trace returned, or call load_trace(path) to start a run"
             )
-        run = self.runs.get(run_id) or self._restore(run_id)
-        if run is None or (isolate and run.record.owner not in (None, owner)):
+        run_id, key = parts
+        run = self.runs.get(run_id)
+        if run is None:
+            entry = self.entry(run_id)
+            # the index says whose it is before anything of the run is read or checked, so
+            # nothing of a run the caller may not use shows through an error
+            if entry is not None and owner.may_use(entry.get("owner"), key):
+                run = self._restore(run_id, entry)
+        if run is None or not owner.may_use(run.record.owner, key):
             raise RunNotFound(
                 f"unknown run id {run_id!r}; call load_trace(path) to start a run (the runs "
-                "resource rooflens://runs lists yours)"
+                "resource rooflens://runs lists a session's runs; a stateless HTTP client "
+                "passes the whole run_id load_trace returned to it, key included)"
             )
-        with self._lock:  # one Run object per id, so its seal lock is shared
-            return self.runs.setdefault(run_id, run)
+        with self._lock:  # one ledger per id, so every view shares its seal lock
+            run = self.runs.setdefault(run_id, run)
+        return run.keyed(key if owner.isolated else None)
 
     def entry(self, claimed: str) -> dict[str, Any] | None:
         """The workspace index entry of a run or job id (its folder, owner), None if none."""
         index = self.workspace_dir() / INDEX / f"{claimed}.json"
         return _read_entry(index) if index.is_file() else None
 
-    def _restore(self, run_id: str) -> Run | None:
-        entry = self.entry(run_id)
-        if entry is None or not isinstance(entry.get("folder"), str):
+    def _restore(self, run_id: str, entry: dict[str, Any]) -> Run | None:
+        if not isinstance(entry.get("folder"), str):
             return None
         folder = self.policy.recheck(Path(entry["folder"]), "folder")
         record = read_record(folder)
@@ -203,10 +246,11 @@ class RunStore:
             self.policy.recheck(Path(record.platform_file), "platform file")
         if record.captures not in (None, "auto"):
             self.policy.recheck(Path(record.captures), "capture folder")
-        return Run(folder, record)
+        return Run.of(folder, record)
 
-    def visible(self, owner: str | None, isolate: bool) -> list[Run]:
-        """The caller's runs, oldest first (every indexed run when not isolated)."""
+    def visible(self, owner: Owner) -> list[Run]:
+        """The runs listed to the caller, oldest first: every indexed run when not isolated,
+        a session's own runs, none for a stateless HTTP caller (`Owner.lists`)."""
         found = []
         try:
             entries = sorted(self._index().glob("run-*.json"))
@@ -214,17 +258,18 @@ class RunStore:
             return []
         for entry_path in entries:
             entry = _read_entry(entry_path)
-            if entry is None or (isolate and entry.get("owner") != owner):
+            if entry is None or not owner.lists(entry.get("owner")):
                 continue
             try:
-                found.append(self.get(entry_path.stem, owner, isolate))
+                found.append(self.get(entry_path.stem, owner))
             except (RunNotFound, PathRefused, RunFolderError, OSError):
                 continue
         return sorted(found, key=lambda r: r.record.created)
 
     def keep(self, run_id: str, results: RunResults, options: dict[str, Any] | None = None) -> None:
-        """Hold a run's results; with `options` (what the load asked for), a later load of
-        the same unchanged file with the same options finds it through `held`."""
+        """Hold a run's results (by `Run.run_id`, not the caller's handle); with `options`
+        (what the load asked for), a later load of the same unchanged file with the same
+        options finds it through `held`."""
         with self._lock:
             self.results[run_id] = results
             self.results.move_to_end(run_id)
@@ -236,7 +281,7 @@ class RunStore:
                 self._held.pop(gone, None)
 
     def held(
-        self, trace: Path, options: dict[str, Any], owner: str | None
+        self, trace: Path, options: dict[str, Any], owner: Owner
     ) -> tuple[Run, RunResults] | None:
         """The caller's run of this file held in memory, if the file's size and mtime have not
         changed since and it was loaded with the same options."""
@@ -245,7 +290,7 @@ class RunStore:
             for run_id, key in reversed(self._held.items()):
                 run = self.runs.get(run_id)
                 results = self.results.get(run_id)
-                if run is None or results is None or run.record.owner != owner:
+                if run is None or results is None or run.record.owner != owner.tag:
                     continue
                 if key == (str(trace), stat.st_size, stat.st_mtime_ns, *sorted(options.items())):
                     self.results.move_to_end(run_id)

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rooflens.server.owners import Owner
 from rooflens.server.paths import PathPolicy
 from rooflens.server.runs import RunStore
 from rooflens.server.settings import DEFAULT_MAX_RESULT_BYTES, WORKSPACE_NAME
@@ -14,7 +15,8 @@ from rooflens.server.settings import DEFAULT_MAX_RESULT_BYTES, WORKSPACE_NAME
 @dataclass(frozen=True)
 class ServerConfig:
     """`serve`'s options. A workspace defaults to `rooflens_runs/` in the first allowed
-    directory; under HTTP each session sees only its own runs unless `shared_workspace`."""
+    directory; under HTTP each run is visible only to its owner (the session or stateless
+    caller that made it) unless `shared_workspace`."""
 
     allowed_dirs: list[Path]
     workspace: Path | None = None
@@ -45,15 +47,13 @@ class AppState:
 
     @property
     def isolate(self) -> bool:
-        """Whether runs are private to the HTTP session that started them."""
+        """Whether a run is visible only to its owner (HTTP without a shared workspace)."""
         return self.config.http and not self.config.shared_workspace
 
-    def owner(self, headers: Mapping[str, str] | None) -> str | None:
-        """Who a request's runs belong to: its HTTP session when sessions are kept apart
-        (the SDK routes a request to the session its Mcp-Session-Id names), else nobody."""
-        if not self.isolate or not headers:
-            return None
-        return headers.get("mcp-session-id")
+    def owner(self, headers: Mapping[str, str] | None) -> Owner:
+        """Who a request is, as far as runs go (server/owners.py): over isolated HTTP its
+        session, or for a stateless client a fresh key; else the one local client."""
+        return Owner.of_request(headers, self.isolate)
 
     @property
     def payload_budget(self) -> int:

@@ -28,8 +28,9 @@ from rooflens.analyzers.pipeline.ledger import RunFolderError
 from rooflens.analyzers.pipeline.steps import NotAnalysable, StepMissing
 from rooflens.analyzers.prepare.categories import CategoryLookupError, find_category
 from rooflens.analyzers.trace.errors import TraceError
-from rooflens.server.jobs import JOB_ID, JobNotFound
+from rooflens.server.jobs import JobNotFound
 from rooflens.server.loading import LoadArguments, pipeline
+from rooflens.server.owners import Owner, split_handle
 from rooflens.server.paths import PathRefused
 from rooflens.server.runs import Run, RunNotFound
 from rooflens.server.state import AppState
@@ -46,7 +47,11 @@ WRITES_RUN = ToolAnnotations(
 )
 
 RunIdArg = Annotated[
-    str, Field(description="The run id load_trace returned (like run-3f9a1c2b7d4e).")
+    str,
+    Field(
+        description="The run id load_trace returned, whole (like run-3f9a1c2b7d4e; over "
+        "stateless HTTP it carries a key after the id)."
+    ),
 ]
 CategoryArg = Annotated[
     str,
@@ -128,8 +133,9 @@ async def engine(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         raise as_tool_error(exc) from exc
 
 
-def owner(ctx: Context) -> str | None:
-    """Who the caller's runs belong to (`AppState.owner`)."""
+def owner(ctx: Context) -> Owner:
+    """Who the caller is, as far as runs go (`AppState.owner`); a stateless HTTP caller's
+    key is new with each call, and names everything the call makes."""
     return app_state(ctx).owner(ctx.headers)
 
 
@@ -154,14 +160,14 @@ Strict = Annotated[None, Resolve(refuse_unknown_arguments)]
 
 
 async def open_run(run_id: str, ctx: Ctx, strict: Strict) -> Run:
-    """The run named by `run_id`, if this caller may use it; its paths checked again."""
-    if JOB_ID.fullmatch(run_id):
+    """The run named by `run_id` (with its key for a stateless HTTP caller), if this caller
+    may use it; its paths checked again."""
+    if split_handle(run_id, "job") is not None:
         raise ToolError(
             f"{run_id} is a job id; the run tools take one rank's run id, which "
             f"get_job_overview(job_id={run_id!r}) lists for every rank"
         )
-    st = app_state(ctx)
-    return await engine(st.runs.get, run_id, owner(ctx), st.isolate)
+    return await engine(app_state(ctx).runs.get, run_id, owner(ctx))
 
 
 RunDep = Annotated[Run, Resolve(open_run)]
