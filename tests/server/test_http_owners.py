@@ -193,3 +193,20 @@ def test_a_stateless_request_naming_a_session_is_not_that_session(tmp_path: Path
     assert not isolated.owner(stateless).may_use(spoofed.tag, None)  # a new key each call
     local = AppState.build(ServerConfig(allowed_dirs=[tmp_path])).owner(stateless)
     assert not local.isolated and local.may_use(None, None)  # stdio: one client owns all
+
+
+@pytest.mark.anyio
+async def test_a_shared_workspace_shares_every_run_with_stateless_clients_too(
+    folder: Path, local_run: str
+) -> None:
+    proc, shared = start(folder, "--shared-workspace")
+    try:
+        with anyio.fail_after(60):
+            async with stateless_client(shared.url) as alice, stateless_client(shared.url) as bob:
+                made = (await call(alice, "load_trace", {"path": "sample.json.gz"}))["run_id"]
+                listed = await runs_listed(bob)
+                used = await call(bob, "list_tables", {"run_id": local_run})
+    finally:
+        stop(proc)
+    assert re.fullmatch(r"run-[0-9a-f]{12}", made)  # shared on purpose: no key to hold
+    assert {made, local_run} <= set(listed) and used["run_id"] == local_run
