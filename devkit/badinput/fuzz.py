@@ -1,27 +1,33 @@
 """A seeded mutation fuzzer for Kineto traces: damage a valid trace, run the engine, classify.
 
-`fuzz_case(base, seed, folder)` draws one to three mutations with `random.Random(seed)`,
-writes the damaged trace (.json or .json.gz) and runs it through the engine as the front
-ends do (`run_engine`). The outcome is "refused" (a TraceError), "loaded" (finite results,
-shares within [0, 100], a complete report folder) or "crash": any other exception, or a
-loaded result that breaks one of those rules. The same seed always writes the same file.
-
-The mutations themselves are in mutations.py.
+`fuzz_case(base, seed, folder)` draws one to three mutations with `random.Random(seed)`
+(from `mutations`: the damaging ones of mutations.py and the layout and timing ones of
+layout_mutations.py by default), writes the changed trace (.json or .json.gz) and runs it
+through the engine as the front ends do (`run_engine`): inspect, the perf report and model
+identification, then every step of `rooflens analyze` (category data, each analysis, the
+drafts, the priorities and the report) into a run folder. The outcome is "refused" (a
+TraceError, or a trace with no GPU work, which `analyze` refuses with its reason), "loaded"
+(finite results, shares within [0, 100], strict JSON, a complete run folder) or "crash": any
+other exception, or a loaded result that breaks one of those rules. The same seed always
+writes the same file.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import random
+import re
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
+from devkit.badinput.layout_mutations import LAYOUT_MUTATIONS
 from devkit.badinput.mutations import (
     BYTE_MUTATIONS,
     DOCUMENT_MUTATIONS,
@@ -29,15 +35,28 @@ from devkit.badinput.mutations import (
     Damage,
     gzip_damage,
 )
+from rooflens.analyzers import layout
 from rooflens.analyzers.findings.model_info import model_identification, op_rows
+from rooflens.analyzers.findings.plot import Savings, Segment
 from rooflens.analyzers.perf.platforms import Platform
+from rooflens.analyzers.pipeline.folder import RunFolder
+from rooflens.analyzers.pipeline.steps import (
+    LOADED,
+    REPORTED,
+    Pipeline,
+    RunResults,
+    missing_gpu_work,
+)
 from rooflens.analyzers.report.build import build_report
-from rooflens.analyzers.report.files import write_perf_report
 from rooflens.analyzers.trace.errors import TraceError
 from rooflens.analyzers.trace.inspect import Inspection, inspect_trace
 from rooflens.analyzers.trace.open_trace import open_trace
 
-Kind = Literal["refused", "loaded", "crash"]
+Kind = Literal["refused", "loaded", "crash", "hang"]  # "hang": set by a runner's timeout
+Mutation = Callable[[Damage], None]
+ALL_MUTATIONS: tuple[Mutation, ...] = DOCUMENT_MUTATIONS + LAYOUT_MUTATIONS
+# shares of a whole in the run's JSON (efficiencies and differences may exceed 100 or be < 0)
+SHARE_KEY = re.compile(r"percent(_of_\w+|_low|_mid|_high)?|\w+_time_percent|\w+_percent_of_total")
 
 
 @dataclass(frozen=True)
@@ -51,37 +70,55 @@ class Outcome:
 # --- one case ---------------------------------------------------------------------------------
 
 
-def write_case(base: Base, seed: int, folder: Path) -> tuple[Path, tuple[str, ...]]:
-    """Write the damaged trace of `seed`; returns its path and the mutations applied."""
+def write_case(
+    base: Base,
+    seed: int,
+    folder: Path,
+    mutations: Sequence[Mutation] = ALL_MUTATIONS,
+    *,
+    damage_bytes: bool = True,
+) -> tuple[Path, tuple[str, ...]]:
+    """Write the changed trace of `seed`; returns its path and the mutations applied.
+    `damage_bytes`: now and then also damage the serialised text or its gzip stream."""
     rng = random.Random(seed)
     damage = Damage(base, rng)
     names: list[str] = []
-    for mutate in rng.sample(DOCUMENT_MUTATIONS, rng.randint(1, 3)):
+    for mutate in rng.sample(list(mutations), min(len(mutations), rng.randint(1, 3))):
         mutate(damage)
         names.append(mutate.__name__)
     text = json.dumps(damage.doc, separators=(",", ":"), ensure_ascii=rng.random() < 0.5)
     for placeholder, raw in damage.raw.items():
         text = text.replace(f'"{placeholder}"', raw)
     data = text.encode("utf-8", "surrogatepass")
-    if rng.random() < 0.25:
+    if damage_bytes and rng.random() < 0.25:
         byte_mutation = rng.choice(BYTE_MUTATIONS)
         data = byte_mutation(rng, data)
         names.append(byte_mutation.__name__)
     compressed = rng.random() < 0.3
     if compressed:
-        data = gzip_damage(rng, data)
+        data = gzip_damage(rng, data) if damage_bytes else gzip.compress(data, mtime=0)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"fuzz_{seed}.json{'.gz' if compressed else ''}"
     path.write_bytes(data)
     return path, tuple(names)
 
 
-def fuzz_case(base: Base, seed: int, folder: Path, platform: Platform | None) -> Outcome:
-    path, names = write_case(base, seed, folder)
+def fuzz_case(
+    base: Base,
+    seed: int,
+    folder: Path,
+    platform: Platform | None,
+    mutations: Sequence[Mutation] = ALL_MUTATIONS,
+    *,
+    damage_bytes: bool = True,
+) -> Outcome:
+    path, names = write_case(base, seed, folder, mutations, damage_bytes=damage_bytes)
     try:
         problems = run_engine(path, folder / f"run_{seed}", platform)
     except TraceError as exc:
         return Outcome(seed, "refused", names, exc.problem)
+    except NoGpuWork as exc:
+        return Outcome(seed, "refused", names, str(exc))
     except Exception as exc:  # the fuzzer's purpose: any other exception is the finding
         where = traceback.extract_tb(exc.__traceback__)[-1]
         detail = f"{type(exc).__name__}: {exc} ({Path(where.filename).name}:{where.lineno})"
@@ -91,13 +128,38 @@ def fuzz_case(base: Base, seed: int, folder: Path, platform: Platform | None) ->
     return Outcome(seed, "loaded", names, "")
 
 
+class NoGpuWork(Exception):
+    """`analyze` refuses the trace before writing anything (steps.missing_gpu_work)."""
+
+
 def run_engine(path: Path, out: Path, platform: Platform | None) -> list[str]:
-    """inspect, then open + report + files + model identification; broken rules, if any."""
+    """inspect; open + perf report + model identification; then the analysis `rooflens
+    analyze` runs, into the run folder `out`. Returns the broken rules, if any."""
     inspection = inspect_trace(path)
-    report = build_report(open_trace(path), platform)
-    write_perf_report(report, out, path.name, "gpu")
+    model = open_trace(path)
+    report = build_report(model, platform)
+    folder = RunFolder(out)
+    folder.write_perf_report(report, path.name, "gpu")
     model_identification(op_rows(report.sheets.get("unified_perf_summary")) or [])
-    return list(_inspection_problems(inspection)) + list(_report_problems(report.sheets))
+    problems = list(_inspection_problems(inspection)) + list(_report_problems(report.sheets))
+    if missing := missing_gpu_work(model):
+        raise NoGpuWork(missing)
+    results = RunResults(model, report, platform, str(path), str(out))
+    done = [LOADED]
+    mark = lambda *names: done.extend(names)  # noqa: E731
+    steps = Pipeline(results, folder, done.__contains__, mark, draw=_check_drawing)
+    steps.run(until=REPORTED)
+    return problems + list(_run_problems(out))
+
+
+def _check_drawing(title: str, total: float, segments: list[Segment], savings: Savings) -> bytes:
+    """Stands in for the PNG drawing (matplotlib would cost more than the rest of a case):
+    the plot must get a finite, positive baseline and finite segment times."""
+    if not (math.isfinite(total) and total > 0):
+        raise ValueError(f"plot baseline {total!r}")
+    if not all(math.isfinite(s.time_ms) and s.time_ms >= 0 for s in segments):
+        raise ValueError(f"plot segment times {[s.time_ms for s in segments]}")
+    return b"\x89PNG\r\n\x1a\n"
 
 
 def _inspection_problems(inspection: Inspection) -> Iterator[str]:
@@ -133,3 +195,33 @@ def _report_problems(sheets: dict[str, Any]) -> Iterator[str]:
                 # NaN counts as broken too; 1e-9 allows float noise in cumulative sums
                 if not ((shares >= 0) & (shares <= 100 + 1e-9)).all():
                     yield f"{name}.{column}: share outside [0, 100] or missing"
+
+
+def _run_problems(out: Path) -> Iterator[str]:
+    """The run folder holds the report; its JSON is strict (no NaN) and its shares in range."""
+    if not (out / layout.REPORT).is_file():
+        yield f"no {layout.REPORT} in the run folder"
+    for file in sorted(out.rglob("*.json")):
+        try:
+            document = json.loads(file.read_text(encoding="utf-8"), parse_constant=_no_constant)
+        except ValueError as exc:
+            yield f"{file.relative_to(out)}: {exc}"
+            continue
+        for key, value in _numbers(document, ""):
+            if SHARE_KEY.fullmatch(key) and not 0.0 <= value <= 100.0 + 1e-6:
+                yield f"{file.relative_to(out)}: {key} = {value}"
+
+
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _numbers(value: Any, key: str) -> Iterator[tuple[str, float]]:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _numbers(v, str(k))
+    elif isinstance(value, list):
+        for v in value:
+            yield from _numbers(v, key)
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        yield key, float(value)

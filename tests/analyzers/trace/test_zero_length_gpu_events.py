@@ -12,11 +12,15 @@ import gzip
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from numpy.testing import assert_array_equal
 
 from rooflens.analyzers.trace.idle_causes import idle_causes
-from rooflens.analyzers.trace.idle_window import GpuWork, gpu_work
+from rooflens.analyzers.trace.idle_window import GpuWork, busy_runs, gpu_work
+from rooflens.analyzers.trace.intervals import Intervals, merge, subtract
 from rooflens.analyzers.trace.launch_bound import launch_bound_stretches, launch_gaps
 from rooflens.analyzers.trace.synthetic_host import LAUNCH_BOUND, write_launch_bound_trace
 from rooflens.server.cli import main
@@ -34,6 +38,32 @@ def assert_aligned(work: GpuWork) -> None:
     assert_array_equal(work.idle.start, work.busy.end[:-1])
     assert_array_equal(work.idle.end, work.busy.start[1:])
     assert (work.idle.end > work.idle.start).all()
+
+
+# whole-microsecond starts and lengths, a third of them zero: ties and instants everywhere
+EVENTS = st.lists(
+    st.tuples(st.integers(0, 60), st.sampled_from([0, 0, 0, 1, 2, 5, 20])), max_size=40
+)
+
+
+@given(EVENTS)
+def test_busy_runs_are_the_merged_set_and_the_gaps_the_window_minus_it(events) -> None:
+    events.sort(key=lambda e: e[0])
+    start = np.array([e[0] for e in events], dtype=np.float64)
+    end = start + np.array([e[1] for e in events], dtype=np.float64)
+    first, busy = busy_runs(start, end)
+    merged = merge(start, end)
+    assert_array_equal(busy.start, merged.start)
+    assert_array_equal(busy.end, merged.end)
+    assert_array_equal(start[first], busy.start)
+    assert (np.diff(first) > 0).all() and (first[:1] == 0).all()
+    gaps = Intervals(busy.end[:-1], busy.start[1:])
+    assert (gaps.end > gaps.start).all()
+    window = Intervals(busy.start[:1], busy.end[-1:])
+    assert gaps.length() == pytest.approx(subtract(window, busy).length())
+    # every event lies inside its own run
+    run = np.searchsorted(first, np.arange(len(start)), side="right") - 1
+    assert (start >= busy.start[run]).all() and (end <= busy.end[run]).all()
 
 
 def launches(zero: int | None = ZERO) -> list[dict]:
