@@ -15,6 +15,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from rooflens.analyzers.trace.input_file import InputFileError, read_side_file
+
 OTHER = "other"
 
 
@@ -142,10 +144,12 @@ def load_table(path: str | Path | None = None) -> CategoryTable:
     if path is None:
         return table
     path = Path(path)
-    try:
-        document = tomllib.loads(path.read_text())
-    except FileNotFoundError:
-        raise CategoryFileError(f"{path}: file not found") from None
+    try:  # a regular file only, and a small one (a FIFO would block: input_file.py)
+        document = tomllib.loads(read_side_file(path, "category table").decode("utf-8"))
+    except InputFileError as exc:
+        raise CategoryFileError(str(exc)) from None
+    except UnicodeDecodeError as exc:
+        raise CategoryFileError(f"{path}: not UTF-8 text, as TOML must be ({exc})") from None
     except tomllib.TOMLDecodeError as exc:
         raise CategoryFileError(f"{path}: not valid TOML ({exc})") from None
     return table.extended(document, str(path))

@@ -36,6 +36,8 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from rooflens.analyzers.trace.input_file import InputFileError, read_side_file
+
 Vendor = Literal["NVIDIA", "AMD"]
 
 PRECISIONS = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "fp6", "fp4", "int8")
@@ -217,11 +219,12 @@ class UnknownPlatform(ValueError):
 def load_platform_file(path: str | Path) -> Platform:
     """Read one platform file: our schema or a TraceLens arch JSON (`--gpu_arch_json_path`)."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise PlatformFileError(f"{path}: platform file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    try:  # a regular file only, and a small one (a FIFO would block: input_file.py)
+        text = read_side_file(path, "platform file").decode("utf-8")
+    except InputFileError as exc:
+        said = f"{path}: platform file not found" if exc.problem == "file not found" else str(exc)
+        raise PlatformFileError(said) from None
+    except UnicodeDecodeError as exc:
         raise PlatformFileError(f"{path}: cannot read platform file ({exc})") from None
     return _parse(text, str(path))
 

@@ -30,6 +30,7 @@ import pandas as pd
 
 from rooflens.analyzers.trace.columns import name_matches
 from rooflens.analyzers.trace.errors import TraceError
+from rooflens.analyzers.trace.input_file import InputFileError, read_side_file
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.read import SUFFIXES
 from rooflens.analyzers.trace.schema import GRAPH_LAUNCH_NAMES, LAUNCH_CATEGORIES
@@ -162,8 +163,12 @@ def _read_details(folder: Path) -> dict[str, CaptureEntry]:
     path = folder / DETAILS_FILE
     if not path.exists():
         return {}
+    try:  # a regular file only, and a small one (a FIFO would block: input_file.py)
+        text = read_side_file(path, "capture details file")
+    except InputFileError as exc:
+        raise TraceError(path, exc.problem, exc.hint) from None
     try:
-        entries = msgspec.json.decode(path.read_bytes(), type=list[CaptureEntry])
+        entries = msgspec.json.decode(text, type=list[CaptureEntry])
     except msgspec.DecodeError as exc:
         raise TraceError(
             path,

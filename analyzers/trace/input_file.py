@@ -75,8 +75,7 @@ def read_side_file(path: Path, what: str, limit: int = MAX_SIDE_FILE_BYTES) -> b
     if size > limit or len(data) > limit:
         raise InputFileError(
             path,
-            f"is {max(size, len(data)) / MIB:.2f} MB, more than the {limit / MIB:g} MB a "
-            f"{what} may have",
+            f"is {max(size, len(data)):,} bytes, more than the {limit:,} a {what} may have",
             f"Pass the {what} itself; it is a few kilobytes of text",
         )
     return data
