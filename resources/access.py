@@ -33,6 +33,7 @@ class RunInfo:
     steps: tuple[str, ...]
     categories: tuple[tuple[str, str], ...] = ()
     compared_with: str | None = None  # trace 2's file name in a comparative run
+    csv_escaped: bool = True  # its CSVs' text cells escaped against formulas (csv_cells.py)
 
     def done(self, step: str) -> bool:
         return step in self.steps
@@ -44,6 +45,7 @@ class JobInfo:
 
     id: str
     folder: Path  # checked: inside the allowed directories, no links planted in it
+    csv_escaped: bool = True  # its tables' text cells escaped against formulas
 
 
 class RunNotVisible(LookupError):

@@ -159,7 +159,9 @@ def pipeline(st: AppState, run: Run) -> Pipeline:
     """The run's pipeline: its results in memory, its folder, its ledger."""
     return Pipeline(
         results=run_results(st, run),
-        folder=RunFolder(st.policy.folder_without_links(run.folder)),
+        folder=RunFolder(
+            st.policy.folder_without_links(run.folder), csv_cells=run.record.csv_cells
+        ),
         done=run.done,
         mark=run.mark,
         label=f"run {run.id}",

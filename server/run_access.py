@@ -7,6 +7,7 @@ from __future__ import annotations
 from rooflens.analyzers.pipeline.folder import RunFolder
 from rooflens.analyzers.pipeline.ledger import RunFolderError
 from rooflens.analyzers.pipeline.steps import STEP_ORDER
+from rooflens.analyzers.report.csv_cells import ESCAPED
 from rooflens.resources.access import Caller, JobInfo, RunInfo, RunNotVisible
 from rooflens.server.jobs import JobNotFound, find_job
 from rooflens.server.paths import PathRefused
@@ -34,7 +35,7 @@ class ServerRunAccess:
             folder, record = find_job(st, job_id, st.owner(caller.headers))
         except (JobNotFound, PathRefused, RunFolderError) as exc:
             raise RunNotVisible(str(exc)) from None
-        return JobInfo(id=record.job_id, folder=folder)
+        return JobInfo(id=record.job_id, folder=folder, csv_escaped=record.csv_cells == ESCAPED)
 
     def step_names(self) -> tuple[str, ...]:
         return STEP_ORDER
@@ -63,4 +64,5 @@ def _info(run: Run, categories: tuple[tuple[str, str], ...] = ()) -> RunInfo:
         steps=tuple(run.record.steps),
         categories=categories,
         compared_with=compared.trace.name if (compared := run.record.compare_with) else None,
+        csv_escaped=run.record.csv_cells == ESCAPED,
     )

@@ -23,7 +23,8 @@ from rooflens.analyzers.pipeline.ledger import (
     ledger_problems,
     occupant,
 )
-from rooflens.analyzers.report.write_csv import atomic_write_bytes, for_output
+from rooflens.analyzers.report.csv_cells import ESCAPED, CsvCells
+from rooflens.analyzers.report.write_csv import atomic_write_bytes, table_csv
 
 
 class JobRank(BaseModel):
@@ -58,6 +59,9 @@ class JobRecord(BaseModel):
     ranks: list[JobRank]
     missing: list[int] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
+    csv_cells: CsvCells = Field(
+        default=ESCAPED, description="text cells of the job tables: escaped (formulas) or raw"
+    )
     artifacts: dict[str, str] = Field(default_factory=dict, description="path -> SHA-256")
 
     def same_inputs(self, paths: list[str]) -> bool:
@@ -86,8 +90,8 @@ def write_text(folder: Path, rel: str, text: str) -> Path:
     return folder / rel
 
 
-def write_table(folder: Path, rel: str, table: pd.DataFrame) -> Path:
-    return write_text(folder, rel, for_output(table).to_csv(index=False))
+def write_table(folder: Path, rel: str, table: pd.DataFrame, cells: CsvCells = ESCAPED) -> Path:
+    return write_text(folder, rel, table_csv(table, cells))
 
 
 def seal_job(folder: Path, record: JobRecord) -> JobRecord:

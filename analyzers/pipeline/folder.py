@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+import pandas as pd
 from pydantic import BaseModel, ValidationError
 
 from rooflens.analyzers import layout
@@ -25,8 +26,8 @@ from rooflens.analyzers.compare.comparison import Comparison
 from rooflens.analyzers.findings.contract import Findings, parse_findings, render_findings
 from rooflens.analyzers.findings.drafts import tier_for
 from rooflens.analyzers.findings.model_info import (
+    CONDENSED_COLUMNS,
     ModelIdentification,
-    condensed_csv,
     module_names,
 )
 from rooflens.analyzers.findings.plot import PlotResult
@@ -37,16 +38,20 @@ from rooflens.analyzers.prepare.manifest import CategoryTables, Manifest
 from rooflens.analyzers.prepare.run import CategoryData
 from rooflens.analyzers.report import files
 from rooflens.analyzers.report.build import PerfReport
-from rooflens.analyzers.report.write_csv import atomic_write_bytes, for_output, write_csv_folder
+from rooflens.analyzers.report.csv_cells import ESCAPED, CsvCells
+from rooflens.analyzers.report.write_csv import atomic_write_bytes, table_csv, write_csv_folder
 
 M = TypeVar("M", bound=BaseModel)
 
 
 @dataclass(frozen=True)
 class RunFolder:
-    """A run's folder (already checked against the allowed directories by the caller)."""
+    """A run's folder (already checked against the allowed directories by the caller).
+    `csv_cells`: how text cells of its CSVs are written (escaped against spreadsheet formulas,
+    or raw); the run's record says which (docs/report-tables.md#text-cells)."""
 
     root: Path
+    csv_cells: CsvCells = ESCAPED
 
     def _bytes(self, rel: str, data: bytes) -> Path:
         path = self.root / rel
@@ -64,14 +69,17 @@ class RunFolder:
     # -- writes, in pipeline order ------------------------------------------------------
 
     def write_perf_report(self, report: PerfReport, trace_name: str, gpu: str) -> files.ReportFiles:
-        return files.write_perf_report(report, self.root, trace_name, gpu)
+        return files.write_perf_report(report, self.root, trace_name, gpu, cells=self.csv_cells)
 
     def write_comparison(self, comparison: Comparison) -> list[Path]:
         """A comparative run's own tables: trace 1's with the comparison columns and
         diff_stats, trace 2's, and trace 2's timeline figures (docs/compare.md)."""
         trace1 = {**comparison.trace1_sheets, DIFF_STATS_SHEET: comparison.diff_stats}
-        written = write_csv_folder(trace1, self.root / layout.TRACE1_CSVS)
-        written += write_csv_folder(comparison.report.sheets, self.root / layout.TRACE2_CSVS)
+        cells = self.csv_cells
+        written = write_csv_folder(trace1, self.root / layout.TRACE1_CSVS, cells=cells)
+        written += write_csv_folder(
+            comparison.report.sheets, self.root / layout.TRACE2_CSVS, cells=cells
+        )
         figures = gpu_utilization(comparison.report.sheets.get("gpu_timeline"))
         written.append(self._json(layout.TRACE2_UTILIZATION, figures))
         return written
@@ -92,7 +100,7 @@ class RunFolder:
     def write_category_tables(self, tables: CategoryTables) -> None:
         """Per category its ops CSV, metadata and tree data; the manifest last."""
         for key, rows in tables.ops.items():
-            text = for_output(rows).to_csv(index=False) if len(rows.columns) else "\n"
+            text = table_csv(rows, self.csv_cells) if len(rows.columns) else "\n"
             self._text(layout.ops_csv(key), text)
         for key, meta in tables.metadata.items():
             self._text(layout.metadata(key), meta.model_dump_json(indent=2) + "\n")
@@ -110,7 +118,10 @@ class RunFolder:
         return self._json(layout.PRIORITIES, data)
 
     def write_identity(self, rows: list[dict[str, str]], identity: ModelIdentification) -> None:
-        self._text(layout.CONDENSED_OPS, condensed_csv(rows))
+        condensed = pd.DataFrame(
+            [[row.get(c, "") for c in CONDENSED_COLUMNS] for row in rows], columns=CONDENSED_COLUMNS
+        )
+        self._text(layout.CONDENSED_OPS, table_csv(condensed, self.csv_cells, rendered=True))
         self._text(layout.NN_MODULES, "".join(f"{n}\n" for n in module_names(rows)))
         self._json(layout.MODEL_INFO, identity)
 

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from rooflens.analyzers.report.csv_cells import ESCAPED, CsvCells
 from rooflens.analyzers.report.write_csv import atomic_write_bytes
 
 RUN_FILE = "run.json"
@@ -87,6 +88,10 @@ class RunRecord(BaseModel):
         default=None, description="trace 2, when the run compares two traces"
     )
     owner: str | None = Field(default=None, description="MCP session that started the run")
+    csv_cells: CsvCells = Field(
+        default=ESCAPED,
+        description="text cells of the run's CSVs: escaped against spreadsheet formulas, or raw",
+    )
     created: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
     steps: list[str] = Field(default_factory=list)
     artifacts: dict[str, str] = Field(default_factory=dict, description="path -> SHA-256")

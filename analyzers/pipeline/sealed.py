@@ -54,4 +54,5 @@ class SealedRun:
     def pipeline(self, results: RunResults, **options: Any) -> Pipeline:
         """The pipeline of this run; `options` are Pipeline's (label, draw, ...)."""
         mark: Callable[..., None] = self.mark
-        return Pipeline(results, RunFolder(self.root), done=self.done, mark=mark, **options)
+        folder = RunFolder(self.root, csv_cells=self.record.csv_cells)
+        return Pipeline(results, folder, done=self.done, mark=mark, **options)

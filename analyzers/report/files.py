@@ -11,6 +11,7 @@ import pandas as pd
 
 from rooflens.analyzers import layout
 from rooflens.analyzers.report.build import PerfReport
+from rooflens.analyzers.report.csv_cells import ESCAPED, CsvCells
 from rooflens.analyzers.report.write_csv import for_output, write_csv_folder
 from rooflens.analyzers.report.write_xlsx import write_xlsx
 
@@ -78,7 +79,9 @@ def summary_facts(report: PerfReport, trace_name: str, gpu: str) -> dict[str, An
     return facts
 
 
-def write_perf_report(report: PerfReport, out_dir: Path, trace_name: str, gpu: str) -> ReportFiles:
+def write_perf_report(
+    report: PerfReport, out_dir: Path, trace_name: str, gpu: str, *, cells: CsvCells = ESCAPED
+) -> ReportFiles:
     # the workbook first: it is the step that can fail on odd text, and then nothing is written
     csv_folder = out_dir / layout.PERF_CSVS
     rendered = {name: for_output(frame) for name, frame in report.sheets.items()}  # once
@@ -91,5 +94,5 @@ def write_perf_report(report: PerfReport, out_dir: Path, trace_name: str, gpu: s
         notes=report.notes,
         rendered=True,
     )
-    csvs = write_csv_folder(rendered, csv_folder, rendered=True)
+    csvs = write_csv_folder(rendered, csv_folder, rendered=True, cells=cells)
     return ReportFiles(csv_folder=csv_folder, csvs=csvs, xlsx=xlsx)

@@ -12,6 +12,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rooflens.analyzers.report.csv_cells import (
+    ESCAPED,
+    CsvCells,
+    escape_frame,
+    holds_carriage_return,
+)
+
 
 def _json_default(value: Any) -> Any:
     if isinstance(value, np.integer):
@@ -64,15 +71,29 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         raise
 
 
+def table_csv(frame: pd.DataFrame, cells: CsvCells = ESCAPED, *, rendered: bool = False) -> str:
+    """The CSV text of a table, as every CSV rooflens writes is made: structured cells as JSON,
+    text cells escaped against spreadsheet formulas unless `cells` is RAW, a cell holding a
+    carriage return quoted (csv_cells.py). `rendered`: `frame` is already `for_output`'s."""
+    table = frame if rendered else for_output(frame)
+    if cells == ESCAPED:
+        table = escape_frame(table)
+    return table.to_csv(
+        index=False, lineterminator="\r\n" if holds_carriage_return(table) else "\n"
+    )
+
+
 def write_csv_folder(
-    sheets: Mapping[str, pd.DataFrame], folder: Path, *, rendered: bool = False
+    sheets: Mapping[str, pd.DataFrame],
+    folder: Path,
+    *,
+    rendered: bool = False,
+    cells: CsvCells = ESCAPED,
 ) -> list[Path]:
-    """One `<sheet>.csv` per sheet; returns the paths written. `rendered`: the sheets are
-    already `for_output` tables."""
+    """One `<sheet>.csv` per sheet (`table_csv`); returns the paths written."""
     written = []
     for name, frame in sheets.items():
         path = folder / f"{name}.csv"
-        table = frame if rendered else for_output(frame)
-        atomic_write_bytes(path, table.to_csv(index=False).encode("utf-8"))
+        atomic_write_bytes(path, table_csv(frame, cells, rendered=rendered).encode("utf-8"))
         written.append(path)
     return written

@@ -35,6 +35,7 @@ from rooflens.server.tools.common import (
     owner,
 )
 from rooflens.server.tools.load import OutputDirArg
+from rooflens.server.trace_text import JobOverviewView, traced
 
 MAX_RANKS_LISTED = 64  # rank rows in a result; job_tables/ranks.csv has them all
 MAX_FAILURES = 5  # failed ranks in a result's overview; ranks_failed counts them all
@@ -88,7 +89,7 @@ class JobRankRow(BaseModel):
     rank: int
     status: str = Field(description="done or failed")
     run_id: str | None = Field(description="the rank's run, for the run tools; null if none")
-    reason: str | None = Field(default=None, description="why the rank failed")
+    reason: str | None = traced("why the rank failed", default=None)
 
 
 class JobLoadResult(BaseModel):
@@ -97,7 +98,7 @@ class JobLoadResult(BaseModel):
     ranks_done: int
     ranks_failed: int
     warnings: list[str]
-    overview: JobOverview = Field(description="stragglers, waits, causes and findings (ms)")
+    overview: JobOverviewView = Field(description="stragglers, waits, causes and findings (ms)")
     ranks: list[JobRankRow] = Field(description="the first ranks, as many as fit")
     next_offset: int | None = Field(
         default=None, description="more ranks: get_job_overview(job_id, offset=next_offset)"
@@ -113,7 +114,7 @@ class JobOverviewResult(BaseModel):
     ranks_done: int
     ranks_failed: int
     warnings: list[str]
-    overview: JobOverview = Field(description="stragglers, waits, causes and findings (ms)")
+    overview: JobOverviewView = Field(description="stragglers, waits, causes and findings (ms)")
     ranks: list[JobRankRow] = Field(description="a page of the ranks, by rank")
     total_ranks: int
     offset: int

@@ -35,6 +35,7 @@ from rooflens.server.tools.common import (
     engine,
     owner,
 )
+from rooflens.server.trace_text import TraceInspection
 
 MAX_WARNINGS = 12
 MAX_NOTES = 6
@@ -158,7 +159,7 @@ def register(mcp: MCPServer) -> None:
         include_unlinked: Annotated[
             bool, Field(description="Also count GPU events whose launch is not in the trace.")
         ] = False,
-    ) -> Inspection:
+    ) -> TraceInspection:
         """A trace's health (GPU, what was recorded, what is missing and how to profile
         again) and GPU timeline, without starting a run. Writes nothing."""
         policy = app_state(ctx).policy

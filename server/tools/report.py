@@ -22,6 +22,7 @@ from rooflens.server.state import AppState
 from rooflens.server.tools.common import READ_ONLY, WRITES_RUN, Ctx, RunDep, RunIdArg, app_state
 from rooflens.server.tools.common import engine as run_engine
 from rooflens.server.tools.findings import validation
+from rooflens.server.trace_text import IdentificationView
 
 MODULES_SHOWN = 60
 TOP_OPERATIONS = 20
@@ -173,7 +174,7 @@ def register(mcp: MCPServer) -> None:
         ],
         ctx: Ctx,
         run: RunDep,
-    ) -> ModelIdentification:
+    ) -> IdentificationView:
         """Record the model's identity as you judge it."""
         return await run_engine(submit_identity, app_state(ctx), run, info)
 
