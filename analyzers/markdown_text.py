@@ -20,7 +20,11 @@ CommonMark code span, so nothing in it is markup, on one line, of bounded length
 * In a table cell `|` is escaped as `\\|`: GFM splits a row on `|` even inside a code span,
   and removes the backslash again, so the cell shows the name as it is.
 
-`plain_line` is the same cleaning without the span, for one-line plain-text output.
+`plain_line` is the same cleaning without the span, for one-line plain-text output;
+`md_prose` keeps a sentence rooflens did not compose alone inert without a span;
+`md_table_cell` puts Markdown rooflens composed (names already spans) in a table cell;
+`without_code_spans` is what of a line renders as markup (for validators and tests). Nothing
+here imports more than the standard library, so every stage and face can use it.
 """
 
 from __future__ import annotations
@@ -76,6 +80,43 @@ def md_cell_lines(value: object, limit: int | None = DEFAULT_LIMIT) -> str:
     """A table cell whose parts rooflens joined with `<br>` (the shapes of an op's inputs,
     its kernels): each part its own code span, the `<br>` kept as the line break."""
     return BR.join(md_cell(part, limit) for part in str(value).split(BR))
+
+
+def md_table_cell(markdown: str) -> str:
+    """Markdown rooflens composed (its own words, every name already an `md_code` span) as a
+    GFM table cell: `|` escaped, inside the spans too (GFM removes the backslash there)."""
+    return markdown.replace("|", "\\|")
+
+
+_PROSE_SPECIALS = re.compile(r"([\\<>\[\]&|])")
+
+
+def md_prose(value: object, limit: int | None = None) -> str:
+    """A sentence rooflens did not compose alone (a health warning, an error or a perf
+    model's reason that may quote a name or a path): one line, with every character that
+    could open HTML, an autolink, a link, an image, an entity or a table cell
+    backslash-escaped (emphasis is left alone: it can only restyle words). Backticks stay, so
+    the message's own code spans still render. Prefer `md_code` for the name itself wherever
+    the sentence is built."""
+    return _PROSE_SPECIALS.sub(r"\\\1", plain_line(value, limit))
+
+
+def without_code_spans(line: str) -> str:
+    """One line of Markdown with each code span replaced by a space: what is left is what
+    renders as markup (validators look for placeholders there, not inside names). A backtick
+    run with no closing run of the same length is literal text, as in CommonMark."""
+    runs = list(_BACKTICKS.finditer(line))
+    out, pos, k = [], 0, 0
+    while k < len(runs):
+        opener = runs[k]
+        close = next((j for j in range(k + 1, len(runs))
+                      if len(runs[j].group()) == len(opener.group())), None)  # fmt: skip
+        if close is None:
+            k += 1
+            continue
+        out.append(line[pos : opener.start()] + " ")
+        pos, k = runs[close].end(), close + 1
+    return "".join(out) + line[pos:]
 
 
 def _span(text: str) -> str:

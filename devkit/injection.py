@@ -27,6 +27,7 @@ Run as a script to write the three files into a folder:
 from __future__ import annotations
 
 import argparse
+import functools
 import gzip
 import json
 import re
@@ -65,7 +66,7 @@ HOSTILE: tuple[str, ...] = (
 PROFILER_STEP = re.compile(r"^ProfilerStep#\d+$")
 RUNTIME_CATS = frozenset({"cuda_runtime", "cuda_driver", "ac2g", "gpu_user_annotation"})
 GPU_COPY_CATS = frozenset({"gpu_memcpy", "gpu_memset"})
-KEEP_OPS = ("aten::mm",)
+KEEP_OPS = ("aten::mm", "aten::addmm", "aten::linear", "aten::gelu")
 DEVICE_KEYS = ("name",)
 
 
@@ -145,7 +146,8 @@ def hostile_document(document: dict[str, Any], keep: Iterable[str] = KEEP_OPS) -
 
 
 BASES: dict[str, Callable[[Path], Path]] = {
-    "sample": write_sample_trace,
+    # each block's MLP in a module of its own: a kernel-fusion candidate, named by a module
+    "sample": functools.partial(write_sample_trace, layers=8, mlp_module=True),
     "blocking": write_blocking_item_trace,
 }
 
@@ -166,8 +168,9 @@ def write_injection_trace(
     path: str | Path, *, base: str = "sample", keep: Iterable[str] = KEEP_OPS
 ) -> Path:
     """Write the hostile trace derived from the synthetic `base` trace ("sample": the
-    two-layer transformer step; "blocking": training with blocking `.item()` calls, for the
-    host-side call sites) to `path` (gzip when it ends in .gz) and return it."""
+    eight-layer transformer step, its MLPs in modules; "blocking": training with blocking
+    `.item()` calls, for the host-side call sites) to `path` (gzip when it ends in .gz) and
+    return it."""
     document = _base_document(base)
     hostile_document(document, keep)
     return write_document(Path(path), document)
@@ -194,18 +197,38 @@ HOSTILE_CATEGORIES = (
 
 
 def _toml_string(text: str) -> str:
-    """A TOML basic string (JSON's escapes are TOML's)."""
-    return json.dumps(text, ensure_ascii=True)
+    """A TOML basic string: quote, backslash and control characters escaped, the rest as is
+    (TOML takes no surrogate-pair escapes, so JSON's ASCII form will not do)."""
+    escaped = "".join(
+        f"\\u{ord(c):04x}" if ord(c) < 0x20 or ord(c) == 0x7F else "\\" + c if c in '"\\' else c
+        for c in text
+    )
+    return f'"{escaped}"'
+
+
+# operators that launch GPU work in the bases: the categories TOML puts their hostile names in
+# the built-in GEMM category, which has no perf model for them (unmodelled cards, named)
+GEMM_CLAIMS = (
+    "aten::add",
+    "aten::native_layer_norm",
+    "aten::_scaled_dot_product_flash_attention",
+    "aten::_local_scalar_dense",
+)
 
 
 def write_hostile_categories(
     path: str | Path, *, base: str = "sample", keep: Iterable[str] = KEEP_OPS
 ) -> Path:
-    """A categories TOML for the trace `write_injection_trace(base=base)` writes: half of its
-    hostile operators go to the built-in GEMM category (no perf model: unmodelled findings
-    whose titles carry the names), the rest to two categories with hostile names."""
-    ops = sorted(hostile_names(base, keep).values())
-    groups = {"GEMM": ops[0::3], HOSTILE_CATEGORIES[0]: ops[1::3], HOSTILE_CATEGORIES[1]: ops[2::3]}
+    """A categories TOML for the trace `write_injection_trace(base=base)` writes: the hostile
+    names of `GEMM_CLAIMS` go to the built-in GEMM category (no perf model: unmodelled
+    findings whose titles carry the names), every other hostile operator to one of two
+    categories with hostile names."""
+    names = hostile_names(base, keep)
+    groups: dict[str, list[str]] = {"GEMM": [], **{c: [] for c in HOSTILE_CATEGORIES}}
+    others = [h for o, h in sorted(names.items()) if o not in GEMM_CLAIMS]
+    groups["GEMM"] = [h for o, h in sorted(names.items()) if o in GEMM_CLAIMS]
+    for i, hostile in enumerate(others):
+        groups[HOSTILE_CATEGORIES[i % len(HOSTILE_CATEGORIES)]].append(hostile)
     lines = ["# hostile category names and operators (devkit/injection.py)"]
     for category, members in groups.items():
         lines.append(f"[categories.{_toml_string(category)}]")

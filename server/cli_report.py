@@ -23,6 +23,7 @@ from rooflens.analyzers.categories.documents import finding_count
 from rooflens.analyzers.findings.model_info import UNKNOWN
 from rooflens.analyzers.findings.plot import Drawer, draw_png
 from rooflens.analyzers.findings.plot_process import PlotProcess
+from rooflens.analyzers.markdown_text import plain_line
 from rooflens.analyzers.perf.categories import CategoryFileError, load_table
 from rooflens.analyzers.perf.platform_choice import choose_platform, platform_warnings
 from rooflens.analyzers.perf.platforms import (
@@ -303,24 +304,24 @@ def print_outcome(o: Outcome, out: TextIO) -> None:
         out.write(f"Note: {note}\n")
     for warning in o.warnings:
         out.write(f"Warning: {warning}\n")
-    if PREPARED in o.steps:
-        names = o.prepared_categories
+    if PREPARED in o.steps:  # category names can come from a user's table: one line each
+        names = [plain_line(n) for n in o.prepared_categories]
         out.write(
             f"Prepared {len(names)} categories in {where / 'category_data'}/: {', '.join(names)}\n"
         )
     for c in o.categories:
         found = f", {c.findings} findings" if c.findings else ""
-        out.write(f"  {c.name}: {c.status}{found} -> {c.findings_file}\n")
+        out.write(f"  {plain_line(c.name)}: {c.status}{found} -> {plain_line(c.findings_file)}\n")
     if REPORTED in o.steps:
         out.write("Priorities (estimated saving, mid, of the analysed window):\n")
         if not o.priorities:
             out.write(f"  none: no finding has an estimated saving (see {layout.REPORT})\n")
         for row in o.priorities[:TOP_PRINTED]:
             if row["saving"] is None:
-                saving = f"not quantifiable: {row['unquantified_reason']}"
+                saving = f"not quantifiable: {plain_line(row['unquantified_reason'], None)}"
             else:
                 saving = f"{row['saving']['mid_ms']:.3f} ms, {row['percent_mid']:.2f} %"
-            out.write(f"  P{row['p_number']}. {row['title']}: {saving}\n")
+            out.write(f"  P{row['p_number']}. {plain_line(row['title'], None)}: {saving}\n")
         if len(o.priorities) > TOP_PRINTED:
             out.write(f"  ... {len(o.priorities) - TOP_PRINTED} more in {layout.PRIORITIES}\n")
         if o.model is None:
@@ -329,7 +330,7 @@ def print_outcome(o: Outcome, out: TextIO) -> None:
             m = o.model
             known = [m[k] for k in ("scale", "precision") if m[k] != UNKNOWN]
             detail = f" ({', '.join(known)})" if known else ""
-            name = m["model"] if m["model"] != UNKNOWN else "not identified"
+            name = plain_line(m["model"]) if m["model"] != UNKNOWN else "not identified"
             out.write(f"Model: {name}{detail}\n")
         out.write(f"Plot: {where / o.plot}\n" if o.plot else f"No plot: {o.plot_reason}\n")
         out.write(f"Report: {where / (o.report or '')}\n")

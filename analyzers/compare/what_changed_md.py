@@ -1,5 +1,7 @@
 """The "## What changed" markdown section: a headline, then small tables (top N of each list,
-with a count of the rest). See docs/compare.md#what-changed."""
+with a count of the rest). See docs/compare.md#what-changed. Operator, kernel and call-site
+names, shapes and dtypes come from the traces: each is one `md_code` span
+(docs/analysis.md#trace-text-in-markdown), and table cells escape `|`."""
 
 from __future__ import annotations
 
@@ -15,9 +17,10 @@ from rooflens.analyzers.compare.what_changed import (
     TimeChange,
     WhatChanged,
 )
+from rooflens.analyzers.markdown_text import md_code
 
 TOP_N = 5
-NAME_CHARS = 60  # kernel names are long; the table shows their head
+NAME_CHARS = 60  # kernel and one-trace-only names are long; the tables show their head
 Item = TypeVar("Item")
 
 
@@ -34,7 +37,8 @@ def headline(section: WhatChanged) -> str:
         return quiet if change is None else f"{quiet} {_kernel_sentence(change)}"
     way = "slower" if top.delta_us > 0 else "faster"
     text = (
-        f"`{top.operator}` is {way} in trace 2: {_us(top.time1_us)} → {_us(top.time2_us)} µs "
+        f"{md_code(top.operator)} is {way} in trace 2: {_us(top.time1_us)} → "
+        f"{_us(top.time2_us)} µs "
         f"({_signed(top.delta_us)} µs, ×{top.ratio:.2f})."
     )
     change = section.kernel_change_of(top.operator)
@@ -45,8 +49,8 @@ def _kernel_sentence(change: KernelChange) -> str:
     counts = f"{len(change.kernels1)} → {len(change.kernels2)} distinct kernels"
     if change.library_changed:
         families = f"{_join(change.families1)} to {_join(change.families2)}"
-        return f"`{change.operator}` moved from {families} ({counts})."
-    return f"`{change.operator}` runs other {_join(change.families1)} kernels ({counts})."
+        return f"{md_code(change.operator)} moved from {families} ({counts})."
+    return f"{md_code(change.operator)} runs other {_join(change.families1)} kernels ({counts})."
 
 
 TIME_COLUMNS = ["operator", "call site", "count", "trace 1 µs", "trace 2 µs", "delta µs", "ratio"]
@@ -109,8 +113,8 @@ def _table(
 
 def _time_row(change: TimeChange) -> list[str]:
     return [
-        f"`{change.operator}`",
-        change.call_site,
+        md_code(change.operator),
+        md_code(change.call_site) if change.call_site else "",
         str(change.count),
         _us(change.time1_us),
         _us(change.time2_us),
@@ -121,7 +125,7 @@ def _time_row(change: TimeChange) -> list[str]:
 
 def _kernel_row(change: KernelChange) -> list[str]:
     return [
-        f"`{change.operator}`",
+        md_code(change.operator),
         str(change.count),
         _kernels(change.kernels1, change.families1),
         _kernels(change.kernels2, change.families2),
@@ -132,21 +136,26 @@ def _kernel_row(change: KernelChange) -> list[str]:
 
 def _shape_row(change: ShapeChange) -> list[str]:
     return [
-        f"`{change.operator}`",
+        md_code(change.operator),
         str(change.count),
-        f"{change.dims1} / {change.types1}",
-        f"{change.dims2} / {change.types2}",
+        f"{_code(change.dims1)} / {_code(change.types1)}",
+        f"{_code(change.dims2)} / {_code(change.types2)}",
     ]
 
 
 def _only_row(item: OnlyIn) -> list[str]:
-    return [f"`{_clip(item.name)}`", f"trace {item.trace}", str(item.count), _us(item.time_us)]
+    return [
+        md_code(item.name, NAME_CHARS),
+        f"trace {item.trace}",
+        str(item.count),
+        _us(item.time_us),
+    ]
 
 
 def _kernels(names: tuple[str, ...], families: tuple[str, ...]) -> str:
     if not names:
         return "none"
-    shown = "<br>".join(f"`{_clip(n)}`" for n in names[:3])
+    shown = "<br>".join(md_code(n, NAME_CHARS) for n in names[:3])
     more = f"<br>… {len(names) - 3} more" if len(names) > 3 else ""
     return f"{_join(families)}: {shown}{more}"
 
@@ -155,11 +164,13 @@ def _join(families: tuple[str, ...]) -> str:
     return " + ".join(families) if families else "none"
 
 
-def _clip(name: str) -> str:
-    return name if len(name) <= NAME_CHARS else name[:NAME_CHARS] + "…"
+def _code(text: str | None) -> str:
+    return "—" if text is None else md_code(text)
 
 
 def _cell(text: str) -> str:
+    """A cell of rooflens text and `md_code` spans: `|` escaped (GFM unescapes it even
+    inside a span)."""
     return text.replace("|", "\\|")
 
 

@@ -27,6 +27,7 @@ from rooflens.analyzers.findings.impact_scale import (
     pool_sizes,
 )
 from rooflens.analyzers.findings.unmodelled import reasons
+from rooflens.analyzers.markdown_text import md_code
 from rooflens.analyzers.prepare.categories import GpuUtilization
 
 # Share of an idle or exposed stretch a fix recovers: (low, mid, high).
@@ -131,14 +132,15 @@ COMPARED_BASIS = (  # docs/analysis.md#comparative-report: recoverable time in t
 def _compute_title(name: str, finding: Finding, compared: bool = False) -> str:
     """`<category>: <the operation, or how many>[ slower than trace 2] (<bound or no
     roofline>[, <library>])`; the library is left out when unknown, as the card headings
-    leave it (docs/analysis.md#findings-contract)."""
+    leave it (docs/analysis.md#findings-contract). The category and operation names are code
+    spans (docs/analysis.md#trace-text-in-markdown)."""
     ops = sorted({m.operation for m in finding.members})
-    what = ops[0] if len(ops) == 1 else f"{finding.member_count} operations"
+    what = md_code(ops[0]) if len(ops) == 1 else f"{finding.member_count} operations"
     what += " slower than trace 2" if compared else ""
     modelled = finding.bound_type not in ("unknown", "unmodeled")
     bound = f"{finding.bound_type}-bound" if modelled else "no roofline"
     known = finding.library not in (None, "", "Unknown")
-    return f"{name}: {what} ({bound}{f', {finding.library}' if known else ''})"
+    return f"{md_code(name)}: {what} ({bound}{f', {finding.library}' if known else ''})"
 
 
 FUSION_BASIS = "the candidate's kernels replaced by one fused kernel at its roofline"
@@ -168,7 +170,7 @@ def _fusion(metrics: KernelFusionMetrics, gpu: GpuUtilization) -> Iterator[Candi
         yield Candidate(
             category="kernel_fusion",
             kind="kernel_fusion",
-            title=f"Fuse {estimate.operation} ({estimate.kernel_count} kernels)",
+            title=f"Fuse {md_code(estimate.operation)} ({estimate.kernel_count} kernels)",
             estimate_method="quantified",
             source_rank=rank,
             saving=Saving(

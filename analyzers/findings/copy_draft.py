@@ -7,11 +7,12 @@ analysis (`copies`), the card is built from the TraceLens-style per-direction is
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from rooflens.analyzers.categories.copies import SMALL_COPY_BYTES
 from rooflens.analyzers.findings.candidates import MIN_SYSTEM_SHARE as MIN_SHARE
+from rooflens.analyzers.markdown_text import md_cell, md_code
 
 SOURCE = "(source: `multi_kernel_metrics.json` → `{}`)."
 REASON = (
@@ -66,7 +67,7 @@ def _judged(copies: Mapping[str, Any], total_ms: float) -> tuple:
     for g in groups:
         size = f", {g['megabytes']} MB" if g.get("megabytes") is not None else ""
         rows.append((
-            g["name"],
+            md_cell(g["name"]),
             f"{g['count']} copies{size}, {g['time_ms']} ms ({g['exposed_ms']} ms exposed)",
             "true" if g["exposed_ms"] > 0 else "false",
         ))  # fmt: skip
@@ -74,8 +75,8 @@ def _judged(copies: Mapping[str, Any], total_ms: float) -> tuple:
             big = g["megabytes"] * 1e6 / g["count"] >= SMALL_COPY_BYTES  # else latency-bound
             low = big and g["percent_of_link"] < LOW_LINK_PERCENT
             rows.append((
-                f"{g['name']} bandwidth",
-                f"{g['achieved_gbps']} GB/s, {g['percent_of_link']}% of {_link(g)} "
+                f"{md_cell(g['name'])} bandwidth",
+                f"{g['achieved_gbps']} GB/s, {g['percent_of_link']}% of {_link(g, md_cell)} "
                 f"({g['link_gbps']} GB/s)",
                 "true" if low else "false",
             ))  # fmt: skip
@@ -92,14 +93,16 @@ def _judged(copies: Mapping[str, Any], total_ms: float) -> tuple:
 
 
 def _group_phrase(g: Mapping[str, Any]) -> str:
-    text = f"{g['count']} × {g['name']}"
+    text = f"{g['count']} × {md_code(g['name'])}"
     if g.get("percent_of_link") is not None:
         text += f" at {g['percent_of_link']}% of {_link(g)}"
     return text
 
 
-def _link(g: Mapping[str, Any]) -> str:
-    return "HBM" if g["link"] == "HBM" else f"the {g['link']} link"
+def _link(g: Mapping[str, Any], show: Callable[[object], str] = md_code) -> str:
+    """HBM, or the link a platform (maybe a user's file) names, as a code span (`md_cell`
+    in a table)."""
+    return "HBM" if g["link"] == "HBM" else f"the {show(g['link'])} link"
 
 
 def _by_direction(issues: list[Mapping[str, Any]]) -> tuple:

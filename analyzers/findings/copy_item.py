@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 from rooflens.analyzers.categories.copies import CopyAnalysis, CopyVerdict
 from rooflens.analyzers.findings.impact_scale import Candidate, Saving, pool_sizes
+from rooflens.analyzers.markdown_text import md_code
 from rooflens.analyzers.prepare.categories import GpuUtilization
 
 
@@ -46,7 +47,8 @@ def copy_title(copies: CopyAnalysis, exposed_ms: float, window_ms: float) -> str
 
 
 def describe(group: CopyVerdict) -> str:
-    """`D2H to pageable memory at 11.3 GB/s of the 64 GB/s PCIe 5.0 x16 link`."""
+    """`D2H to pageable memory at 11.3 GB/s of the 64 GB/s PCIe 5.0 x16 link`; a link
+    other than HBM is named by the platform (a user's file, so a code span)."""
     memory = {
         "pageable": " pageable memory",
         "pinned": " pinned memory",
@@ -55,6 +57,6 @@ def describe(group: CopyVerdict) -> str:
     side = {"H2D": " from", "D2H": " to"}.get(group.route, "")
     text = f"{group.route}{side}{memory}" if memory else group.route
     if group.achieved_gbps is not None and group.link_gbps:
-        text += f" at {group.achieved_gbps:.3g} GB/s of the {group.link_gbps:g} GB/s {group.link}"
-        text += " link" if group.link != "HBM" else ""
+        link = "HBM" if group.link == "HBM" else f"{md_code(group.link)} link"
+        text += f" at {group.achieved_gbps:.3g} GB/s of the {group.link_gbps:g} GB/s {link}"
     return text

@@ -6,6 +6,8 @@ compute ``category_findings[]`` entry, per flagged system issue, or per kernel-f
 estimate.  Impact markers carry the metrics numbers verbatim; prose is short template text
 built only from those numbers.  Metrics with nothing to report (no findings, NO_DATA, or no
 flagged issue) give the NO_FINDINGS form; an ERROR document gives ``**Status**: ERROR``.
+Names from the trace or a user's file (operations, kernels, modules, categories) are code
+spans, and table cells of them ``md_cell`` (docs/analysis.md#trace-text-in-markdown).
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ from rooflens.analyzers.findings.drafts_compare import (
     fusion_kernel_tables,
 )
 from rooflens.analyzers.findings.system_drafts import cpu_idle_pairs, multi_kernel_pairs
+from rooflens.analyzers.findings.unmodelled import OWN_REASONS, reason_md
+from rooflens.analyzers.markdown_text import md_cell_lines, md_code, md_prose
 
 SYSTEM_KEYS = ("cpu_idle", "multi_kernel")
 FUSION_KEY = "kernel_fusion"
@@ -61,9 +65,22 @@ def tier_for(key: str) -> Tier:
 
 
 def cell(value: Any) -> str:
-    """A table cell: verbatim text, ``—`` when empty, pipes escaped."""
+    """A table cell of rooflens's own text or a number: verbatim, ``—`` when empty, pipes
+    escaped."""
     text = num(value) if not isinstance(value, str) else value
     return text.replace("|", "\\|") if text else DASH
+
+
+def name_cell(value: Any) -> str:
+    """A table cell of text from the trace (an operation, its args, launcher path or kernel
+    name): ``md_cell_lines`` (one code span per ``<br>`` part), ``—`` when empty. The
+    validators render the metrics' values the same way to compare them (validate.py)."""
+    return DASH if value is None or value == "" else md_cell_lines(value)
+
+
+def metrics_file(category: str) -> str:
+    """`` `<category>_metrics.json` ``, as a code span whatever the category's name."""
+    return md_code(f"{category}_metrics.json", limit=None)
 
 
 def p_marker(item: Mapping) -> Marker:
@@ -115,13 +132,14 @@ def efficiency_cell(eff: Mapping) -> str:
 def data_row(op: Mapping | None, member: Mapping, comparative: bool) -> tuple[str, ...]:
     if op is None:
         time = cell(member.get("time_ms"))
-        return (cell(member.get("operation")), DASH, DASH, DASH, time, *([DASH] * 5))
+        return (name_cell(member.get("operation")), DASH, DASH, DASH, time, *([DASH] * 5))
     eff = op.get("efficiency") or {}
     heuristic = member.get("estimate_method") == "heuristic"
     bound = eff.get("bound_type")
     bound_cell = DASH if heuristic or not bound else f"{bound}-bound"
-    head = (cell(op.get("name")), cell(op.get("args")), cell(op.get("launcher_path")))
-    kernel = cell(op.get("kernel_name_trunc"))
+    head = (name_cell(op.get("name")), name_cell(op.get("args")),
+            name_cell(op.get("launcher_path")))  # fmt: skip
+    kernel = name_cell(op.get("kernel_name_trunc"))
     if comparative:
         counts = f"{num(op.get('count'))}/{num(op.get('count_trace2'))}"
         return (
@@ -159,12 +177,18 @@ def _unmodelled_wording(finding: Mapping, names: list[str], time_ms: float, ops:
     has none is the op's `unmodelled_reason` when it states one (no platform known ...)."""
     pct = num(finding.get("percent_of_total"))
     stated = next((o.get("unmodelled_reason") for o in ops if o and o.get("unmodelled_reason")), "")
-    why = stated or "no performance model covers this op"
+    why = reason_md(stated) if stated else "no performance model covers this op"
+    opening = (
+        f"{why[0].upper()}{why[1:]}"
+        if stated in OWN_REASONS or not stated
+        else (f"The performance model declined it ({why})")
+    )
+    shown = ", ".join(md_code(n) for n in names)
     return _Wording(
-        title=f"Unmodelled {', '.join(names)}",
-        insight=f"{', '.join(names)} ({num(time_ms)} ms) takes {pct}% of GPU time.",
+        title=f"Unmodelled {shown}",
+        insight=f"{shown} ({num(time_ms)} ms) takes {pct}% of GPU time.",
         reason=(
-            f"{why[0].upper()}{why[1:]}, so its roofline gap is unknown. "
+            f"{opening}, so its roofline gap is unknown. "
             f"It takes {pct}% of the end-to-end GPU time. {COUNTERS}"
         ),
         action=ACTIONS["unmodeled"],
@@ -189,7 +213,7 @@ def _roofline_wording(
     span = f"{min(effs)}-{max(effs)} %" if effs else "an unknown fraction"
     span = f"{effs[0]} %" if effs and min(effs) == max(effs) else span
     return _Wording(
-        title=f"{bound.capitalize()}-bound {category} ops {where} roofline",
+        title=f"{bound.capitalize()}-bound {md_code(category)} ops {where} roofline",
         insight=f"{count} ({num(time_ms)} ms) {verb} {where} {peak}.",
         reason=f"These ops reach {span} of {peak}. {COUNTERS}",
         action=ACTIONS.get(bound, ACTIONS["unmodeled"]),
@@ -222,10 +246,11 @@ def compute_card(metrics: Mapping, finding: Mapping) -> tuple[PItem, DetailBlock
     )  # fmt: skip
     layer = next((" > ".join(o["module_chain"]) for o in ops if o and o.get("module_chain")), "")
     ident = (
-        f"{count} of the {category} category ({', '.join(names)}) {verb}"
+        f"{count} of the {md_code(category)} category ({', '.join(md_code(n) for n in names)}) "
+        f"{verb}"
         + (f" on the {library} backend" if suffix else "")
-        + (f" in the {layer} layer" if layer else "")
-        + f" (source: `{category}_metrics.json` → `category_findings[rank={rank}]`, "
+        + (f" in the {md_code(layer)} layer" if layer else "")
+        + f" (source: {metrics_file(category)} → `category_findings[rank={rank}]`, "
         "`operations[].library`, `operations[].module_chain`)."
     )
     table = Table(
@@ -243,11 +268,11 @@ def compute_card(metrics: Mapping, finding: Mapping) -> tuple[PItem, DetailBlock
 
 
 def draft_compute(key: str, metrics: Mapping) -> Findings:
-    title = f"{metrics.get('category') or key} findings"
+    title = f"{md_code(metrics.get('category') or key)} findings"
     findings = sorted(metrics.get("category_findings") or [], key=lambda f: f.get("rank") or 0)
     if metrics.get("status") == "NO_DATA":
         reason = metrics.get("message") or "No operations of this category in the trace."
-        return no_findings(Tier.COMPUTE, title, str(reason))
+        return no_findings(Tier.COMPUTE, title, md_prose(reason))
     ops_text = (
         f"{plural(int(metrics.get('operation_count') or 0), 'operation')} take "
         f"{num(metrics.get('total_time_ms'))} ms ({num(metrics.get('percent_of_compute'))}% "
@@ -274,11 +299,12 @@ def fusion_pair(rank: int, est: Mapping, comparative: bool, candidate: Mapping |
     impact = f"impact_score: {num(est.get('impact_score'))}"
     if not comparative:
         impact += f" (perf-model coverage {coverage})"
-    title = f"Fuse the {name} kernels"
+    shown = md_code(name)
+    title = f"Fuse the {shown} kernels"
     action = "Fuse the chain into one kernel with a compiler or a hand-written fused kernel."
     suffix = f"{num(est.get('time_ms'))} ms, {num(est.get('instance_count'))} instances"
     insight = (
-        f"{name} launches {kernels} kernels per instance, {num(est.get('instance_count'))} "
+        f"{shown} launches {kernels} kernels per instance, {num(est.get('instance_count'))} "
         f"times ({num(est.get('time_ms'))} ms in total)."
     )
     if comparative and candidate is not None:  # what trace 2 runs instead, and its time
@@ -299,7 +325,9 @@ def fusion_pair(rank: int, est: Mapping, comparative: bool, candidate: Mapping |
         ("Fusion type", cell(est.get("fusion_type"))),
         ("Estimation", cell(est.get("estimation"))),
     ]
-    affected = [(str(i), cell(k)) for i, k in enumerate(est.get("affected_gpu_kernels") or [], 1)]
+    affected = [
+        (str(i), name_cell(k)) for i, k in enumerate(est.get("affected_gpu_kernels") or [], 1)
+    ]
     body = Table(("Metric", "Value"), tuple(rows)).render()
     if affected:
         body += "\n\n" + Table(("#", "Kernel"), tuple(affected)).render()
@@ -307,7 +335,7 @@ def fusion_pair(rank: int, est: Mapping, comparative: bool, candidate: Mapping |
         body = fusion_kernel_tables(candidate)
     extra = (f"Coverage: {modelled} of {kernels} kernels modelled", f"Confidence: {conf}")
     ident = (
-        f"The {name} module runs as {kernels} separate kernels "
+        f"The {shown} module runs as {kernels} separate kernels "
         "(source: `kernel_fusion_metrics.json` → `impact_estimates`)."
     )
     sections = (
@@ -315,7 +343,7 @@ def fusion_pair(rank: int, est: Mapping, comparative: bool, candidate: Mapping |
         Section("Data", body=body),
         estimate_section(est, extra if not comparative else extra[1:]),
     )
-    block = DetailBlock("fusion", rank, f"{name} kernel fusion", sections=sections)
+    block = DetailBlock("fusion", rank, f"{shown} kernel fusion", sections=sections)
     return card, block
 
 
@@ -325,10 +353,10 @@ def draft_findings(
     """The drafted findings of category ``key`` from its metrics; a comparative run's kernel
     fusion also takes the run's fusion `candidates` (each trace's kernels, for its Data), its
     system analyses trace 2's document of the same key (`trace2`)."""
-    tier, title = tier_for(key), f"{key} findings"
+    tier, title = tier_for(key), f"{md_code(key)} findings"
     metrics = metrics_document(analysed)
     if metrics.get("status") == "ERROR":
-        error = metrics.get("error") or "the analysis failed"
+        error = md_code(metrics.get("error") or "the analysis failed", limit=300)
         return Findings(tier, f"# {title}\n\n**Status**: {Status.ERROR}\n\nError: {error}")
     if tier == Tier.COMPUTE:
         return draft_compute(key, metrics)
@@ -350,7 +378,7 @@ def draft_findings(
         pairs = (
             cpu_idle_pairs(metrics, m2) if key == "cpu_idle" else multi_kernel_pairs(metrics, m2)
         )
-        overview = f"{plural(len(pairs), 'flagged issue')} in `{key}_metrics.json`."
+        overview = f"{plural(len(pairs), 'flagged issue')} in {metrics_file(key)}."
     if not pairs:
         return no_findings(tier, title, "No flagged issue or estimate in the metrics.")
     return success(tier, title, overview, pairs)

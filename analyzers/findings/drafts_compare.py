@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from rooflens.analyzers.findings.contract import Table
+from rooflens.analyzers.markdown_text import md_cell, md_code
 
 CAUSE = (
     "The traces show which kernels ran and for how long, not why trace 2's were faster "
@@ -77,7 +78,7 @@ def comparative_words(
         ratios = [float(m["efficiency_pct"]) for m in members if m.get("efficiency_pct")]
         times = f"{_num(time_ms)} ms in trace 1"
     way = slower_by(min(ratios)) if ratios else "slower"
-    title = f"{category} ops {way} than trace 2"
+    title = f"{md_code(category)} ops {way} than trace 2"
     insight = f"{count} ({times}) {'is' if count.startswith('1 ') else 'are'} {way} in trace 1."
     reason = (
         f"Trace 2 does the same work in {_share(ratios)} of trace 1's time "
@@ -111,7 +112,7 @@ def fusion_kernel_tables(candidate: Mapping) -> str:
     for n in (1, 2):
         label, key = f"Trace {n} kernels", f"kernels_trace{n}"
         rows = tuple(
-            (_cell(k.get("name")), _cell(k.get("type")), _cell(k.get("dur_us")))
+            (md_cell(_num(k.get("name"))), _cell(k.get("type")), _cell(k.get("dur_us")))
             for k in candidate.get(key) or ()
         )
         parts.append(f"**{label}**\n\n" + Table(KERNEL_COLUMNS, rows).render())
@@ -123,7 +124,8 @@ def fusion_insight(candidate: Mapping) -> str:
     t1 = float(candidate.get("total_kernel_time_us_trace1") or 0) / 1000
     t2 = float(candidate.get("total_kernel_time_us_trace2") or 0) / 1000
     return (
-        f"{candidate.get('base_name')} runs as {_num(candidate.get('kernel_count_trace1'))} "
+        f"{md_code(_num(candidate.get('base_name')))} runs as "
+        f"{_num(candidate.get('kernel_count_trace1'))} "
         f"kernels in trace 1 against {_num(candidate.get('kernel_count_trace2'))} in trace 2 "
         f"({t1:,.3f} ms against {t2:,.3f} ms over {_num(candidate.get('instance_count'))} "
         "instances)."

@@ -76,7 +76,7 @@ class Candidate(BaseModel):
 
     category: str
     kind: Kind
-    title: str
+    title: str  # Markdown: names from the trace or a user file are code spans (md_code)
     estimate_method: Method
     saving: Saving | None
     source_rank: int | None = None  # its rank among its own category's findings

@@ -4,7 +4,9 @@ Drawn from the run's manifest and, once ranked, its priorities: one savings bar 
 `priority_data.items` entry (compute, kernel fusion and system alike), labelled with its
 report-wide P-number (docs/analysis.md#the-plot). The run folder keeps the PNG
 (and a base64 copy for clients that cannot fetch binaries). Uses ``matplotlib.figure.Figure``
-with the Agg canvas directly so no global pyplot state is touched.
+with the Agg canvas directly so no global pyplot state is touched. Names on the figure
+(categories, item titles, model and platform) go through `plot_text`: one line, no control
+characters, no code-span backticks, no mathtext.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from rooflens.analyzers.findings.model_info import ModelIdentification
 from rooflens.analyzers.findings.priorities import PriorityData
 from rooflens.analyzers.findings.report_cards import ms, ms_range
 from rooflens.analyzers.findings.report_compare import ReportComparison
+from rooflens.analyzers.markdown_text import plain_line
 from rooflens.analyzers.perf.platforms import Platform
 from rooflens.analyzers.prepare.manifest import CategoryEntry, Manifest
 
@@ -79,12 +82,19 @@ class PlotResult:
         return self.png_bytes is not None
 
 
+def plot_text(text: str) -> str:
+    """Text (plain or Markdown with `md_code` spans) as a figure label: `plain_line`, the
+    code-span backticks dropped, `$` escaped so matplotlib draws it instead of reading math."""
+    return plain_line(text).replace("`", "").replace("$", r"\$")
+
+
 def _pretty(cat: CategoryEntry) -> str:
     return _capital(cat.display_name or cat.name or "?")
 
 
 def _capital(name: str) -> str:
-    return name[:1].upper() + name[1:]
+    text = plot_text(name)
+    return text[:1].upper() + text[1:]
 
 
 def compute_segments(
@@ -141,7 +151,7 @@ def read_savings(priority: PriorityData | None) -> list[Bar]:
     for item in priority.items:
         if item.saving is None or item.percent_mid is None or item.saving.mid_ms <= 0:
             continue
-        title = textwrap.shorten(item.title, LABEL_WIDTH, placeholder="…")
+        title = textwrap.shorten(plot_text(item.title), LABEL_WIDTH, placeholder="…")
         bars.append(
             Bar(
                 item.p_number, item.kind, item.category, f"P{item.p_number} {title}",
@@ -338,4 +348,4 @@ def plot_title(
     where = platform.name if platform else "an unknown platform"
     if compared is not None:  # trace 1's platform against trace 2's
         where += f" vs {compared.platform2 or 'an unknown platform'}"
-    return f"{name} on {where} - Performance Breakdown"
+    return plot_text(f"{name} on {where} - Performance Breakdown")

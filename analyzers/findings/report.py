@@ -42,6 +42,7 @@ from rooflens.analyzers.findings.report_summary import (
     warnings,
 )
 from rooflens.analyzers.findings.system_compare import system_markdown
+from rooflens.analyzers.markdown_text import md_code
 
 REPORT_NAME = layout.REPORT
 POSITION_ICONS = ("🔴", "🟡")
@@ -108,10 +109,11 @@ def link(tier: str, n: int) -> str:
 def _title(run: ReportInputs) -> str:
     model = run.identity.model if run.identity else ""
     known = model and not model.startswith("Cannot be inferred")
-    name = model if known else "Unidentified model"
+    name = md_code(model) if known else "Unidentified model"
     if run.comparison is not None:
         return comparative_title(name, run.manifest.platform, run.comparison)
-    return f"# {name} - {run.manifest.platform or 'Unknown platform'} Standalone Analysis"
+    platform = md_code(run.manifest.platform) if run.manifest.platform else "Unknown platform"
+    return f"# {name} - {platform} Standalone Analysis"
 
 
 def _icon(placed: Placed) -> str:

@@ -35,6 +35,8 @@ from rooflens.analyzers.findings.contract import (
 from rooflens.analyzers.findings.copy_draft import has_copy_card
 from rooflens.analyzers.findings.drafts import SYSTEM_KEYS
 from rooflens.analyzers.findings.impact_scale import Pool, PriorityItem
+from rooflens.analyzers.findings.unmodelled import reason_md
+from rooflens.analyzers.markdown_text import md_code
 
 TIERS = {"compute": "compute", "kernel_fusion": "fusion", "system": "system"}
 COVERAGE_RE = re.compile(r"perf-model coverage (\d+/\d+ kernels)")
@@ -76,10 +78,11 @@ def ms_range(low: float, high: float) -> str:
 
 
 def saving_text(item: PriorityItem) -> str:
-    """'low–high ms (mid x ms, y % of the window)', or 'not quantifiable: <reason>'."""
+    """'low–high ms (mid x ms, y % of the window)', or 'not quantifiable: <reason>' (Markdown:
+    a perf model's own message is a code span)."""
     s = item.saving
     if s is None:
-        return f"not quantifiable: {item.unquantified_reason}"
+        return f"not quantifiable: {reason_md(item.unquantified_reason or '')}"
     return (
         f"{ms_range(s.low_ms, s.high_ms)} ms (mid {ms(s.mid_ms, s.high_ms)} ms, "
         f"{item.percent_mid:.2f} % of the window)"
@@ -223,8 +226,8 @@ def fallback_pair(item: PriorityItem) -> tuple[PItem, DetailBlock]:
     action = (
         "Re-run the analysis and draft its findings to get the full card."
         if item.kind != "system"
-        else f"See `{item.category}_metrics.json` for where this time goes (for idle time, "
-        "`host_side`: its causes and the call sites the host waited in)."
+        else f"See {md_code(item.category + '_metrics.json')} for where this time goes (for "
+        "idle time, `host_side`: its causes and the call sites the host waited in)."
     )
     card = PItem(
         item.source_rank or 0, item.title, fields=(("Insight", insight), ("Action", action))

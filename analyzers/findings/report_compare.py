@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from rooflens.analyzers.markdown_text import md_code
 from rooflens.analyzers.perf.categories import default_table
 from rooflens.analyzers.prepare.categories import GpuUtilization, normalise_category
 from rooflens.analyzers.prepare.manifest import Manifest
@@ -113,8 +114,10 @@ def point_difference(p1: float, p2: float) -> str:
 
 
 def title(model: str, platform1: str | None, comparison: ReportComparison) -> str:
-    one = platform1 or "unknown platform"
-    two = comparison.platform2 or "unknown platform"
+    """The comparative heading; `model` is Markdown already, the platforms' names (maybe a
+    user's file) become code spans."""
+    one = md_code(platform1) if platform1 else "unknown platform"
+    two = md_code(comparison.platform2) if comparison.platform2 else "unknown platform"
     return f"# {model} - Comparative Analysis: {one} vs {two}"
 
 

@@ -3,7 +3,8 @@ how much kernel time has a roofline, what was left unmodelled and why, and every
 trace-health warning with what it weakens and how to profile again.
 
 Which rows count as modelled, and the reason each other row states, come from unmodelled.py:
-only modelled rows count as kernel time with a roofline.
+only modelled rows count as kernel time with a roofline. Category and operation names are
+code spans, health messages escaped prose (docs/analysis.md#trace-text-in-markdown).
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from dataclasses import dataclass
 from rooflens.analyzers.categories.documents import Metrics
 from rooflens.analyzers.categories.models import CategoryMetrics, Operation
 from rooflens.analyzers.findings.report_cards import ms
-from rooflens.analyzers.findings.unmodelled import modelled, unmodelled_reason
+from rooflens.analyzers.findings.unmodelled import modelled, reason_md, unmodelled_reason
+from rooflens.analyzers.markdown_text import md_cell, md_code, md_prose
 from rooflens.analyzers.perf.platform_choice import NO_PLATFORM
 from rooflens.analyzers.trace.health import HealthWarning
 
@@ -80,7 +82,7 @@ def _coverage_part(rows: list[Coverage]) -> str:
     head = "| Category | Kernel time (ms) | With a roofline (ms) | Coverage |"
     body = [head, "| --- | --- | --- | --- |"]
     body += [
-        f"| {r.category} | {ms(r.kernel_ms)} | {ms(r.modelled_ms, r.kernel_ms)} "
+        f"| {md_cell(r.category)} | {ms(r.kernel_ms)} | {ms(r.modelled_ms, r.kernel_ms)} "
         f"| {r.percent:.1f} % |"
         for r in rows
     ]
@@ -93,7 +95,8 @@ def _unmodelled_part(metrics: Mapping[str, Metrics]) -> str:
         return "**Unmodelled.** Every operation of the compute categories has a roofline."
     lines = ["**Unmodelled.** The largest operations without a usable roofline:"]
     lines += [
-        f"- {op.name} ({category}, {ms(op.time_ms)} ms): {unmodelled_reason(op)}."
+        f"- {md_code(op.name)} ({md_code(category)}, {ms(op.time_ms)} ms): "
+        f"{reason_md(unmodelled_reason(op))}."
         for category, op in found[:TOP_UNMODELLED]
     ]
     rest = found[TOP_UNMODELLED:]
@@ -113,7 +116,10 @@ def _health_part(warnings: Iterable[HealthWarning] | None) -> str:
             "names, profiler steps)."
         )
     lines = ["**Trace health.** What the trace lacks, what it weakens, how to profile again:"]
-    lines += [f"- {SEVERITY_ICONS.get(w.severity, '')} `{w.code}`: {w.message}" for w in found]
+    lines += [
+        f"- {SEVERITY_ICONS.get(w.severity, '')} {md_code(w.code)}: {md_prose(w.message)}"
+        for w in found
+    ]
     return "\n".join(lines)
 
 

@@ -1,5 +1,7 @@
 """The report's summary parts: the Executive Summary, the Priorities table, the Warnings, the
-Top Operations table and the Appendix (docs/analysis.md#the-report)."""
+Top Operations table and the Appendix (docs/analysis.md#the-report). Category, operation and
+platform names are code spans (docs/analysis.md#trace-text-in-markdown); item titles are
+Markdown already."""
 
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from rooflens.analyzers.findings.report_compare import (
 )
 from rooflens.analyzers.findings.report_prose import ReportProse
 from rooflens.analyzers.findings.system_compare import idle_sentence
+from rooflens.analyzers.markdown_text import md_cell, md_table_cell
 from rooflens.analyzers.perf.platforms import Platform
 from rooflens.analyzers.prepare.categories import GpuUtilization
 from rooflens.analyzers.prepare.manifest import CategoryEntry, CategoryMetadata, Manifest
@@ -117,8 +120,15 @@ def _metric_rows(u: GpuUtilization, top: str, share: str) -> list[tuple[str, str
         ("Compute %", pct(u.computation_time_percent)),
         ("Idle %", pct(u.idle_time_percent)),
         ("Exposed Communication %", pct(u.exposed_comm_time_percent)),
-        ("Top Bottleneck Category", f"{top} ({share} of compute time)" if share != "—" else top),
+        ("Top Bottleneck Category", _top_cell(top, share)),
     ]
+
+
+def _top_cell(top: str, share: str) -> str:
+    """The top category (a code span: a user's table can name it) and its share."""
+    if top == "—":
+        return top
+    return f"{md_cell(top)} ({share} of compute time)" if share != "—" else md_cell(top)
 
 
 def _metrics_table(run: ReportInputs) -> str:
@@ -140,10 +150,9 @@ def _metrics_table(run: ReportInputs) -> str:
         "computation_time_percent", "idle_time_percent", "exposed_comm_time_percent")]  # fmt: skip
     diffs.append("same category" if top.lower() == top2.lower() else "different categories")
     rows2 = _metric_rows(u2, top2, share2)
-    head = (
-        f"| Metric | Trace 1 ({run.manifest.platform or 'unknown platform'}) | "
-        f"Trace 2 ({c.platform2 or 'unknown platform'}) | {DIFF_HEAD} |"
-    )
+    one = md_cell(run.manifest.platform) if run.manifest.platform else "unknown platform"
+    two = md_cell(c.platform2) if c.platform2 else "unknown platform"
+    head = f"| Metric | Trace 1 ({one}) | Trace 2 ({two}) | {DIFF_HEAD} |"
     paired = zip(rows, rows2, diffs, strict=True)
     body = [f"| {a} | {b} | {b2} | {d} |" for (a, b), (_, b2), d in paired]
     return "\n".join([head, "| --- | --- | --- | --- |", *body])
@@ -239,14 +248,24 @@ def iteration_line(iterations: IterationSummary | None) -> str | None:
     line is left out, never guessed) when it found no iteration with a measured time."""
     if iterations is None or iterations.count == 0:
         return None
-    how = {"profiler_step": "from ProfilerStep# marks", "repeating_ops": "from repeating operators"}
+    how = {
+        "profiler_step": "from ProfilerStep# marks",
+        "optimizer_step": "ended by optimizer steps",
+        "repeating_ops": "from repeating operators",
+    }
     text = f"{iterations.count} ({how.get(iterations.method, iterations.method)}"
     text += ")" if iterations.confident else ", low confidence)"
+    phases = f" Phases: {iterations.phase_detail}." if iterations.phase_detail else ""
     if iterations.count == 1:
-        return f"{text}; {ms(iterations.median_ms)} ms."
+        return f"{text}; {ms(iterations.median_ms)} ms.{phases}"
+    if iterations.growing:  # no one figure stands for iterations that keep slowing down
+        return (
+            f"{text}; {ms_range(iterations.min_ms, iterations.max_ms)} ms per iteration, "
+            f"growing (no median stands for them).{phases}"
+        )
     return (
         f"{text}; {ms(iterations.median_ms)} ms per iteration (median; "
-        f"{ms_range(iterations.min_ms, iterations.max_ms)} ms, CV {iterations.cv:.2f})."
+        f"{ms_range(iterations.min_ms, iterations.max_ms)} ms, CV {iterations.cv:.2f}).{phases}"
     )
 
 
@@ -280,14 +299,15 @@ def priorities_table(run: ReportInputs) -> str:
         s = item.saving
         over = counted.get(item.p_number)
         shared = f"; its kernels are P{over}'s, counted there" if over else ""
+        title = md_table_cell(item.title)
         if s is None:
             rows.append(
-                f"| P{item.p_number} | {kind} | {item.title.replace('|', '/')} | "
-                f"{saving_text(item).replace('|', '/')} | — | — | — |"
+                f"| P{item.p_number} | {kind} | {title} | "
+                f"{md_table_cell(saving_text(item))} | — | — | — |"
             )
             continue
         rows.append(
-            f"| P{item.p_number} | {kind} | {item.title.replace('|', '/')} | "
+            f"| P{item.p_number} | {kind} | {title} | "
             f"{ms_range(s.low_ms, s.high_ms)} | {ms(s.mid_ms, s.high_ms)} | "
             f"{item.percent_low:.2f}–{item.percent_high:.2f} | {cap_text(item)}{shared} |"
         )
@@ -310,8 +330,8 @@ def warnings(run: ReportInputs) -> str | None:
             continue
         for op in metrics.operations or ():
             if op.get("high_variance") is True:
-                cat = metrics.category or key
-                variance.append((op.name, cat, num(op.get("cov")), num(op.time_ms)))
+                cat = md_cell(metrics.category or key)
+                variance.append((md_cell(op.name), cat, num(op.get("cov")), num(op.time_ms)))
     if not failed and not variance:
         return None
     out = ["## Warnings"]
@@ -330,7 +350,7 @@ def warnings(run: ReportInputs) -> str | None:
 def _failed(run: ReportInputs) -> list[tuple[str, str, str]]:
     """(analysis, tier, error) of every failed analysis, from the priorities and the files."""
     failed = [
-        (item.category, _tier_name(item.category), item.message or "analysis failed")
+        (item.category, _tier_name(item.category), md_cell(item.message or "analysis failed", 300))
         for item in run.priorities.failed_categories
         if item.status == "ERROR"
     ]
@@ -339,9 +359,9 @@ def _failed(run: ReportInputs) -> list[tuple[str, str, str]]:
         found = run.findings_of(key)
         if key not in seen and found is not None and found.status == Status.ERROR:
             msg = next((ln for ln in found.preamble.splitlines() if ln.startswith("Error")), "")
-            failed.append((key, _tier_name(key), msg.replace("|", "\\|") or "analysis failed"))
+            failed.append((key, _tier_name(key), md_table_cell(msg) or "analysis failed"))
             seen.add(key)
-    return failed
+    return [(md_cell(key), tier, error) for key, tier, error in failed]
 
 
 def _tier_name(key: str) -> str:
@@ -366,7 +386,7 @@ def top_operations(run: ReportInputs) -> str:
             t2 = run.comparison.time2(p.category)
             times.append(num(None if t2 is None else round(t2, 3)))
             times.append(num(None if t2 is None or kernel_ms is None else round(kernel_ms - t2, 3)))
-        cells = (p.rank, p.display_name, *times, run.compute_share(kernel_ms),
+        cells = (p.rank, md_cell(p.display_name), *times, run.compute_share(kernel_ms),
                  num(calls), num(cat.ops_count if cat else None))  # fmt: skip
         rows.append("| " + " | ".join(str(c) for c in cells) + f" | {tail}")
     times_head = ["Time (ms)"]

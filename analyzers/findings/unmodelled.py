@@ -12,10 +12,32 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from rooflens.analyzers.categories.models import Operation
-from rooflens.analyzers.perf.base import NO_MODEL
+from rooflens.analyzers.markdown_text import md_code
+from rooflens.analyzers.perf.base import (
+    NO_BACKWARD_MODEL,
+    NO_MODEL,
+    SHAPES_NOT_RECORDED,
+    TENSOR_LIST_WITHOUT_SHAPES,
+)
+from rooflens.analyzers.perf.platform_choice import NO_PLATFORM_REASON
 
 ANOMALOUS = "above 110 % of its roofline, so its model or timing is suspect"
 NO_SHAPES = "its input shapes were not recorded, so its FLOPs and bytes are unknown"
+
+
+# reasons rooflens words itself; any other is a perf model's message, which may quote the
+# trace (a dtype, a concrete input), so Markdown shows it as a code span
+OWN_REASONS = frozenset(
+    {NO_MODEL, NO_BACKWARD_MODEL, SHAPES_NOT_RECORDED, TENSOR_LIST_WITHOUT_SHAPES,
+     NO_PLATFORM_REASON, ANOMALOUS, NO_SHAPES}
+)  # fmt: skip
+
+
+def reason_md(reason: str) -> str:
+    """One reason (or '; '-joined reasons) as Markdown: rooflens's own words as they are,
+    a perf model's message as a code span (docs/analysis.md#trace-text-in-markdown)."""
+    parts = reason.split("; ")
+    return "; ".join(p if p in OWN_REASONS else md_code(p, limit=200) for p in parts)
 
 
 def modelled(op: Operation) -> bool:

@@ -16,6 +16,8 @@ F9  compute: that table's header starts with the 10 canonical columns, in order.
 F10 compute: every non-empty Args cell is one of the metrics ``operations[].args``.
 F11 compute: every non-empty Kernel Path cell is one of ``operations[].launcher_path``.
 F12 compute: every Kernel Name cell (not ``—``) is one of ``operations[].kernel_name_trunc``.
+    F10–F12 compare each cell with the metrics value rendered as the drafts write it
+    (``md_cell_lines``: a code span per ``<br>`` part; docs/analysis.md#trace-text-in-markdown).
 M1  every ``impact-begin`` is closed by one ``impact-end`` (no nesting, no stray end).
 M2  every ``impact-begin`` carries a ``kind=`` attribute.
 M3  ``kind`` is one of p_item, detail_estimate, top_ops.
@@ -58,6 +60,7 @@ from rooflens.analyzers.findings.contract import (
     parse_attrs,
     split_row,
 )
+from rooflens.analyzers.markdown_text import md_cell_lines, plain_line
 
 KNOWN_KINDS = ("p_item", "detail_estimate", "top_ops")
 REQUIRED_ATTRS = {"p_item": ("low", "mid", "high"), "detail_estimate": ("low", "high")}
@@ -92,7 +95,7 @@ MSG = {
     "F9": "compute Data table header must start with the 10 canonical columns in order "
     "{cols}; got {got}: rename/reorder the columns (extras go last).",
     "cell": "{name} cell does not match operations[].{field} in {cat}_metrics.json "
-    "(paste it verbatim, keep <br>, or use —): {cell}",
+    "(copy the drafted cell: the value as a code span, one per <br> part, or —): {cell}",
     "M1": "impact-begin is not closed: add '<!-- impact-end -->' after the wrapped line.",
     "M1x": "impact-end without an open impact-begin: delete it or add the impact-begin above.",
     "M2": "impact-begin has no kind= attribute: add kind=p_item or kind=detail_estimate.",
@@ -215,13 +218,20 @@ def _check_table(lines, head, end, scope, ops, cat) -> list[Problem]:
         if is_separator(cells):
             continue
         for names, key, rule in CELL_RULES:
-            allowed = {str(o.get(key)) for o in ops if o.get(key) not in (None, "")}
+            allowed = {_rendered(o.get(key)) for o in ops if o.get(key) not in (None, "")}
             for name in (nm for nm in names if nm in header and allowed):
                 idx = header.index(name)
                 cell = cells[idx] if idx < len(cells) else ""
                 if cell and cell != "—" and cell not in allowed:
-                    probs.append(_p(rule, n, "cell", name=name, field=key, cat=cat, cell=cell))
+                    shown = plain_line(cell)
+                    probs.append(_p(rule, n, "cell", name=name, field=key, cat=cat, cell=shown))
     return probs
+
+
+def _rendered(value: object) -> str:
+    """A metrics value as its table cell: what drafts.name_cell writes, and how split_row
+    reads it back (stripped)."""
+    return md_cell_lines(value).strip()
 
 
 def _check_cards(lines, cards, p_items, tier) -> list[Problem]:
@@ -241,7 +251,7 @@ def _check_blocks(lines, blocks, markers, tier, scope, metrics) -> list[Problem]
     """F7, M8 and (compute) F8–F12 per reasoning-candidate block."""
     probs: list[Problem] = []
     ops = list(metrics.get("operations") or []) if isinstance(metrics, Mapping) else []
-    cat = str((metrics or {}).get("category", "<cat>"))
+    cat = plain_line((metrics or {}).get("category", "<cat>"))
     for first, end in blocks:
         cand = dict(parse_attrs(CANDIDATE_RE.match(lines[first - 1]).group("body")))
         rank, found = cand.get("rank", "?"), cand.get("tier", "")

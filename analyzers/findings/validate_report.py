@@ -10,8 +10,9 @@ V4  no template values (``X ms``, ``Y%``, ``Z%``, ``W%``) left in the Executive 
 V5  no template placeholder left anywhere (TraceLens misses some): ``<Model>``, ``<Platform>``,
     ``<Platform1>``/``<Platform2>``, ``<Brief Title>``, ``<Library>``, ``<architecture>``,
     ``<scale>``, ``<precision>`` matched case-insensitively, and ``{{PERF_PLOT}}`` or any other
-    ``{{NAME}}`` template slot.
-V6  every Args / Args (T1) cell is one of the ``operations[].args`` of the metrics files.
+    ``{{NAME}}`` template slot; code spans are names from the trace, not template text.
+V6  every Args / Args (T1) cell is one of the ``operations[].args`` of the metrics files, as
+    the drafts render it (``md_cell_lines``; docs/analysis.md#trace-text-in-markdown).
 V7  Kernel Fusion ``**Impact**`` lines give the saving (with the perf-model coverage in
     standalone runs, without in comparative ones); the scope is read from the
     manifest, then the ``comparison_scope`` argument, else standalone.
@@ -50,6 +51,7 @@ from rooflens.analyzers.findings.contract import (
 from rooflens.analyzers.findings.report import INSIGHTS, REPORT_NAME, SECTIONS
 from rooflens.analyzers.findings.report_checks import ReportProblem, priorities_problems
 from rooflens.analyzers.findings.validate import _check_marker
+from rooflens.analyzers.markdown_text import md_cell_lines, plain_line, without_code_spans
 
 METRIC_ROWS = ("Total Time", "Compute %", "Idle %", "Exposed Communication %",
                "Top Bottleneck Category")  # fmt: skip
@@ -127,7 +129,7 @@ def _all_args(run_dir: Path) -> set[str]:
         data = _load(path)
         for op in (data.get("operations") or []) if isinstance(data, dict) else []:
             if isinstance(op, dict) and op.get("args") not in (None, ""):
-                args |= {str(op["args"]), str(op["args"]).replace("|", "\\|")}
+                args.add(md_cell_lines(op["args"]).strip())
     return args
 
 
@@ -162,7 +164,8 @@ def _summary(lines: list[str], span: tuple[int, int] | None) -> list[ReportProbl
 
 def _placeholders(lines: list[str]) -> list[ReportProblem]:
     probs = []
-    for n, ln in enumerate(lines, 1):
+    for n, line in enumerate(lines, 1):
+        ln = without_code_spans(line)
         hits = [m.group(0) for m in ANGLE_RE.finditer(ln) if m.group(1).lower() in PLACEHOLDERS]
         hits += SLOT_RE.findall(ln)
         if hits:
@@ -188,9 +191,10 @@ def _args_cells(lines: list[str], allowed: set[str]) -> list[ReportProblem]:
             if name in header and header.index(name) < len(cells):
                 cell = cells[header.index(name)]
                 if cell and cell != "—" and cell not in allowed:
-                    probs.append(ReportProblem("V6", n, f"Args cell does not match any "
-                                               f"operations[].args (paste verbatim, keep <br>): "
-                                               f"{cell}"))  # fmt: skip
+                    probs.append(ReportProblem("V6", n, "Args cell does not match any "
+                                               "operations[].args (copy the drafted cell: a "
+                                               "code span per <br> part): "
+                                               f"{plain_line(cell)}"))  # fmt: skip
     return probs
 
 

@@ -18,6 +18,7 @@ from typing import Literal
 import numpy as np
 
 from rooflens.analyzers.job.summary import RankSummary
+from rooflens.analyzers.markdown_text import md_code
 
 CauseKind = Literal["compute", "slow_op", "host_idle", "late_data"]
 MIN_SHARE = 0.1  # of the time the straggler held the others, for a cause to be named
@@ -41,10 +42,11 @@ class Cause:
 
     @property
     def label(self) -> str:
+        """The cause in words (Markdown: the operation, trace text, is a code span)."""
         if not self.op:
             return LABELS[self.kind]
         joint = ", most of it in" if self.kind == "compute" else ":"
-        return f"{LABELS[self.kind]}{joint} `{self.op}`"
+        return f"{LABELS[self.kind]}{joint} {md_code(self.op)}"
 
 
 def straggler_causes(

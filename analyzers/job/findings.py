@@ -14,6 +14,7 @@ import pandas as pd
 
 from rooflens.analyzers.findings.impact_scale import Candidate, PriorityItem, Saving, rank_items
 from rooflens.analyzers.job.bandwidth import bus_factor
+from rooflens.analyzers.markdown_text import md_code
 
 if TYPE_CHECKING:
     from rooflens.analyzers.job.analysis import JobAnalysis
@@ -114,8 +115,8 @@ def _bandwidth_candidate(
         category=CATEGORY,
         kind="system",
         title=(
-            f"{name} of {size / 2**20:.1f} MiB over {ranks} ranks ({len(rows)}x): "
-            f"{busbw:.1f} GB/s bus bandwidth, {pct:.0f} % of the {link} link"
+            f"{md_code(name)} of {size / 2**20:.1f} MiB over {ranks} ranks ({len(rows)}x): "
+            f"{busbw:.1f} GB/s bus bandwidth, {pct:.0f} % of the {md_code(link)} link"
         ),
         estimate_method="quantified",
         saving=Saving(

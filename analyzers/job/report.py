@@ -3,6 +3,9 @@
 Stragglers and why, the job's findings on the impact scale, each rank's timeline per step
 with a link to its own report, the collectives that cost most, and the slowest rank's top
 operations. Code writes every number; nothing is estimated here that the analysis did not.
+Names from the traces (operations, collectives, categories, links, paths) are code spans and
+failure reasons escaped prose (docs/analysis.md#trace-text-in-markdown); finding titles are
+Markdown already.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import numpy as np
 from rooflens.analyzers.findings.report_cards import ms, ms_range
 from rooflens.analyzers.job.analysis import JobAnalysis
 from rooflens.analyzers.job.causes import Cause
+from rooflens.analyzers.markdown_text import md_code, md_prose, md_table_cell
 
 TOP_COLLECTIVES = 10
 
@@ -36,8 +40,11 @@ def job_report_md(
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A pipe table of rooflens's own cells (numbers, words, Markdown whose names are code
+    spans already): `|` escaped."""
+
     def cell(value: object) -> str:
-        return str(value).replace("|", "\\|").replace("\n", " ")
+        return md_table_cell(str(value))
 
     lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
     lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
@@ -50,7 +57,7 @@ def _per_step(a: JobAnalysis, us: float) -> str:
 
 def _heading(a: JobAnalysis) -> str:
     world = f" of a world of {a.world_size}" if a.world_size else ""
-    platform = f"platform {a.platform}" if a.platform else "no platform known"
+    platform = f"platform {md_code(a.platform)}" if a.platform else "no platform known"
     steps = (
         f"{a.steps} profiler step(s) per rank; times are per step"
         if a.steps
@@ -189,7 +196,7 @@ def _collectives(a: JobAnalysis) -> str:
         rows.append(
             (
                 c.collective_id,
-                c.name or "(unnamed)",
+                md_code(c.name) if c.name else "(unnamed)",
                 c.ranks,
                 f"{b.msg_bytes / 2**20:.2f}" if b is not None else "—",
                 c.last_rank,
@@ -197,7 +204,7 @@ def _collectives(a: JobAnalysis) -> str:
                 ms(c.avg_wait / 1e3),
                 f"{c.comm_latency:.0f}",
                 f"{b.busbw_gbps:.1f}" if b is not None else "—",
-                f"{b.link_pct:.0f} % of {b.link}" if b is not None and b.link else "—",
+                f"{b.link_pct:.0f} % of {md_code(b.link)}" if b is not None and b.link else "—",
             )
         )
     header = (
@@ -226,7 +233,8 @@ def _collectives(a: JobAnalysis) -> str:
 def _slowest(a: JobAnalysis) -> str:
     if not a.slowest_ops:
         return ""
-    rows = [(o.name, o.category, o.count, ms(o.gpu_us / 1e3)) for o in a.slowest_ops]
+    rows = [(md_code(o.name), md_code(o.category), o.count, ms(o.gpu_us / 1e3))
+            for o in a.slowest_ops]  # fmt: skip
     who = "the straggler" if a.straggler else "the most compute"
     return (
         f"## Rank {a.slowest_rank}'s top operations ({who})\n\nGPU time over its trace.\n\n"
@@ -236,7 +244,9 @@ def _slowest(a: JobAnalysis) -> str:
 
 def _coverage(a: JobAnalysis) -> str:
     lines = [
-        f"- rank {f.rank if f.rank is not None else '?'} ({f.path}): {f.reason}" for f in a.failures
+        f"- rank {f.rank if f.rank is not None else '?'} ({md_code(f.path)}): "
+        f"{md_prose(f.reason, limit=300)}"
+        for f in a.failures
     ]
     if a.missing:
         lines.append(f"- missing (no trace given): ranks {', '.join(map(str, a.missing))}")

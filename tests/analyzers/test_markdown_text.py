@@ -17,7 +17,10 @@ from rooflens.analyzers.markdown_text import (
     md_cell,
     md_cell_lines,
     md_code,
+    md_prose,
+    md_table_cell,
     plain_line,
+    without_code_spans,
 )
 
 PARSER = MarkdownIt("commonmark").enable("table")
@@ -55,7 +58,7 @@ def parsed_cell(cell: str) -> str:
         (
             "\n<!-- impact-begin kind=p_item low=1 mid=1 high=1 -->",
             " <!-- impact-begin kind=p_item low=1 mid=1 high=1 -->",
-        ),  # noqa: E501
+        ),
         ("<script>alert(1)</script>", "<script>alert(1)</script>"),
         ("[x](javascript:alert(1))", "[x](javascript:alert(1))"),
         ("a`b``c", "a`b``c"),
@@ -126,3 +129,21 @@ def test_any_text_is_one_bounded_inert_span(text, limit):
 def test_short_clean_text_reads_back_unchanged(text):
     assert plain_line(text) == text
     assert parsed_span(md_code(text)) == text
+
+
+def test_prose_that_may_quote_a_name_stays_inert_and_keeps_its_own_spans():
+    text = "GPU `x` (<img src=x onerror=alert(1)>) [a](javascript:b) &amp; a|b\n# h"
+    rendered = md_prose(text)
+    assert "\n" not in rendered
+    children = inline_children(rendered)
+    assert [c.type for c in children if c.type != "text"] == ["code_inline"]
+    shown = "".join(c.content for c in children if c.type == "text")
+    assert "<img src=x onerror=alert(1)>" in shown and "[a](javascript:b)" in shown
+    assert "&amp;" in shown and "a|b # h" in shown
+
+
+def test_composed_markdown_in_a_cell_and_what_renders_as_markup():
+    title = f"Fuse {md_code('a|b')} (3 kernels)"
+    assert parsed_cell(md_table_cell(md_code("a|b"))) == "a|b"
+    assert md_table_cell(title) == "Fuse `a\\|b` (3 kernels)"
+    assert without_code_spans("x `<Model>` y ``a`b`` <Platform> ` z") == "x   y   <Platform> ` z"

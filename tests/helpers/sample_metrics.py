@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from rooflens.analyzers.categories.documents import Metrics, metrics_from_document
+from rooflens.analyzers.markdown_text import md_cell_lines
 
 
 def op(name, time_ms, pct, eff, bound, args="(64,64) bf16", pct_category=0.0):
@@ -100,5 +101,7 @@ def typed(key: str, document: dict[str, Any]) -> Metrics:
     return metrics_from_document(key, document)
 
 
-# the Args cell of the report tests' GEMM operation, as the findings table renders it
+# the args of the report tests' GEMM operation (operations[].args), and its Args cell as the
+# findings table renders it (a code span per <br> part)
 REPORT_ARGS = "(64,128) bf16<br>(128,256) bf16"
+REPORT_ARGS_CELL = md_cell_lines(REPORT_ARGS)

@@ -20,7 +20,7 @@ from rooflens.analyzers.perf.platforms import get_platform
 from rooflens.analyzers.pipeline.folder import RunFolder
 from rooflens.analyzers.prepare.manifest import CategoryTables, Manifest
 from tests.helpers.pipeline_runs import category_metadata, entry, manifest
-from tests.helpers.sample_metrics import REPORT_ARGS
+from tests.helpers.sample_metrics import REPORT_ARGS, REPORT_ARGS_CELL
 
 ARGS = REPORT_ARGS
 HEADER = (
@@ -29,7 +29,8 @@ HEADER = (
 )
 
 ROW = (
-    f"| aten::mm | {ARGS} | a.py(1): f | k1 | 1.0 | 10.0 | 4 | 12.0 | 20.00% of 700 TFLOPS "
+    f"| `aten::mm` | {REPORT_ARGS_CELL} | `a.py(1): f` | `k1` | 1.0 | 10.0 | 4 | 12.0 "
+    "| 20.00% of 700 TFLOPS "
     "| compute-bound |"
 )
 

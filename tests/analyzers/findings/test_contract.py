@@ -50,7 +50,7 @@ def test_compute_structure():
         "Identification", "Data", "Reasoning for Slowdown", "Resolution", "Impact estimate",
     ]  # fmt: skip
     (table,) = block.section("Data").tables
-    assert table.header[:2] == ("Operation", "Args") and table.rows[0][1] == "M=4096<br>N=4096"
+    assert table.header[:2] == ("Operation", "Args") and table.rows[0][1] == "`M=4096`<br>`N=4096`"
     assert block.section("Impact estimate").marker.get("high") == "3.1"
 
 

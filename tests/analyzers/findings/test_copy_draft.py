@@ -56,8 +56,8 @@ def test_one_card_for_every_direction_with_the_link_and_copy_fixes() -> None:
     assert parse_findings(text, findings.tier) == findings
     (card,) = findings.cards
     assert card.title == "Copies take 1.5 ms (1.50% of the trace), 1.5 ms exposed"
-    assert "12.5% of the PCIe 5.0 x16 link" in text and "37.5% of the PCIe 5.0 x16 link" in text
-    assert "| Memcpy DtoH (Device -> Pageable) bandwidth | 8.0 GB/s, 12.5% of the PCIe" in text
+    assert "12.5% of the `PCIe 5.0 x16` link" in text and "37.5% of the `PCIe 5.0 x16` link" in text
+    assert "| `Memcpy DtoH (Device -> Pageable)` bandwidth | 8.0 GB/s, 12.5% of the `PCIe" in text
     assert "Pin the host buffer" in text and "non_blocking=True" in text
     assert "fuse" not in text.lower()
     assert system_pools("multi_kernel", analysed) == ["exposed_memcpy"]

@@ -47,10 +47,11 @@ def test_compute_cards_copy_the_metrics_numbers():
     assert "2 operations (12.4 ms) run at 30-60 % of the matrix_bf16 roofline" in text
     assert "Warning" not in heuristic.trailer and "6.0%" in heuristic.trailer
     rows = findings.details[0].section("Data").tables[0].rows
-    assert rows[0][:7] == ("aten::mm", "(64,64) bf16", "model.py(10): forward",
-                           "aten::mm_kernel", "8.0", "16.0", "4")  # fmt: skip
+    # names from the trace are code spans; the shapes of each input one span per <br> part
+    assert rows[0][:7] == ("`aten::mm`", "`(64,64) bf16`", "`model.py(10): forward`",
+                           "`aten::mm_kernel`", "8.0", "16.0", "4")  # fmt: skip
     assert rows[0][8:] == ("35.50% of 708.0 TFLOPS", "compute-bound")
-    assert rows[1][1] == "(8,8) bf16<br>(8,8) bf16"
+    assert rows[1][1] == "`(8,8) bf16`<br>`(8,8) bf16`"
     heur_row = findings.details[1].section("Data").tables[0].rows[0]
     assert heur_row[8:] == ("—", "—")
 
@@ -116,7 +117,7 @@ def test_written_drafts_land_in_the_layout_and_read_back(tmp_path: Path):
         == tmp_path / "category_findings" / "gemm_findings.md"
         == tmp_path / layout.findings("gemm")
     )
-    assert path.read_text(encoding="utf-8").startswith("# gemm findings")
+    assert path.read_text(encoding="utf-8").startswith("# `gemm` findings")
     fusion_draft = draft_findings("kernel_fusion", typed("kernel_fusion", FUSION))
     fusion = folder.write_findings("kernel_fusion", fusion_draft)
     assert fusion == tmp_path / layout.findings("kernel_fusion")

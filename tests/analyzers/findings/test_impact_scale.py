@@ -58,14 +58,14 @@ def test_an_idle_gpu_outranks_small_compute_items() -> None:
     assert (idle.percent_low, idle.percent_mid, idle.percent_high) == (22.25, 44.5, 66.75)
     gemm = items[1]
     assert gemm.saving.mid_ms == pytest.approx(0.027 * 3390.0)  # 91.53 ms
-    assert gemm.saving.cap_ms == 200.0 and gemm.title == "GEMM: aten::mm (compute-bound, cuBLAS)"
+    assert gemm.saving.cap_ms == 200.0 and gemm.title == "`GEMM`: `aten::mm` (compute-bound, cuBLAS)"
 
 
 def test_an_unknown_library_is_left_out_of_the_title() -> None:
     """As in the card headings: `(compute-bound)`, never `(compute-bound, Unknown)`."""
     metrics = {"gemm": gemm_finding(2.7, 200.0, library="Unknown")}
     [item] = rank_items(candidates(metrics, IDLE_GPU, {"gemm": "GEMM"}), 3390.0)
-    assert item.title == "GEMM: aten::mm (compute-bound)"
+    assert item.title == "`GEMM`: `aten::mm` (compute-bound)"
 
 
 def test_fusion_savings_are_capped_by_the_kernels_time() -> None:

@@ -12,7 +12,7 @@ from rooflens.analyzers import layout
 from rooflens.analyzers.findings.report import compose_report
 from rooflens.analyzers.findings.validate_report import validate_report, validate_report_text
 from rooflens.analyzers.pipeline.folder import RunFolder
-from tests.helpers.sample_metrics import REPORT_ARGS
+from tests.helpers.sample_metrics import REPORT_ARGS_CELL
 
 
 def test_composed_report_passes_and_has_every_part(run):
@@ -27,14 +27,15 @@ def test_composed_report_passes_and_has_every_part(run):
         "## Compute Kernel Optimizations", "## Kernel Fusion Opportunities (Experimental)",
         "## System-Level Optimizations", "## Detailed Analysis", "## Appendix",
     ]  # fmt: skip
-    assert text.startswith("# Llama - MI300X Standalone Analysis\n")
+    # names (model, platform, categories, operations) are code spans
+    assert text.startswith("# `Llama` - `MI300X` Standalone Analysis\n")
     assert "![Performance breakdown](perf_improvement.png)" in text
-    assert "| Top Bottleneck Category | GEMM (57.1% of compute time) |" in text
-    assert "| reduce | compute | boom |" in text
-    assert "| aten::mm | gemm | 0.4 | 1.0 |" in text
+    assert "| Top Bottleneck Category | `GEMM` (57.1% of compute time) |" in text
+    assert "| `reduce` | compute | `boom` |" in text
+    assert "| `aten::mm` | `gemm` | 0.4 | 1.0 |" in text
     # Ops counts calls (the metrics' operation_count), Unique shapes the manifest's rows
-    assert "| 1 | GEMM | 4.0 | 57.1% | 4 | 3 | <!-- top-ops-row low=4.0 high=6.0 -->" in text
-    assert "| 2 | Elementwise | 2.0 | 28.6% | 9 | 2 |" in text
+    assert "| 1 | `GEMM` | 4.0 | 57.1% | 4 | 3 | <!-- top-ops-row low=4.0 high=6.0 -->" in text
+    assert "| 2 | `Elementwise` | 2.0 | 28.6% | 9 | 2 |" in text
     assert "| FP8 matrix, max achievable (measured) | 1273 TFLOPS |" in text
 
 
@@ -113,14 +114,14 @@ BROKEN = {
     "V4": lambda t: t.replace(
         "| Total Time | 10.00 ms (the analysed window) |", "| Total Time | X ms |"
     ),
-    "V5": lambda t: t.replace("# Llama - MI300X", "# <Model> - <Platform>"),
-    "V6": lambda t: t.replace(f"| {REPORT_ARGS} |", "| (1,2) fp32 |", 1),
+    "V5": lambda t: t.replace("# `Llama` - `MI300X`", "# <Model> - <Platform>"),
+    "V6": lambda t: t.replace(f"| {REPORT_ARGS_CELL} |", "| `(1,2) fp32` |", 1),
     "V7": lambda t: t.replace("; perf-model coverage 4/4 kernels", ""),
     "R1": lambda t: t.replace("### 🟢 P3: Slow elementwise", "### Slow elementwise"),
     "R2": lambda t: t.replace("p=3 category=elementwise", "p=3 category=gemm"),
     "R3": lambda t: t.replace("category=gemm low=4.0 mid=5.0", "category=gemm low=4.0 mid=5.1"),
     "R6": lambda t: re.sub(r"^\| P2 \| compute .*\n", "", t, flags=re.M),
-    "R4": lambda t: re.sub(r"^\| 2 \| Elementwise .*\n", "", t, flags=re.M),
+    "R4": lambda t: re.sub(r"^\| 2 \| `Elementwise` .*\n", "", t, flags=re.M),
     "R5": lambda t: t.replace("<!-- reasoning-candidate tier=compute rank=2 -->\n", ""),
     "M1": lambda t: t.replace("<!-- impact-end -->\n\n→ *See [Detailed Analysis: Compute", "→ *Se"),
     "M3": lambda t: t.replace("kind=detail_estimate", "kind=estimate", 1),

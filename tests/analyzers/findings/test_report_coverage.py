@@ -58,12 +58,14 @@ def test_the_section_says_what_was_unmodelled_and_why() -> None:
     text = what_we_saw(METRICS, [])
     # 1.5 of the 2.1 ms have a roofline: 71.4 %
     assert "**Roofline coverage.** 71.4 % of the compute categories' kernel time (1.50 of " in text
-    assert "| elementwise | 1.10 | 0.50 | 45.5 % |" in text
-    assert "| gemm | 1.00 | 1.00 | 100.0 % |" in text
-    assert "- aten::copy_ (elementwise, 0.300 ms): no performance model for this operation." in text
-    assert "- aten::mul (elementwise, 0.150 ms): above 110 % of its roofline" in text
-    assert "- aten::neg (elementwise, 0.100 ms): its input shapes were not recorded" in text
-    assert "- aten::cat (elementwise, 0.050 ms): a tensor list without shapes." in text
+    assert "| `elementwise` | 1.10 | 0.50 | 45.5 % |" in text
+    assert "| `gemm` | 1.00 | 1.00 | 100.0 % |" in text
+    copy_ = "- `aten::copy_` (`elementwise`, 0.300 ms): no performance model for this operation."
+    assert copy_ in text
+    assert "- `aten::mul` (`elementwise`, 0.150 ms): above 110 % of its roofline" in text
+    assert "- `aten::neg` (`elementwise`, 0.100 ms): its input shapes were not recorded" in text
+    # a perf model's own message may quote the trace: a code span
+    assert "- `aten::cat` (`elementwise`, 0.050 ms): `a tensor list without shapes`." in text
     assert "**Trace health.** No warning" in text
 
 

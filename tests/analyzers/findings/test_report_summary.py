@@ -47,8 +47,8 @@ def test_top_bottleneck_share_never_passes_100_percent(run):
     cats = [entry("gemm", gpu_kernel_time_ms=6.0, display_name="GEMM", ops_count=3),
             entry("elementwise", gpu_kernel_time_ms=2.0, display_name="Elementwise")]  # fmt: skip
     text = compose_report(replace(run.inputs, manifest=manifest(util, cats, platform="MI300X")))
-    assert "| Top Bottleneck Category | GEMM (75.0% of compute time) |" in text
-    assert "| 1 | GEMM | 6.0 | 75.0% |" in text and "| 2 | Elementwise | 2.0 | 25.0% |" in text
+    assert "| Top Bottleneck Category | `GEMM` (75.0% of compute time) |" in text
+    assert "| 1 | `GEMM` | 6.0 | 75.0% |" in text and "| 2 | `Elementwise` | 2.0 | 25.0% |" in text
 
 
 def test_a_category_only_trace_2_has_is_named_as_the_perf_report_names_it(run):
@@ -61,9 +61,9 @@ def test_a_category_only_trace_2_has_is_named_as_the_perf_report_names_it(run):
     compared = ReportComparison("H100_SXM", util2, times)
     scoped = run.inputs.manifest.model_copy(update={"comparison_scope": "comparative"})
     text = compose_report(replace(run.inputs, manifest=scoped, comparison=compared))
-    row = "| Top Bottleneck Category | GEMM (57.1% of compute time) | CONV_fwd (75.0% of compute "
+    row = "| Top Bottleneck Category | `GEMM` (57.1% of compute time) | `CONV_fwd` (75.0% "
     assert row in text
-    assert "conv_fwd (" not in text
+    assert "conv_fwd` (" not in text
     assert compared.display2("sdpa_bwd") == "SDPA_bwd" and compared.display2("mine") == "mine"
 
 

@@ -88,8 +88,10 @@ CASES = [
     ("F8", COMPUTE.replace("**Data:**", "**Numbers:**"), "compute", 18),
     ("F9", COMPUTE.replace("| Args | Kernel Path |", "| Kernel Path | Args |"), "compute", 24),
     ("F9", COMPUTE, "compute", 24, {"comparison_scope": "comparative"}),
-    ("F10", COMPUTE.replace("N=4096 |", "N=2048 |"), "compute", 26),
-    ("F11", COMPUTE.replace("| hipblaslt |", "| rocblas |"), "compute", 26),
+    ("F10", COMPUTE.replace("N=4096` |", "N=2048` |"), "compute", 26),
+    # a name pasted as it is in the metrics, not as the draft renders it (a code span)
+    ("F10", COMPUTE.replace("`M=4096`<br>`N=4096`", "M=4096<br>N=4096"), "compute", 26),
+    ("F11", COMPUTE.replace("| `hipblaslt` |", "| `rocblas` |"), "compute", 26),
     ("F12", COMPUTE.replace("Cijk_Alik_Bljk", "Cijk_Other"), "compute", 26),
     ("M1", drop(COMPUTE, 14), "compute", 12),
     ("M1", COMPUTE + "<!-- impact-end -->\n", "compute", 37),
@@ -153,7 +155,7 @@ def test_file_wrapper_loads_sibling_metrics(tmp_path):
     (tmp_path / "category_findings").mkdir()
     (tmp_path / "category_data").mkdir()
     md = tmp_path / "category_findings" / "gemm_findings.md"
-    md.write_text(COMPUTE.replace("| hipblaslt |", "| rocblas |"), encoding="utf-8")
+    md.write_text(COMPUTE.replace("| `hipblaslt` |", "| `rocblas` |"), encoding="utf-8")
     assert validate_findings_file(md, "compute") == []  # no metrics: F10-F12 skipped
     (tmp_path / "category_data" / "gemm_metrics.json").write_text(json.dumps(METRICS))
     assert [(p.rule, p.line) for p in validate_findings_file(md, "compute")] == [("F11", 26)]

@@ -95,11 +95,11 @@ def test_a_slow_large_collective_is_a_finding_with_the_hand_computed_saving(tmp_
     # at the link it would take 2^26 x 1.75 / 450e3 = 260.97 µs
     plan = JobPlan(ranks=8, steps=1, collectives=4, transfer_us=2000.0, nelems=1 << 24)
     a = job_analysis(summaries(tmp_path, plan))
-    slow = next(f for f in a.findings if f.title.startswith("allreduce"))
+    slow = next(f for f in a.findings if f.title.startswith("`allreduce`"))
     ideal = (1 << 26) * 1.75 / 450e3
     expected = [4 * (2000.0 - ideal / share) / 1e3 for share in (0.75, 0.875, 1.0)]
     assert slow.saving.range_ms == pytest.approx(expected)
-    assert "13 % of the NVLink 4 link" in slow.title
+    assert "13 % of the `NVLink 4` link" in slow.title
 
 
 def test_failed_and_missing_ranks_are_reported(tmp_path: Path) -> None:
@@ -109,7 +109,7 @@ def test_failed_and_missing_ranks_are_reported(tmp_path: Path) -> None:
     assert a.ranks == (0, 1, 2, 4) and a.missing == (3,) and a.failures == (failed,)
     assert a.straggler.rank == 2
     text = job_report_md(a, {r: f"ranks/rank-{r}/analysis.md" for r in a.ranks}, "job.png")
-    assert "- rank 5 (rank5.pt.trace.json.gz): not a trace" in text
+    assert "- rank 5 (`rank5.pt.trace.json.gz`): not a trace" in text
     assert "missing (no trace given): ranks 3" in text
     assert "[analysis.md](ranks/rank-4/analysis.md)" in text and "](job.png)" in text
     view = job_overview(a)
