@@ -78,7 +78,18 @@ def _report_arguments(parser: argparse.ArgumentParser, *, out_help: str) -> None
         "else is always refused)",
     )
     parser.add_argument("--categories", help="TOML file adding ops or categories")
+    _raw_csv_argument(parser)
     _json_argument(parser)
+
+
+def _raw_csv_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--raw-csv",
+        action="store_true",
+        help="write text cells of the CSV tables as they are; by default a cell starting with "
+        "=, +, -, @, tab or CR gets a leading ' so spreadsheets do not run it as a formula "
+        "(run.json records which)",
+    )
 
 
 def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
@@ -240,6 +251,7 @@ def _add_compare(commands: argparse._SubParsersAction) -> None:
         "else is always refused)",
     )
     compare.add_argument("--categories", help="TOML file adding ops or categories")
+    _raw_csv_argument(compare)
     compare.add_argument(
         "--until",
         choices=UNTIL,

@@ -54,6 +54,7 @@ from rooflens.analyzers.pipeline.steps import (
     RunResults,
     missing_gpu_work,
 )
+from rooflens.analyzers.report.csv_cells import csv_cells_of
 from rooflens.analyzers.report.files import roofline_coverage
 from rooflens.analyzers.trace.errors import TraceError
 from rooflens.analyzers.trace.health import TraceHealth, assess
@@ -94,6 +95,7 @@ class Outcome(BaseModel):
     notes: list[str]
     warnings: list[str] = []  # the run's own: no platform known (how to pass one)
     tables: list[str]
+    csv_cells: str = "escaped"  # text cells of the tables: escaped against formulas, or raw
     workbook: str
     steps: list[str] = []
     prepared_categories: list[str] = []
@@ -165,7 +167,8 @@ def _run_report(
     name = platform.name if platform else None
     compared = second.record() if second is not None else None
     fields = record_fields(trace.absolute(), identity, name, pfile, capture_choice(args), compared)
-    record = RunRecord(run_id=new_run_id(), **fields)
+    cells = csv_cells_of(getattr(args, "raw_csv", False))
+    record = RunRecord(run_id=new_run_id(), csv_cells=cells, **fields)
     run = _Run(args, record, model, health, platform, source, progress, draw, second)
     try:
         with staged_output(out) as stage:
@@ -196,7 +199,8 @@ class _Run:
 
     def build(self, stage: Path, categories, *, until: str) -> Outcome:
         step = self.progress.step
-        folder, run = RunFolder(stage), SealedRun(stage, self.record)
+        folder = RunFolder(stage, csv_cells=self.record.csv_cells)
+        run = SealedRun(stage, self.record)
         with step("building and writing the perf report (tables and workbook)"):
             report, files = write_report(
                 self.model,
@@ -225,6 +229,7 @@ class _Run:
             notes=list(report.notes),
             warnings=[w.message for w in platform_warnings(self.health.gpu, self.platform)],
             tables=[p.relative_to(stage).as_posix() for p in files.csvs],
+            csv_cells=self.record.csv_cells,
             workbook=files.xlsx.relative_to(stage).as_posix(),
         )
         results = RunResults(
@@ -297,8 +302,10 @@ def print_outcome(o: Outcome, out: TextIO) -> None:
             out.write(f"Warning: {warning}\n")
     if o.roofline_coverage_percent is not None:
         out.write(f"Kernel time with a roofline: {o.roofline_coverage_percent:.1f} %\n")
+    raw = " (text cells raw: --raw-csv)" if o.csv_cells == "raw" else ""
     out.write(
-        f"Wrote {len(o.tables)} tables to {where / 'perf_report_csvs'}/ and {where / o.workbook}\n"
+        f"Wrote {len(o.tables)} tables to {where / 'perf_report_csvs'}/{raw} and "
+        f"{where / o.workbook}\n"
     )
     for note in o.notes:
         out.write(f"Note: {note}\n")
