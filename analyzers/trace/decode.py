@@ -35,6 +35,7 @@ from rooflens.analyzers.trace.columns import (
 )
 from rooflens.analyzers.trace.errors import TraceError
 from rooflens.analyzers.trace.json_text import explain
+from rooflens.analyzers.trace.long_names import cap_names
 from rooflens.analyzers.trace.schema import (
     ARG_SPECS,
     FAMILIES,
@@ -273,6 +274,8 @@ class EventDecoder:
             del parts
             if column == "cat":
                 columns[column] = _normalise_categories(self.text[column].categorical(values))
+            elif column == "name":  # bounded where names enter the engine (long_names.py)
+                columns[column] = cap_names(self.text[column].categorical(values))
             elif column in self.text:
                 columns[column] = self.text[column].categorical(values)
             else:

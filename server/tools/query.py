@@ -40,6 +40,9 @@ DELTA = "delta_us (trace2 - trace1)"
 SORT_DEFAULT = "Kernel Time (µs)_sum"
 KERNEL = "kernel"  # derived: the name of the op's longest-running kernel, shortened
 KERNEL_CHARS = 80
+# A text cell longer than this is cut with an ellipsis in a result, so a row of names that
+# run to thousands of characters (templated kernels) still fits one; the resource has it whole.
+CELL_CHARS = 1000
 COMPACT = (
     "name",
     "op category",
@@ -130,6 +133,12 @@ def _kernel(details: Any) -> str | None:
     return name if len(name) <= KERNEL_CHARS else name[: KERNEL_CHARS - 3] + "..."
 
 
+def _cut(value: Any) -> Any:
+    if isinstance(value, str) and len(value) > CELL_CHARS:
+        return value[: CELL_CHARS - 1] + "…"
+    return value
+
+
 def _category_filter(table: pd.DataFrame, category: str) -> pd.Series:
     values = [v for v in table["op category"].dropna().unique()]
     pairs = [normalise_category(v) for v in values]
@@ -196,7 +205,10 @@ def query(
     page = table.iloc[offset : offset + limit]
     if KERNEL in wanted:
         page = page.assign(kernel=page["kernel_details_summary"].map(_kernel))
-    rows = json.loads(page[wanted].to_json(orient="records", force_ascii=False))
+    rows = [
+        {column: _cut(value) for column, value in row.items()}
+        for row in json.loads(page[wanted].to_json(orient="records", force_ascii=False))
+    ]
     base = r.OperationsPage(
         run_id=run.id,
         table=table_name,
@@ -293,7 +305,8 @@ def register(mcp: MCPServer) -> None:
         operation signature): filtered, sorted largest first, column-selected and paged;
         `next_offset` continues when `has_more`. In a comparative run, trace 1's rows carry
         trace 2's time beside them, `trace` = 2 reads the reference's own rows, and
-        table=diff_stats (or diff_lca_totals) reads what differs between the two."""
+        table=diff_stats (or diff_lca_totals) reads what differs between the two. Text
+        cells over 1000 characters end in "…"; the table's resource has them whole."""
         return await engine(
             query, app_state(ctx), run, category, name_contains, sort_by, columns, limit,
             offset, trace, table,
