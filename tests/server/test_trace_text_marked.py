@@ -103,8 +103,8 @@ async def served(tmp_path_factory: pytest.TempPathFactory):
             return got
 
         await use("inspect_trace", path=str(trace))
-        both = {"path": str(trace), "compare_with": str(other), "platform": "MI300X"}
-        run = (await use("load_trace", **both))["run_id"]
+        alone = {"path": str(trace), "platform": "MI300X"}
+        run = (await use("load_trace", **alone))["run_id"]
         categories = (await use("prepare_category_data", run_id=run))["categories"]
         for category in [c["name"] for c in categories if c["analysable"]]:
             await use("run_category_analysis", run_id=run, category=category)
@@ -114,8 +114,6 @@ async def served(tmp_path_factory: pytest.TempPathFactory):
         for table in TABLES:
             await use("query_operations", run_id=run, table=table, limit=200, columns=None)
         await use("query_operations", run_id=run, columns=["name", "kernel", "call_stack_full"])
-        await use("query_operations", run_id=run, trace=2, limit=200)
-        await use("query_operations", run_id=run, table="diff_stats", limit=200)
         await use("list_tables", run_id=run)
         identity = await use("get_model_identification_data", run_id=run)
         await use("submit_model_info", run_id=run, info=identity["identification"])
@@ -123,7 +121,11 @@ async def served(tmp_path_factory: pytest.TempPathFactory):
         await use("compose_report", run_id=run)
         await use("validate_report", run_id=run)
         await use("validate_run", run_id=run)
-        await use("run_full_analysis", **both)  # the same run, its steps done
+        await use("run_full_analysis", **alone)  # the same run, its steps done
+        both = {**alone, "compare_with": str(other)}  # a comparative run: trace 2's note
+        pair = (await use("load_trace", **both))["run_id"]
+        await use("query_operations", run_id=pair, trace=2, limit=200)
+        await use("query_operations", run_id=pair, table="diff_stats", limit=200)
         job = await use("load_job", paths=["job"], until="none", workers=1)
         await use("get_job_overview", job_id=job["job_id"])
     return schemas, results
