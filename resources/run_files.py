@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from mcp.server.mcpserver import Context
@@ -16,7 +17,8 @@ from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 
 from rooflens.analyzers import layout
 from rooflens.analyzers.prepare.categories import CategoryLookupError, find_category
-from rooflens.resources.access import Caller, RunAccess, RunInfo, RunNotVisible
+from rooflens.analyzers.report.csv_cells import unescape_row
+from rooflens.resources.access import Caller, JobInfo, RunAccess, RunInfo, RunNotVisible
 
 # The run's own tables are read back cell by cell, and a cell may list many names of up to
 # MAX_NAME_CHARS each (an operation's kernels; analyzers/trace/long_names.py), past the csv
@@ -40,16 +42,36 @@ JOB_TABLES = {
 }
 
 
-def job_file(access: RunAccess, ctx: Context, job_id: str, rel: str) -> Path:
-    """A file of the job `job_id`, if the caller may see the job."""
+def job_for(access: RunAccess, ctx: Context, job_id: str) -> JobInfo:
     try:
-        job = access.job(caller(ctx), job_id)
+        return access.job(caller(ctx), job_id)
     except RunNotVisible as exc:
         raise ResourceNotFoundError(str(exc)) from None
+
+
+def job_file(access: RunAccess, ctx: Context, job_id: str, rel: str) -> Path:
+    """A file of the job `job_id`, if the caller may see the job."""
+    return _job_path(job_for(access, ctx, job_id), rel)
+
+
+def _job_path(job: JobInfo, rel: str) -> Path:
     path = job.folder / rel
     if not path.is_file():
-        raise ResourceNotFoundError(f"job {job_id} has no {rel}")
+        raise ResourceNotFoundError(f"job {job.id} has no {rel}")
     return path
+
+
+def job_table_page(access: RunAccess, ctx: Context, job_id: str, table: str, offset: str) -> str:
+    """One page of a job table, its text cells as the traces had them."""
+    rel = JOB_TABLES.get(table)
+    if rel is None:
+        raise ResourceNotFoundError(
+            f"no job table {table!r}; the job tables are {known(sorted(JOB_TABLES))}"
+        )
+    job = job_for(access, ctx, job_id)
+    uri = f"rooflens://jobs/{job_id}/tables/{table}"
+    path = _job_path(job, rel)
+    return csv_page(access, ctx, path, uri, page_offset(offset), escaped=job.csv_escaped)
 
 
 def job_record(access: RunAccess, ctx: Context, job_id: str, offset: int) -> str:
@@ -142,14 +164,20 @@ def tables(run: RunInfo, side: str = "") -> list[str]:
 def table_list(run: RunInfo, side: str = "") -> str:
     rows = []
     for name in tables(run, side):
-        with (run.folder / TABLE_FOLDERS[side] / f"{name}.csv").open(encoding="utf-8") as f:
-            header = f.readline()
-            count = sum(1 for _ in f)
+        path = run.folder / TABLE_FOLDERS[side] / f"{name}.csv"
+        with path.open(encoding="utf-8", newline="") as f:
+            reader = csv.reader(f)  # records, not lines: a quoted cell may hold a line break
+            columns = next(reader, [])
+            count = sum(1 for _ in reader)
+        header = io.StringIO()
+        csv.writer(header, lineterminator="").writerow(
+            unescape_row(columns) if run.csv_escaped else columns
+        )
         rows.append(
             {
                 "name": name,
                 "rows": count,
-                "header": header.strip(),
+                "header": header.getvalue(),
                 "resource": f"rooflens://runs/{run.id}/{side}tables/{name}",
             }
         )
@@ -219,32 +247,37 @@ def table_page(
 ) -> str:
     """One page of a run's perf report table (`side` "trace1/" or "trace2/": a comparative
     run's own tables), from the resource's `?offset=` text."""
-    path = table_file(run_for(access, ctx, run_id), table, side)
+    run = run_for(access, ctx, run_id)
+    path = table_file(run, table, side)
     uri = f"rooflens://runs/{run_id}/{side}tables/{table}"
-    return csv_page(access, ctx, path, uri, page_offset(offset))
+    return csv_page(access, ctx, path, uri, page_offset(offset), escaped=run.csv_escaped)
 
 
-def csv_page(access: RunAccess, ctx: Context, path: Path, uri: str, offset: int) -> str:
+def csv_page(
+    access: RunAccess, ctx: Context, path: Path, uri: str, offset: int, *, escaped: bool
+) -> str:
     """The table at `path` from row `offset`, header first, as many rows as fit in one
     result (at least one). When rows are left, a last line starting with `#` says how many
-    and names the next page, so a reader is never handed a cut table as if it were whole."""
+    and names the next page, so a reader is never handed a cut table as if it were whole.
+    `escaped`: the file's text cells were escaped against formulas; they are served as the
+    trace had them (csv_cells.py)."""
     budget = access.page_bytes(caller(ctx))
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    write = _record_writer(out, escaped)
     total = shown = 0
     with path.open(encoding="utf-8", newline="") as f:
         reader = csv.reader(f)
         header = next(reader, None)
         if header is None:
             return ""
-        writer.writerow(header)
+        write(header)
         full = False
         for row in reader:
             total += 1
             if total <= offset or full:
                 continue
             mark = out.tell()
-            writer.writerow(row)
+            write(row)
             if out.tell() > budget and shown:
                 out.seek(mark)
                 out.truncate()
@@ -258,6 +291,20 @@ def csv_page(access: RunAccess, ctx: Context, path: Path, uri: str, offset: int)
             " (query_operations(table=...) sorts, filters and selects columns)\n"
         )
     return out.getvalue()
+
+
+def _record_writer(out: io.StringIO, escaped: bool) -> Callable[[list[str]], None]:
+    """Writes one record of a table page: its cells unescaped when the file's were escaped,
+    and every field of a record holding a CR quoted (csv quotes only for the line end's
+    characters, and an unquoted CR would end the record in the reader's parser)."""
+    plain = csv.writer(out, lineterminator="\n")
+    quoted = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_ALL)
+
+    def write(row: list[str]) -> None:
+        row = unescape_row(row) if escaped else row
+        (quoted if any("\r" in cell for cell in row) else plain).writerow(row)
+
+    return write
 
 
 def metrics_page(access: RunAccess, ctx: Context, path: Path, uri: str, offset: int) -> str:
