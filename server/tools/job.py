@@ -48,7 +48,8 @@ PathsArg = Annotated[
         max_length=4096,
         description="The ranks' traces inside the allowed directories: files, folders (their "
         ".json/.json.gz files) or globs such as 'job/*.json.gz'; relative paths start from "
-        "the first allowed directory.",
+        "the first allowed directory. A match whose real path lies outside is no match; '..' "
+        "after a wildcard is refused; write '[[]' for a literal '['.",
     ),
 ]
 RankRegexArg = Annotated[
