@@ -169,7 +169,7 @@ def _named(text: str, scope: Scope) -> list[TraceFile]:
         require_regular_file(real)
     except TraceError as exc:
         raise JobInputError(str(exc)) from None
-    return [TraceFile(real, Path(scope.anchor(text)).name)]
+    return [TraceFile(real, scope.anchor(text).name)]
 
 
 def _found(listed: Path, scope: Scope) -> TraceFile | None:
