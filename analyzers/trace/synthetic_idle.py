@@ -169,6 +169,11 @@ def write_allocator_churn_trace(
 ) -> Path:
     """Allocator churn growing with iterations (ALLOCATOR_CHURN), on MI300X (`vendor="amd"`,
     hip* calls) or H100 (`"nvidia"`, cuda* calls)."""
+    return allocator_churn_writer(seed, vendor, plan).write(path, f"allocator_churn_{vendor}")
+
+
+def allocator_churn_writer(seed: int, vendor: Vendor, plan: AllocatorChurnPlan) -> Writer:
+    """The events of `write_allocator_churn_trace`, not yet written."""
     _, pid, t = seeded(seed)
     w = Writer(
         device=MI300X if vendor == "amd" else H100, host_pid=pid, main_tid=pid, vendor=vendor
@@ -181,7 +186,7 @@ def write_allocator_churn_trace(
         w.frame("train.py(58): train_step", t, end)
         t = end
     w.frame("train.py(91): <module>", first - 5.0, t + 3_000.0)
-    return w.write(path, f"allocator_churn_{vendor}")
+    return w
 
 
 def allocator_churn_planted(vendor: Vendor = "amd", plan: AllocatorChurnPlan = ALLOCATOR_CHURN):

@@ -36,6 +36,9 @@ THRESHOLD_BWD = (
     "threshold_kernel_impl<c10::BFloat16>(at::TensorIteratorBase&, c10::BFloat16, "
     "c10::BFloat16)::{lambda(c10::BFloat16, c10::BFloat16)#1}, std::array<char*, 3ul> >"
 )
+ADD_F32 = ADD_BF16.replace("c10::BFloat16", "float")
+RELU_F32 = RELU_BF16.replace("c10::BFloat16", "float")
+THRESHOLD_F32 = THRESHOLD_BWD.replace("c10::BFloat16", "float")
 FOREACH_ADD = (
     "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::"
     "(anonymous namespace)::TensorListMetadata<2>, at::native::(anonymous namespace)::"

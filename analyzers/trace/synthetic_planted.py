@@ -63,7 +63,9 @@ class Planted:
     `idle_by_cause_ms`: GPU idle per cause over the steady iterations (module docstring);
     `excluded_idle_ms`: idle per cause outside them (warm-up, the profiler's tail) that
     must not reach the priorities; `estimate_ms`: the saving P1 carries, or the exact idle
-    it addresses as (x, x); `caller`: the operator/annotation around `call_site`."""
+    it addresses as (x, x); `caller`: the operator/annotation around `call_site`. Action
+    keys beyond ACTIONS: "precision" (AMP/bf16, tensor cores) and "compiled_region_copies"
+    (the compiled graph's clones); None where there is nothing to do."""
 
     p1: P1Kind
     cause: str | None
@@ -76,6 +78,7 @@ class Planted:
     estimate_ms: tuple[float, float] | None = None
     notes: str = ""
     caller: str = ""
+    partial_host: bool = False  # the host side is filtered: host findings must say partial
     excluded_idle_ms: Mapping[str, float] = field(default_factory=lambda: ms({}))
 
     @property
