@@ -36,7 +36,7 @@ from rooflens.analyzers.trace.synthetic_idle import (
 )
 from rooflens.analyzers.trace.synthetic_kernels import seeded
 from rooflens.analyzers.trace.synthetic_planted import ACTIONS, Planted, ms
-from rooflens.analyzers.trace.synthetic_writer import GPU_CATS
+from rooflens.analyzers.trace.synthetic_writer import GPU_CATS, Writer
 
 RUNTIME = ("cuda_runtime", "cuda_driver")
 
@@ -215,54 +215,20 @@ BENCH = "[param|pytorch.model.alex_net|0|0|0"
 
 
 def write_counters_trace(path: Path, *, seed: int = 0, plan: CountersPlan = COUNTERS) -> Path:
-    """A counters-only CUPTI range-profiler trace (COUNTERS)."""
+    """A counters-only CUPTI range-profiler trace (COUNTERS), on an A100."""
     _, pid, t = seeded(seed)
-    events: list[dict[str, Any]] = []
-    first, n = t, 0
-
-    def x(cat: str, name: str, ts: float, dur: float, p: Any, tid: Any, **args: Any) -> None:
-        events.append(
-            {
-                "ph": "X",
-                "cat": cat,
-                "name": name,
-                "pid": p,
-                "tid": tid,
-                "ts": round(ts, 3),
-                "dur": round(dur, 3),
-                "args": args,
-            }
-        )
-
+    w, first, n = Writer(device=A100, host_pid=pid, main_tid=pid), t, 0
     window = plan.ranges * plan.op_us + 2_000.0
-    x("user_annotation", BENCH + "]", t - 1_000.0, window, pid, pid, **{"External id": 1})
+    w.annotation(BENCH + "]", t - 1_000.0, t - 1_000.0 + window)
     for f in range(plan.forwards):
         phase = "warmup" if f == 0 else "measure"
-        span = len(ALEXNET) * plan.op_us
-        x("user_annotation", f"{BENCH}|{phase}|forward]", t, span, pid, pid)
+        w.annotation(f"{BENCH}|{phase}|forward]", t, t + len(ALEXNET) * plan.op_us)
         for name, kernel, counts in ALEXNET:
-            ids = {"External id": 10 + n, "correlation": 1_000 + n}
-            x("cpu_op", name, t + 2.0, plan.op_us - 10.0, pid, pid, **{"External id": 10 + n})
-            x(
-                "cuda_runtime",
-                "cudaLaunchKernel",
-                t + 10.0,
-                plan.replay_us,
-                pid,
-                pid,
-                **ids,
-                cbid=211,
-            )
+            w.op(name, t + 2.0, t + plan.op_us - 8.0)
+            w.runtime("cudaLaunchKernel", t + 10.0, plan.replay_us)
             counters = {SASS.format(op): counts.get(op, 0) for op in OPS}
-            x(
-                "cuda_profiler_range",
-                kernel,
-                first + n * plan.range_us,
-                plan.range_us,
-                0,
-                0,
-                **counters,
-            )
+            at = first + n * plan.range_us  # back to back: replay time, not a timeline
+            w.x("cuda_profiler_range", kernel, at, plan.range_us, 0, 0, **counters)
             t, n = t + plan.op_us, n + 1
     spans = {
         "ph": "X",
@@ -274,31 +240,11 @@ def write_counters_trace(path: Path, *, seed: int = 0, plan: CountersPlan = COUN
         "name": "__cupti_profiler__ (-1)",
         "args": {"Op count": 0},
     }
-    meta = [
-        {
-            "name": "process_name",
-            "ph": "M",
-            "ts": round(first, 3),
-            "pid": p,
-            "tid": 0,
-            "args": {"name": "python3.8"},
-        }
-        for p in (pid, 0)
-    ] + [
-        {
-            "name": "process_labels",
-            "ph": "M",
-            "ts": round(first, 3),
-            "pid": 0,
-            "tid": 0,
-            "args": {"labels": "GPU 0"},
-        }
-    ]
     document = {
         "schemaVersion": 1,
         "deviceProperties": [A100],
         "distributedInfo": {"rank": 0},
-        "traceEvents": meta + events + [spans],
+        "traceEvents": w.metadata(first) + w.events + [spans],
         "traceName": "benchmark_result_cupti_range_profiler.json",
     }
     return write_document(Path(path), document)

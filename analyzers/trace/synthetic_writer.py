@@ -225,23 +225,27 @@ class Writer:
             **self._gpu_args(ids, stream, cat),
             **(gpu_args or {}),
         )
+        self._flow(corr, (tid, call_start), (stream, start))
+        s.free = start + dur
+        s.starts.append(start)
+        return Launched(corr, stream, start, start + dur, call_start, call_end)
+
+    def _flow(self, corr: int, host: tuple[int, float], gpu: tuple[int, float]) -> None:
+        """The ac2g pair linking a launch call (thread, start) to its GPU event (stream, start)."""
         flow = {"id": corr, "cat": "ac2g", "name": "ac2g"}
         self.events.append(
-            {"ph": "s", **flow, "pid": self.host_pid, "tid": tid, "ts": round(call_start, 3)}
+            {"ph": "s", **flow, "pid": self.host_pid, "tid": host[0], "ts": round(host[1], 3)}
         )
         self.events.append(
             {
                 "ph": "f",
                 **flow,
                 "pid": self.gpu_pid,
-                "tid": stream,
-                "ts": round(start, 3),
+                "tid": gpu[0],
+                "ts": round(gpu[1], 3),
                 "bp": "e",
             }
         )
-        s.free = start + dur
-        s.starts.append(start)
-        return Launched(corr, stream, start, start + dur, call_start, call_end)
 
     def _gpu_args(self, ids: dict[str, Any], stream: int, cat: str) -> dict[str, Any]:
         device = self.device["id"]
