@@ -9,7 +9,8 @@ other profiler versions, clocks and exporters do (the damaging ones are in mutat
   `Runtime`, `Memcpy`, `Operator`, flows in `async`), thread ids written as strings
   (`"24572"`, `"stream 7"`), and all of it at once with the lower-case `external id`;
 * `orphans`: flows, launch calls or GPU events removed, so kernels lose their launch and
-  launches their kernel.
+  launches their kernel; `reorder`: the events in another order (shuffled, reversed, by
+  start time), which the Chrome trace format allows.
 
 Every choice comes from the case's `random.Random` (`Damage.rng`).
 """
@@ -212,7 +213,20 @@ def orphans(d: Damage) -> None:
         d._owned.clear()  # positions moved: copy again before changing
 
 
+def reorder(d: Damage) -> None:
+    """The same events in another order: shuffled, reversed, or sorted by start time."""
+    events, rng = d.events, d.rng
+    choice = rng.randrange(3)
+    if choice == 0:
+        rng.shuffle(events)
+    elif choice == 1:
+        events.reverse()
+    else:
+        events.sort(key=lambda e: e["ts"] if isinstance(e, dict) and _number(e.get("ts")) else 0)
+    d._owned.clear()  # positions moved: copy again before changing
+
+
 LAYOUT_MUTATIONS: tuple[Callable[[Damage], None], ...] = (
     zero_length, equal_times, whole_microseconds, kernel_field, old_categories, string_tids,
-    format_2021, orphans,
+    format_2021, orphans, reorder,
 )  # fmt: skip
