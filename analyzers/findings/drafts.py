@@ -37,7 +37,7 @@ from rooflens.analyzers.findings.drafts_compare import (
     fusion_kernel_tables,
 )
 from rooflens.analyzers.findings.system_drafts import cpu_idle_pairs, multi_kernel_pairs
-from rooflens.analyzers.findings.unmodelled import OWN_REASONS, reason_md
+from rooflens.analyzers.findings.unmodelled import own_reason, reason_md
 from rooflens.analyzers.markdown_text import md_cell_lines, md_code, md_prose
 
 SYSTEM_KEYS = ("cpu_idle", "multi_kernel")
@@ -180,7 +180,7 @@ def _unmodelled_wording(finding: Mapping, names: list[str], time_ms: float, ops:
     why = reason_md(stated) if stated else "no performance model covers this op"
     opening = (
         f"{why[0].upper()}{why[1:]}"
-        if stated in OWN_REASONS or not stated
+        if not stated or own_reason(stated)
         else (f"The performance model declined it ({why})")
     )
     shown = ", ".join(md_code(n) for n in names)

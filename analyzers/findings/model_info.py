@@ -17,6 +17,7 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import BaseModel, Field, model_validator
 
+from rooflens.analyzers.markdown_text import plain_line
 from rooflens.analyzers.report.cells import structured
 from rooflens.analyzers.report.write_csv import for_output
 
@@ -122,11 +123,13 @@ def op_rows(unified: pd.DataFrame | None) -> list[dict[str, str]] | None:
 
 
 def module_names(rows: list[dict[str, str]]) -> list[str]:
-    """Sorted unique nn.Module class names; numeric instance suffixes (``_3``) are kept."""
+    """Sorted unique nn.Module class names; numeric instance suffixes (``_3``) are kept. A
+    name holds no whitespace (the pattern stops there) and its control and format characters
+    are escaped (`plain_line`), so each is one visible line of `nn_modules.txt`."""
     found: set[str] = set()
     for row in rows:
         for frame in _strings(_parse(row.get("call_stack_full"))):
-            found.update(_MODULE_RE.findall(frame))
+            found.update(plain_line(name, None) for name in _MODULE_RE.findall(frame))
     return sorted(found)
 
 

@@ -9,6 +9,7 @@ record), else what the metrics show (an anomalous efficiency, no shapes, no mode
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from rooflens.analyzers.categories.models import Operation
@@ -25,19 +26,25 @@ ANOMALOUS = "above 110 % of its roofline, so its model or timing is suspect"
 NO_SHAPES = "its input shapes were not recorded, so its FLOPs and bytes are unknown"
 
 
-# reasons rooflens words itself; any other is a perf model's message, which may quote the
-# trace (a dtype, a concrete input), so Markdown shows it as a code span
+# reasons rooflens words itself (the constants, and a model's `Unrecorded` phrase naming the
+# arguments it needs); any other is a perf model's message, which may quote the trace (a
+# dtype, a concrete input), so Markdown shows it as a code span
 OWN_REASONS = frozenset(
     {NO_MODEL, NO_BACKWARD_MODEL, SHAPES_NOT_RECORDED, TENSOR_LIST_WITHOUT_SHAPES,
      NO_PLATFORM_REASON, ANOMALOUS, NO_SHAPES}
 )  # fmt: skip
+_UNRECORDED = re.compile(r"[A-Za-z0-9_/,. -]+ not recorded \(no Concrete Inputs\)")
+
+
+def own_reason(reason: str) -> bool:
+    return reason in OWN_REASONS or _UNRECORDED.fullmatch(reason) is not None
 
 
 def reason_md(reason: str) -> str:
     """One reason (or '; '-joined reasons) as Markdown: rooflens's own words as they are,
     a perf model's message as a code span (docs/analysis.md#trace-text-in-markdown)."""
     parts = reason.split("; ")
-    return "; ".join(p if p in OWN_REASONS else md_code(p, limit=200) for p in parts)
+    return "; ".join(p if own_reason(p) else md_code(p, limit=200) for p in parts)
 
 
 def modelled(op: Operation) -> bool:

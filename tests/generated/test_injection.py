@@ -142,3 +142,13 @@ def test_what_the_command_printed_is_plain_lines(run) -> None:
     for line in printed.splitlines():
         assert not any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in line), line
         assert not line.startswith(("#", "<", "|", "=", "INJECTED")), line
+
+
+def test_module_names_are_visible_lines(run) -> None:
+    """`metadata/nn_modules.txt` (one module class per line, read by the model
+    identification): no control or format character survives in a line."""
+    out, _ = run
+    lines = (out / "metadata" / "nn_modules.txt").read_text(encoding="utf-8").splitlines()
+    assert lines
+    for line in lines:
+        assert not any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in line), line

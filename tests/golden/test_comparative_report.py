@@ -22,6 +22,7 @@ from rooflens.analyzers.findings.report_compare import ReportComparison
 from rooflens.analyzers.findings.report_summary import ReportInputs
 from rooflens.analyzers.findings.validate import validate_findings_file
 from rooflens.analyzers.findings.validate_report import validate_report
+from rooflens.analyzers.markdown_text import md_cell
 from rooflens.analyzers.pipeline.folder import RunFolder
 from rooflens.analyzers.prepare.manifest import Manifest
 from tests.helpers.golden import COMPARATIVE_UNIT_CASES
@@ -77,8 +78,9 @@ def composed(request, shared: Path, tmp_path_factory) -> tuple[str, Path, str, M
 
 def test_report_and_findings_validate(composed) -> None:
     _, out, text, _ = composed
-    assert text.startswith("# Unidentified model - Comparative Analysis: MI300X vs H100\n")
-    assert "| Trace 2's platform (its perf report's roofline) | H100 |" in text
+    # platform and category names are code spans (docs/analysis.md#trace-text-in-markdown)
+    assert text.startswith("# Unidentified model - Comparative Analysis: `MI300X` vs `H100`\n")
+    assert "| Trace 2's platform (its perf report's roofline) | `H100` |" in text
     assert validate_report(out) == []
     for path in sorted(out.glob("*_findings/*_findings.md")):
         key = path.name.removesuffix("_findings.md")
@@ -94,7 +96,7 @@ def test_executive_summary_has_both_traces_and_their_difference(composed) -> Non
     """Trace 1 / trace 2 figures are the reference manifest's; the difference is T1 − T2."""
     _, _, text, manifest = composed
     u1, u2 = manifest.gpu_utilization, manifest.trace2_gpu_utilization
-    assert "| Metric | Trace 1 (MI300X) | Trace 2 (H100) | Difference (T1 − T2) |" in text
+    assert "| Metric | Trace 1 (`MI300X`) | Trace 2 (`H100`) | Difference (T1 − T2) |" in text
     _, t1, t2, diff = _row(text, "Total Time")
     assert (t1, t2) == (f"{u1.total_time_ms:.2f} ms", f"{u2.total_time_ms:.2f} ms")
     delta = u1.total_time_ms - u2.total_time_ms
@@ -112,7 +114,7 @@ def test_top_operations_give_trace_2_time_per_category(composed) -> None:
     }
     block = text.split("<!-- impact-begin kind=top_ops -->", 1)[1].split("<!-- impact-end -->")[0]
     assert "| Rank | Category | Trace 1 Time (ms) | Trace 2 Time (ms) |" in block
-    by_display = {c.display_name: c for c in manifest.categories}
+    by_display = {md_cell(c.display_name): c for c in manifest.categories}
     rows = [ln for ln in block.splitlines() if re.match(r"\| \d+ \|", ln)]
     assert rows
     for line in rows:
@@ -133,11 +135,11 @@ def test_unit_gemm_card_states_the_difference(shared: Path, tmp_path: Path) -> N
     source = shared / "reference" / "tracelens_compare" / "unit_test04_gemm_mm_vs_linear"
     text, _ = compose(source, tmp_path / "out")
     assert "| Total Time | 0.74 ms | 0.48 ms | +0.26 ms (+54.2 % of trace 2) |" in text
-    assert "gemm ops 52.1 % slower than trace 2" in text
+    assert "`gemm` ops 52.1 % slower than trace 2" in text
     assert "1 operation (0.73 ms in trace 1 against 0.48 ms in trace 2) is 52.1 % slower" in text
     assert "Trace 2 does the same work in 65.75 % of trace 1's time" in text
-    assert "| 1 | GEMM | 0.73 | 0.48 | 0.25 |" in text
-    top = "GEMM (100.0% of compute time)"  # gemm is all of each trace's category time
+    assert "| 1 | `GEMM` | 0.73 | 0.48 | 0.25 |" in text
+    top = "`GEMM` (100.0% of compute time)"  # gemm is all of each trace's category time
     assert f"| Top Bottleneck Category | {top} | {top} | same category |" in text
     assert "- **Against trace 2**: Trace 1's window (0.74 ms) is 54.2 % longer" in text
 
@@ -148,13 +150,13 @@ def test_unit_moe_fusion_block_shows_both_traces_kernels(shared: Path, tmp_path:
     source = shared / "reference" / "tracelens_compare" / "unit_test01_moe_fused_vs_unfused"
     compose(source, tmp_path / "out")
     text = (tmp_path / "out" / "system_findings" / "kernel_fusion_findings.md").read_text()
-    assert "moe_layer runs as 4 kernels in trace 1 against 1 in trace 2 (1.160 ms against " \
+    assert "`moe_layer` runs as 4 kernels in trace 1 against 1 in trace 2 (1.160 ms against " \
         "0.800 ms over 1 instances)." in text  # fmt: skip
     one, two = text.split("**Trace 1 kernels**")[1].split("**Trace 2 kernels**")
     assert "| Kernel | Type | Duration (us) |" in one and "| Kernel | Type | Duration (us) |" in two
-    assert [float(r.split("|")[3]) for r in one.splitlines() if r.startswith("| moe_")
-            or r.startswith("| ck_")] == [120.0, 480.0, 480.0, 80.0]  # fmt: skip
-    assert "| triton__moe_fused_kernel_0d1d2d3d4d5d6d7d8d9d10d | Unknown | 800.0 |" in two
+    assert [float(r.split("|")[3]) for r in one.splitlines() if r.startswith("| `moe_")
+            or r.startswith("| `ck_")] == [120.0, 480.0, 480.0, 80.0]  # fmt: skip
+    assert "| `triton__moe_fused_kernel_0d1d2d3d4d5d6d7d8d9d10d` | Unknown | 800.0 |" in two
     assert "perf-model coverage" not in text
     assert "**Action**: Run this operator the way trace 2 does, with the fused kernel" in text
 

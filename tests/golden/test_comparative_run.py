@@ -216,14 +216,15 @@ def test_priority_data_from_the_reference_metrics(shared: Path, folder: str) -> 
 
 
 # the top priority item of each synthetic pair names the difference the pair was built for
-# (None: trace 1 is not slower anywhere, so nothing is recoverable)
+# (None: trace 1 is not slower anywhere, so nothing is recoverable); titles are Markdown, the
+# names in them code spans
 TOP_ITEM = {
-    "unit_test01_moe_fused_vs_unfused": "Fuse moe_layer (4 kernels)",
-    "unit_test02_attention_both_unfused": "GEMM: aten::bmm",
+    "unit_test01_moe_fused_vs_unfused": "Fuse `moe_layer` (4 kernels)",
+    "unit_test02_attention_both_unfused": "`GEMM`: `aten::bmm`",
     "unit_test03_attention_fused_vs_unfused": None,  # trace 1's fused attention is faster
-    "unit_test04_gemm_mm_vs_linear": "GEMM: aten::mm",
+    "unit_test04_gemm_mm_vs_linear": "`GEMM`: `aten::mm`",
     "unit_test05_gemm_identical_runtime_roofline": None,  # the same time on both
-    "unit_test06_conv_gap_exceeds_roofline": "CONV_fwd: aten::convolution",
+    "unit_test06_conv_gap_exceeds_roofline": "`CONV_fwd`: `aten::convolution`",
 }
 # (category, operation) -> efficiency % and whether the roofline cap applied (README facts)
 EFFICIENCY = {

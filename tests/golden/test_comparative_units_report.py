@@ -15,11 +15,11 @@ from tests.helpers.golden import COMPARATIVE_UNIT_CASES
 EXPECTED = {
     "test01_moe_fused_vs_unfused": (
         "`moe_layer` is faster in trace 2: 1,160.0 → 800.0 µs",
-        "P1: Fuse moe_layer (4 kernels) — could save 0.270–0.360 ms",
+        "P1: Fuse `moe_layer` (4 kernels) — could save 0.270–0.360 ms",
     ),
     "test02_attention_both_unfused": (
         "`aten::bmm` is faster in trace 2: 180.0 → 80.0 µs",
-        "P1: GEMM: aten::bmm slower than trace 2 (memory-bound)",
+        "P1: `GEMM`: `aten::bmm` slower than trace 2 (memory-bound)",
     ),
     "test03_attention_fused_vs_unfused": (  # trace 1 is the faster: nothing to recover
         "`attention` is slower in trace 2: 350.0 → 780.0 µs",
@@ -27,7 +27,7 @@ EXPECTED = {
     ),
     "test04_gemm_mm_vs_linear": (
         "`aten::mm | aten::addmm` is faster in trace 2: 730.0 → 480.0 µs",
-        "P1: GEMM: aten::mm slower than trace 2 (compute-bound, Tensile)",
+        "P1: `GEMM`: `aten::mm` slower than trace 2 (compute-bound, Tensile)",
     ),
     "test05_gemm_identical_runtime_roofline": (
         "No shared operator's time changed by more than 5% (and 1 µs).",
@@ -35,7 +35,7 @@ EXPECTED = {
     ),
     "test06_conv_gap_exceeds_roofline": (
         "`aten::convolution` is faster in trace 2: 2,000.0 → 40.0 µs",
-        "P1: CONV_fwd: aten::convolution slower than trace 2 (compute-bound)",
+        "P1: `CONV_fwd`: `aten::convolution` slower than trace 2 (compute-bound)",
     ),
 }
 
@@ -57,7 +57,7 @@ def test_report_names_the_planted_difference(
     assert validate_report(out) == []
     text = (out / "analysis.md").read_text(encoding="utf-8")
     headline, top = EXPECTED[case]
-    assert text.startswith("# Unidentified model - Comparative Analysis: MI300X vs H100_SXM")
+    assert text.startswith("# Unidentified model - Comparative Analysis: `MI300X` vs `H100_SXM`")
     assert f"## What changed\n\n{headline}" in text
     assert f"- **Largest difference**: {headline}" in text  # in the Executive Summary too
     fixes = [ln.strip() for ln in text.splitlines() if ln.startswith("  - P")]
@@ -68,7 +68,7 @@ def test_report_names_the_planted_difference(
     else:
         assert fixes and fixes[0].startswith(f"- {top}")
     if case.startswith("test03"):  # trace 2's top category is one trace 1 lacks: its name
-        row = "| SDPA_fwd (100.0% of compute time) | GEMM (66.7% of compute time) |"
+        row = "| `SDPA_fwd` (100.0% of compute time) | `GEMM` (66.7% of compute time) |"
         assert row in text
 
 

@@ -49,7 +49,7 @@ def test_copies_are_one_item_judged_against_the_link(run: Path) -> None:
     assert len(on_copies) == 1
     item = on_copies[0]
     assert (item["category"], item["kind"]) == ("multi_kernel", "system")
-    assert "D2H to pageable memory at 11.3 GB/s of the 64 GB/s PCIe 5.0 x16 link" in item["title"]
+    assert "D2H to pageable memory at 11.3 GB/s of the 64 GB/s `PCIe 5.0 x16` link" in item["title"]
     assert item["saving"]["cap_ms"] == pytest.approx(EXPOSED_MS, abs=0.01)
     copies = _json(run, "category_data/multi_kernel_metrics.json")["copies"]
     assert item["saving"]["mid_ms"] == pytest.approx(copies["saving_ms"][1], abs=1e-3)

@@ -131,9 +131,9 @@ async def test_full_analysis_of_a_pair_after_a_restart(connect, pair) -> None:
     assert full["comparison"]["what_changed"].startswith("`aten::gelu` is faster in trace 2")
     assert f"rooflens://runs/{full['run_id']}/trace1/tables/diff_stats" in full["resources"]
     assert full["report_valid"] is True
-    assert report.startswith("# ") and "Comparative Analysis: MI300X vs H100_SXM" in report
+    assert report.startswith("# ") and "Comparative Analysis: `MI300X` vs `H100_SXM`" in report
     assert "## What changed" in report and "`aten::gelu` is faster in trace 2" in report
-    assert "| Metric | Trace 1 (MI300X) | Trace 2 (H100_SXM) | Difference (T1 − T2) |" in report
+    assert "| Metric | Trace 1 (`MI300X`) | Trace 2 (`H100_SXM`) | Difference (T1 − T2) |" in report
 
 
 @pytest.mark.anyio

@@ -145,8 +145,8 @@ async def test_the_orchestrator_prompt_followed_literally_on_a_pair(connect, all
         async with connect() as client:
             model = Recorder(client)
             report = await orchestrate(model, one, two)
-    assert report.startswith("# ") and "Comparative Analysis: MI300X vs H100_SXM" in report
-    assert "| Metric | Trace 1 (MI300X) | Trace 2 (H100_SXM) | Difference (T1 − T2) |" in report
+    assert report.startswith("# ") and "Comparative Analysis: `MI300X` vs `H100_SXM`" in report
+    assert "| Metric | Trace 1 (`MI300X`) | Trace 2 (`H100_SXM`) | Difference (T1 − T2) |" in report
     gelu = sum(durations)
     assert f"`aten::gelu` is faster in trace 2: {gelu:,.1f} → {gelu / 2:,.1f} µs" in report
     # the comparative elementwise finding is the planted GELU: twice as slow in trace 1

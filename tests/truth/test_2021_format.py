@@ -80,4 +80,4 @@ def test_trace_health_says_the_values_are_missing(run: RunResults) -> None:
     seen = seen.split("\n## ", 1)[0]
     assert "- ⚠️ `no_concrete_inputs`: Operator scalar arguments (Concrete Inputs)" in seen
     assert "`no_shapes`" not in seen  # the shapes are there
-    assert "- aten::convolution (conv_fwd, " in seen and f"ms): {REASON}." in seen
+    assert "- `aten::convolution` (`conv_fwd`, " in seen and f"ms): {REASON}." in seen

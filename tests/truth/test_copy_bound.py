@@ -56,7 +56,8 @@ def test_the_top_priority_is_the_copy_item_with_the_hand_computed_range(run: Pat
     got = (saving["low_ms"], saving["mid_ms"], saving["high_ms"])
     assert got == pytest.approx(SAVING_MS, abs=1e-3)
     assert (top["percent_low"], top["percent_mid"], top["percent_high"]) == SAVING_PERCENT
-    assert "H2D from pageable memory at 12.8 GB/s of the 64 GB/s PCIe 5.0 x16 link" in top["title"]
+    link = "of the 64 GB/s `PCIe 5.0 x16` link"  # the link's name is a code span
+    assert f"H2D from pageable memory at 12.8 GB/s {link}" in top["title"]
 
 
 def test_copies_are_counted_in_one_item_only(run: Path) -> None:
@@ -80,7 +81,7 @@ def test_no_share_above_100_percent(run: Path) -> None:
         assert 0 <= item["percent_low"] <= item["percent_mid"] <= item["percent_high"] <= 100
     assert data["saving_totals"]["percent_mid"] <= 100
     report = (run / "analysis.md").read_text(encoding="utf-8")
-    assert "| Top Bottleneck Category | GEMM (100.0% of compute time) |" in report
+    assert "| Top Bottleneck Category | `GEMM` (100.0% of compute time) |" in report
 
 
 def test_the_copy_analysis_judges_each_group_against_the_link(run: Path) -> None:
@@ -103,7 +104,7 @@ def test_the_copy_finding_names_copy_fixes_and_never_fusion(run: Path) -> None:
         assert "fuse" not in text.lower()
         assert "pin the host buffer" in text.lower()
         assert "non_blocking=True" in text
-    assert "20.0% of the PCIe 5.0 x16 link" in card
+    assert "20.0% of the `PCIe 5.0 x16` link" in card
     assert "- Capped by the exposed copy time, 42.00 ms" in block
 
 

@@ -53,7 +53,7 @@ def test_the_hand_figures() -> None:
 def test_p1_is_the_elementwise_add(steps) -> None:
     top, second = steps.priorities().items[:2]
     assert (top.p_number, top.kind, top.category) == (1, "compute", "elementwise")
-    assert top.title == "elementwise: aten::add (memory-bound, PyTorch Native)"
+    assert top.title == "`elementwise`: `aten::add` (memory-bound, PyTorch Native)"
     assert top.estimate_method == "quantified"
     # efficiencies are kept to 2 decimals (20.03 %): within 0.05 % of the exact figure
     expected = saving(add_roofline_us(), P.add_us, ADD_MS)

@@ -61,7 +61,7 @@ def test_category_operations_carry_the_reason_and_coverage_is_zero(run: RunResul
     assert rows and all(r.modelled_ms == 0.0 and r.kernel_ms > 0 for r in rows)
     seen = run.report_text.split("## What this analysis could and could not see\n", 1)[1]
     assert "**Roofline coverage.** 0.0 % of the compute categories' kernel time" in seen
-    assert re.search(rf"- aten::mm \(gemm, [\d.]+ ms\): {SHAPES_NOT_RECORDED}\.", seen)
+    assert re.search(rf"- `aten::mm` \(`gemm`, [\d.]+ ms\): {SHAPES_NOT_RECORDED}\.", seen)
 
 
 def test_no_compute_item_has_a_saving(run: RunResults) -> None:
@@ -70,7 +70,8 @@ def test_no_compute_item_has_a_saving(run: RunResults) -> None:
     compute = [i for i in items if i.kind == "compute"]
     assert compute, "the unmodelled compute findings are still listed"
     # ranked by the kernel time they cover: the GEMMs (the sample's largest ops) first
-    assert [i.title.split(" (")[0] for i in compute[:2]] == ["GEMM: aten::mm", "GEMM: aten::addmm"]
+    titles = [i.title.split(" (")[0] for i in compute[:2]]  # names are code spans
+    assert titles == ["`GEMM`: `aten::mm`", "`GEMM`: `aten::addmm`"]
     for item in compute:
         assert item.estimate_method == "unquantified"
         assert item.saving is None and item.percent_mid is None

@@ -119,7 +119,7 @@ def test_the_categories_and_their_shares_are_the_planted_kernel_times(analysed) 
     )
     report = (run / layout.REPORT).read_text(encoding="utf-8")
     total = sum(planted.values())
-    for key, display in (("gemm", "GEMM"), ("elementwise", "elementwise")):
+    for key, display in (("gemm", "`GEMM`"), ("elementwise", "`elementwise`")):  # code spans
         share = planted[key] / total * 100
         assert f"| {display} | {planted[key]:.3f} | {share:.1f}% |" in report, key
 
@@ -186,7 +186,7 @@ def test_no_item_has_a_roofline_based_saving(run: Path) -> None:
 def test_kernel_fusion_is_estimated_by_time_alone(analysed) -> None:
     trace, run, _ = analysed
     (item,) = [i for i in load(run, layout.PRIORITIES)["items"] if i["kind"] == "kernel_fusion"]
-    assert item["title"] == "Fuse MLP (3 kernels)"
+    assert item["title"] == "Fuse `MLP` (3 kernels)"
     # the GELU is a GEMM epilogue: fusing saves its share of the first instance's kernel time,
     # applied to the time the eight instances took (when below the first one times eight)
     document = read_document(trace)
