@@ -146,11 +146,16 @@ def run_engine(path: Path, out: Path, platform: Platform | None) -> list[str]:
     folder.write_perf_report(report, path.name, "gpu")
     model_identification(op_rows(report.sheets.get("unified_perf_summary")) or [])
     problems = list(_inspection_problems(inspection)) + list(_report_problems(report.sheets))
-    if missing := missing_gpu_work(model):
+    if (missing := missing_gpu_work(model)) and not problems:
         raise NoGpuWork(missing)
+    if missing:
+        return problems
     results = RunResults(model, report, platform, str(path), str(out))
     done = [LOADED]
-    mark = lambda *names: done.extend(names)  # noqa: E731
+
+    def mark(*names: str) -> None:
+        done.extend(names)
+
     steps = Pipeline(results, folder, done.__contains__, mark, draw=_check_drawing)
     steps.run(until=REPORTED)
     return problems + list(_run_problems(out))
