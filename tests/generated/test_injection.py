@@ -23,6 +23,7 @@ from devkit.injection import (
     write_hostile_platform,
     write_injection_trace,
 )
+from rooflens.analyzers.findings.contract import split_row
 from rooflens.analyzers.findings.drafts import tier_for
 from rooflens.analyzers.findings.report import SECTIONS
 from rooflens.analyzers.findings.validate import validate_findings_file
@@ -152,3 +153,17 @@ def test_module_names_are_visible_lines(run) -> None:
     assert lines
     for line in lines:
         assert not any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in line), line
+
+
+def test_every_table_keeps_its_columns(run) -> None:
+    """Each row of each pipe table has as many cells as its header: no name split a row."""
+    out, _ = run
+    for path in markdown_files(out):
+        width = None
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.startswith("|"):
+                width = None
+                continue
+            cells = split_row(re.sub(r"\s*<!--[^>]*-->$", "", line))  # Top Operations' marker
+            width = width or len(cells)
+            assert len(cells) == width, (path.name, number, line)
