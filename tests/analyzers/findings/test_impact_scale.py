@@ -58,7 +58,8 @@ def test_an_idle_gpu_outranks_small_compute_items() -> None:
     assert (idle.percent_low, idle.percent_mid, idle.percent_high) == (22.25, 44.5, 66.75)
     gemm = items[1]
     assert gemm.saving.mid_ms == pytest.approx(0.027 * 3390.0)  # 91.53 ms
-    assert gemm.saving.cap_ms == 200.0 and gemm.title == "`GEMM`: `aten::mm` (compute-bound, cuBLAS)"
+    assert gemm.saving.cap_ms == 200.0
+    assert gemm.title == "`GEMM`: `aten::mm` (compute-bound, cuBLAS)"  # names as code spans
 
 
 def test_an_unknown_library_is_left_out_of_the_title() -> None:
