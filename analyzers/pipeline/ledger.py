@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rooflens.analyzers.report.csv_cells import ESCAPED, CsvCells
 from rooflens.analyzers.report.write_csv import atomic_write_bytes
+from rooflens.analyzers.trace.input_file import InputFileError, open_regular
 
 RUN_FILE = "run.json"
 STAGING_MARK = ".rooflens-staging-"
@@ -87,7 +88,11 @@ class RunRecord(BaseModel):
     compare_with: ComparedTrace | None = Field(
         default=None, description="trace 2, when the run compares two traces"
     )
-    owner: str | None = Field(default=None, description="MCP session that started the run")
+    owner: str | None = Field(
+        default=None,
+        description="owner tag: SHA-256 of the HTTP session id or the stateless client's key; "
+        "null for stdio, in-memory and CLI runs",
+    )
     csv_cells: CsvCells = Field(
         default=ESCAPED,
         description="text cells of the run's CSVs: escaped against spreadsheet formulas, or raw",
@@ -103,9 +108,18 @@ def new_run_id() -> str:
     return f"run-{secrets.token_hex(6)}"
 
 
+NOT_A_FILE = "not a regular file"  # what a FIFO, device or socket in a run folder hashes to
+
+
 def file_sha256(path: Path) -> str:
+    """The file's SHA-256; NOT_A_FILE for anything but a regular file, which is never opened
+    for reading (a FIFO would block), so it can match no ledger entry."""
     digest = hashlib.sha256()
-    with path.open("rb") as f:
+    try:
+        f = open_regular(path, "artifact")
+    except InputFileError:
+        return NOT_A_FILE
+    with f:
         while chunk := f.read(_CHUNK):
             digest.update(chunk)
     return digest.hexdigest()
@@ -117,7 +131,8 @@ def read_record(folder: Path) -> RunRecord | None:
     if not path.is_file():
         return None
     try:
-        return RunRecord.model_validate_json(path.read_bytes())
+        with open_regular(path, "run record") as f:
+            return RunRecord.model_validate_json(f.read())
     except (ValidationError, ValueError) as exc:
         raise RunFolderError(
             f"{path} is damaged ({type(exc).__name__}); analyse the trace again into a new folder"
