@@ -4,8 +4,9 @@
 `gpu_utilization` rounds times to 3 decimals and percents to 2; `idle_flagged` compares the
 unrounded idle percent with IDLE_THRESHOLD_PERCENT (strictly greater). `kernel_analysis`
 counts the kernels the timeline counts (TraceLens writes it empty on real perf reports), and
-`host_side` gives the iterations, the idle time split by cause and the call sites the host
-waited in, when the run's trace model was at hand.
+`host_side` gives the iterations and their phases, the idle time split by named cause with
+the calls behind each, the call sites the host waited in and the launch queue, when the run's
+trace model was at hand.
 """
 
 from __future__ import annotations
@@ -16,8 +17,11 @@ from pydantic import BaseModel, Field
 
 from rooflens.analyzers.categories.system_inputs import SystemInputs
 from rooflens.analyzers.prepare.documents import OmitNone
-from rooflens.analyzers.trace.idle_causes import CallSite, IdleBreakdown
+from rooflens.analyzers.trace.idle_attribution import Culprit
+from rooflens.analyzers.trace.idle_causes import CallSite, IdleBreakdown, IterationIdle
 from rooflens.analyzers.trace.kernel_counts import KernelCounts
+from rooflens.analyzers.trace.launch_queue import LaunchQueue
+from rooflens.analyzers.trace.phases import PhaseSummary
 
 IDLE_THRESHOLD_PERCENT = 15.0
 
@@ -47,6 +51,8 @@ class IterationSummary(BaseModel):
     cv: float
     min_ms: float
     max_ms: float
+    growing: bool = False  # the steady iterations keep getting slower: no median stands for them
+    phase_detail: str = ""  # warm-up excluded, steady iterations, growth (trace/phases.py)
 
 
 class IdleCauseShare(BaseModel):
@@ -55,12 +61,23 @@ class IdleCauseShare(BaseModel):
     idle_ms: float
     percent_of_idle: float
     percent_of_window: float
+    steady_ms: float | None = None  # inside steady-state iterations; None without iterations
+    culprits: list[Culprit] = Field(default_factory=list)  # the calls behind it, most first
+
+
+MAX_ITERATION_ROWS = 64  # the per-iteration table is cut here (the first ones, in order)
+TOP_CULPRITS = 3
 
 
 class HostSide(BaseModel):
     iterations: IterationSummary | None
+    phases: PhaseSummary | None = None
+    idle_by_phase_ms: dict[str, float] | None = None  # setup/warmup/steady/tail; None: no phases
     idle_causes: list[IdleCauseShare]
     call_sites: list[CallSite]
+    queue: LaunchQueue | None = None
+    host_recorded: bool = True  # False: a GPU-only trace, which can name no host cause
+    per_iteration: list[IterationIdle] = Field(default_factory=list)
 
 
 class CpuIdleMetrics(OmitNone):
@@ -135,6 +152,8 @@ def host_side(idle: IdleBreakdown | None) -> HostSide | None:
             cv=round(spread.cv, 3),
             min_ms=round(spread.min_ms, 3),
             max_ms=round(spread.max_ms, 3),
+            growing=bool(idle.phases and idle.phases.growing),
+            phase_detail=idle.phases.detail if idle.phases else "",
         )
     causes = [
         IdleCauseShare(
@@ -143,7 +162,20 @@ def host_side(idle: IdleBreakdown | None) -> HostSide | None:
             idle_ms=round(part.idle_ms, 3),
             percent_of_idle=round(part.percent_of_idle, 2),
             percent_of_window=round(part.percent_of_window, 2),
+            steady_ms=None if idle.phases is None else round(part.by_phase_ms["steady"], 3),
+            culprits=part.culprits[:TOP_CULPRITS],
         )
         for part in idle.parts
     ]
-    return HostSide(iterations=iterations, idle_causes=causes, call_sites=idle.call_sites)
+    return HostSide(
+        iterations=iterations,
+        phases=idle.phases,
+        idle_by_phase_ms=None
+        if idle.phases is None
+        else {p: round(ms, 3) for p, ms in idle.idle_by_phase_ms.items()},
+        idle_causes=causes,
+        call_sites=idle.call_sites,
+        queue=idle.queue,
+        host_recorded=idle.host_recorded,
+        per_iteration=idle.per_iteration[:MAX_ITERATION_ROWS],
+    )

@@ -19,6 +19,7 @@ from rooflens.analyzers.categories.kernel_fusion import KernelFusionMetrics
 from rooflens.analyzers.categories.models import CategoryMetrics, Finding
 from rooflens.analyzers.categories.multi_kernel import MultiKernelMetrics
 from rooflens.analyzers.findings.copy_item import copy_candidates
+from rooflens.analyzers.findings.idle_advice import CAUSE_RECOVERY, TITLES, idle_title, is_item
 from rooflens.analyzers.findings.impact_scale import (
     Candidate,
     Pool,
@@ -30,23 +31,9 @@ from rooflens.analyzers.findings.unmodelled import reasons
 from rooflens.analyzers.markdown_text import md_code
 from rooflens.analyzers.prepare.categories import GpuUtilization
 
-# Share of an idle or exposed stretch a fix recovers: (low, mid, high).
+# Share of an idle or exposed stretch a fix recovers: (low, mid, high). Per idle cause the
+# fractions, titles and actions are idle_advice.py's.
 RECOVERY = (0.25, 0.5, 0.75)
-# Per idle cause; a blocking call removed or made asynchronous gives back most of its wait.
-# Idle before the first and after the last iteration is the profiling window's edge, not a
-# cost of the workload, so it is no finding.
-CAUSE_RECOVERY = {
-    "host_blocking": (0.5, 0.75, 1.0),
-    "launch_bound": RECOVERY,
-    "between_iterations": RECOVERY,
-    "other_host": RECOVERY,
-}
-CAUSE_TITLES = {
-    "host_blocking": "The GPU waited while the host blocked in calls that wait for it",
-    "launch_bound": "The GPU waited on kernel launches (launch-bound stretches)",
-    "between_iterations": "The GPU sat idle between iterations",
-    "other_host": "The GPU sat idle while the host did other work",
-}
 MIN_SYSTEM_SHARE = 1.0  # % of the window below which a system stretch is not a finding
 KERNEL_LABEL = re.compile(r"^Kernel \d+: ")  # how operations[].kernel_name numbers its kernels
 
@@ -185,20 +172,34 @@ def _fusion(metrics: KernelFusionMetrics, gpu: GpuUtilization) -> Iterator[Candi
 
 
 def _idle(metrics: CpuIdleMetrics, gpu: GpuUtilization) -> Iterator[Candidate]:
-    """One finding per idle cause when the host side is known, else one for all idle time."""
+    """One finding per named idle cause when the host side is known, else one for all idle
+    time. A cause is priced on the steady-state iterations when the window has them: idle in
+    warm-up, set-up and the tail is a one-time cost, not a saving (docs/analysis.md#phases)."""
     if metrics.host_side is None:
         yield from _stretch("cpu_idle", "idle", gpu, "The GPU sat idle")
         return
+    if not metrics.host_side.host_recorded:  # no claim about the host it did not record
+        yield from _stretch("cpu_idle", "idle", gpu, TITLES["unexplained"])
+        return
     sites = metrics.host_side.call_sites
+    blocking_site = ""
+    if sites:
+        blocking_site = f"most in {md_code(sites[0].call, 80)}"
+        if sites[0].operator:
+            blocking_site += f" under {md_code(sites[0].operator, 80)}"
     for rank, part in enumerate(metrics.host_side.idle_causes, start=1):
-        fractions = CAUSE_RECOVERY.get(part.cause)
-        if fractions is None:
+        cause = part.cause
+        if not is_item(cause, metrics.host_side.host_recorded):
             continue
-        title = CAUSE_TITLES[part.cause]
-        if part.cause == "host_blocking" and sites:
-            title += f" (most in {sites[0].call} under {sites[0].operator})"
+        size = part.idle_ms if part.steady_ms is None else part.steady_ms
         yield from _stretch(
-            "cpu_idle", "idle", gpu, title, size=part.idle_ms, fractions=fractions, rank=rank
+            "cpu_idle",
+            "idle",
+            gpu,
+            idle_title(cause, part, blocking_site),
+            size=size,
+            fractions=CAUSE_RECOVERY[cause],
+            rank=rank,
         )
 
 

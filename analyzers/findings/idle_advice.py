@@ -25,6 +25,8 @@ CAUSE_RECOVERY: dict[IdleCause, Fractions] = {
     "dispatch": RECOVERY,
     # the GPU waited on its own work: how much a reordered dependency wins is not known
     "gpu_wait": (0.1, 0.25, 0.5),
+    # only an item when the trace has no host side at all (a GPU-only trace)
+    "unexplained": RECOVERY,
 }
 # profiler artefacts, one-off set-up and unrecorded host time are no item to fix
 NOT_AN_ITEM: frozenset[IdleCause] = frozenset({"profiler", "one_off", "unexplained"})
@@ -40,7 +42,7 @@ TITLES: dict[IdleCause, str] = {
     "gpu_wait": "The GPU idled with its next kernel already queued (a wait on the GPU side)",
     "one_off": "One-off set-up left the GPU idle",
     "profiler": "The profiler's own start and stop left the GPU idle",
-    "unexplained": "The GPU sat idle with no host event recorded",
+    "unexplained": "The GPU sat idle with no host event recorded to say why",
 }
 WHY: dict[IdleCause, str] = {
     "allocator": (
@@ -111,10 +113,19 @@ ACTIONS: dict[IdleCause, str] = {
     ),
     "profiler": "Nothing to fix in the workload: the profiler's own start and stop.",
     "unexplained": (
-        "Profile with `with_stack=True` and `record_shapes=True` so the host's work is "
-        "recorded, then look again."
+        "Record the host side: profile with `activities=[ProfilerActivity.CPU, "
+        "ProfilerActivity.CUDA]` and `with_stack=True` so the host's work shows, then look "
+        "again."
     ),
 }
+
+
+def is_item(cause: IdleCause, host_recorded: bool) -> bool:
+    """Whether a cause's idle becomes a priority item: a cause a fix can address, or all the
+    idle of a trace that recorded no host side (nothing else can be said of it)."""
+    if cause == "unexplained":
+        return not host_recorded
+    return cause not in NOT_AN_ITEM and cause in CAUSE_RECOVERY
 
 
 def culprit_words(part: IdleCauseShare) -> str:

@@ -259,10 +259,7 @@ def iteration_line(iterations: IterationSummary | None) -> str | None:
     if iterations.count == 1:
         return f"{text}; {ms(iterations.median_ms)} ms.{phases}"
     if iterations.growing:  # no one figure stands for iterations that keep slowing down
-        return (
-            f"{text}; {ms_range(iterations.min_ms, iterations.max_ms)} ms per iteration, "
-            f"growing (no median stands for them).{phases}"
-        )
+        return f"{text}; {iterations.phase_detail}; no median stands for them."
     return (
         f"{text}; {ms(iterations.median_ms)} ms per iteration (median; "
         f"{ms_range(iterations.min_ms, iterations.max_ms)} ms, CV {iterations.cv:.2f}).{phases}"

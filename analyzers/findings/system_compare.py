@@ -25,7 +25,8 @@ POOL_WORDS = {
     "exposed_copies": "exposed copy time",
     "exposed_comm": "exposed communication",
 }
-EDGES = "edges"  # idle before the first / after the last iteration (trace/idle_causes.py)
+# idle before the first and after the last iteration (trace/phases.py), left out of the pool
+EDGE_PHASES = ("setup", "tail")
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,7 @@ def side(idle: CpuIdleMetrics, multi: MultiKernelMetrics | None) -> SystemSide |
         idle_ms=u.idle_time_ms,
         idle_pct=u.idle_time_percent,
         cause=(top.label, top.idle_ms) if top is not None and top.idle_ms > 0 else None,
-        edges_ms=sum(c.idle_ms for c in causes if c.cause == EDGES),
+        edges_ms=_edges_ms(idle),
         exposed_ms=_exposed(
             u.memcpy_percent,
             u.communication_percent,
@@ -138,6 +139,13 @@ def system_comparison(
             return None
         sides.append(found)
     return compare_sides(sides[0], sides[1])
+
+
+def _edges_ms(idle: CpuIdleMetrics) -> float:
+    host = idle.host_side
+    if host is None or host.idle_by_phase_ms is None:
+        return 0.0
+    return sum(host.idle_by_phase_ms.get(p, 0.0) for p in EDGE_PHASES)
 
 
 def _ms(value: float) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics, HostSide, IdleCauseShare
 from rooflens.analyzers.findings.contract import (
     NOT_QUANTIFIABLE,
     SYSTEM_IMPACT_SENTENCE,
@@ -20,7 +21,10 @@ from rooflens.analyzers.findings.contract import (
     num,
 )
 from rooflens.analyzers.findings.copy_draft import copy_card
+from rooflens.analyzers.findings.idle_advice import ACTIONS, WHY, culprit_words, is_item
 from rooflens.analyzers.findings.system_compare import trace2_exposed_words, trace2_idle_words
+from rooflens.analyzers.markdown_text import md_code
+from rooflens.analyzers.trace.host_causes import LABELS
 
 
 def system_pair(rank: int, title: str, insight: str, action: str, ident: str, rows, reason):
@@ -42,7 +46,8 @@ def system_pair(rank: int, title: str, insight: str, action: str, ident: str, ro
 
 
 def cpu_idle_pairs(m: Mapping, m2: Mapping | None = None) -> list:
-    """The idle card; `m2`, trace 2's document in a comparison, adds trace 2's idle time."""
+    """The idle card, named for the cause that holds most of the idle the steady state can
+    win back; `m2`, trace 2's document in a comparison, adds trace 2's idle time."""
     if not m.get("idle_flagged"):
         return []
     u = m.get("gpu_utilization") or {}
@@ -57,23 +62,68 @@ def cpu_idle_pairs(m: Mapping, m2: Mapping | None = None) -> list:
         ("Memcpy", f"{num(u.get('memcpy_percent'))}%", "false"),
     ]
     insight = f"The GPU is idle for {idle} ms of {total} ms ({pct}%), above the 15% threshold."
+    host = CpuIdleMetrics.model_validate(m).host_side
+    title, action, reason = f"GPU idle for {pct}% of the trace", GENERIC_ACTION, GENERIC_REASON
+    if host is not None:
+        rows += _cause_rows(host)
+        main = main_cause(host)
+        if main is not None:
+            title += f": {LABELS[main.cause]}{culprit_words(main)}"
+            insight += " " + _cause_sentence(host, main)
+            why = WHY[main.cause]
+            action, reason = ACTIONS[main.cause], why[:1].upper() + why[1:] + "."
+        if host.phases is not None and host.phases.detail:
+            insight += f" Phases: {host.phases.detail}."
     words2 = trace2_idle_words(m2) if m2 is not None else None
     if words2 is not None:
         rows.append(words2[0])
         insight += words2[1]
+    ident = (
+        "The GPU timeline shows gaps with no kernel running; each idle millisecond is named "
+        "by what the host was doing (source: `cpu_idle_metrics.json` → `host_side`)."
+    )
+    return [system_pair(1, title, insight, action, ident, rows, reason)]
+
+
+GENERIC_ACTION = (
+    "Find what the host does between launches (profile with `with_stack=True`), then remove "
+    "host synchronisations and prepare the next inputs while the GPU is busy."
+)
+GENERIC_REASON = "While the host launches kernels or waits on synchronisation, the GPU has no work."
+
+
+def main_cause(host: HostSide) -> IdleCauseShare | None:
+    """The cause with the most idle a fix could win back (steady state when known)."""
+    items = [c for c in host.idle_causes if is_item(c.cause, host.host_recorded)]
+    priced = [(c.idle_ms if c.steady_ms is None else c.steady_ms, c) for c in items]
+    best = max(priced, key=lambda pair: pair[0], default=(0.0, None))
+    return best[1] if best[0] > 0 else None
+
+
+def _cause_rows(host: HostSide) -> list[tuple[str, str, str]]:
     return [
-        system_pair(
-            1,
-            f"GPU idle for {pct}% of the trace",
-            insight,
-            "Capture the step in a GPU graph, remove host synchronisations, and prepare the "
-            "next inputs while the GPU is busy.",
-            "The GPU timeline shows gaps with no kernel running "
-            "(source: `cpu_idle_metrics.json` → `gpu_utilization`).",
-            rows,
-            "While the host launches kernels or waits on synchronisation, the GPU has no work.",
-        )
-    ]
+        (f"Idle: {LABELS[c.cause]}", f"{num(c.idle_ms)} ms ({num(c.percent_of_idle)}% of idle)",
+         "false")
+        for c in host.idle_causes
+        if c.idle_ms > 0
+    ]  # fmt: skip
+
+
+def _cause_sentence(host: HostSide, main: IdleCauseShare) -> str:
+    steady = ""
+    if main.steady_ms is not None and abs(main.steady_ms - main.idle_ms) > 5e-4:
+        steady = f", {num(main.steady_ms)} ms of it in steady state"
+    share = f"{num(main.percent_of_idle)}% of it ({num(main.idle_ms)} ms{steady})"
+    text = f"{share} is {LABELS[main.cause]}"
+    if main.culprits:
+        top = main.culprits[0]
+        text += f": {md_code(top.name, 80)}"
+        text += f" under {md_code(top.operator, 80)}" if top.operator else ""
+        text += f", {top.count} calls" if top.count > 1 else ""
+    unexplained = next((c for c in host.idle_causes if c.cause == "unexplained"), None)
+    if unexplained is not None and unexplained.percent_of_idle >= 10:
+        text += f"; {num(unexplained.percent_of_idle)}% has no host event recorded"
+    return text + "."
 
 
 def multi_kernel_pairs(m: Mapping, m2: Mapping | None = None) -> list:

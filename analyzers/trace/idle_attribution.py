@@ -18,7 +18,13 @@ import pandas as pd
 
 from rooflens.analyzers.trace.columns import MISSING
 from rooflens.analyzers.trace.host_blocking import BlockingCalls, call_sites
-from rooflens.analyzers.trace.host_causes import CAUSES, LABELS, IdleCause, cause_masks
+from rooflens.analyzers.trace.host_causes import (
+    CAUSES,
+    LABELS,
+    IdleCause,
+    cause_masks,
+    thread_codes,
+)
 from rooflens.analyzers.trace.idle_window import GpuWork, intersect, length_within
 from rooflens.analyzers.trace.intervals import Intervals, merge, subtract
 from rooflens.analyzers.trace.iterations import Frozen
@@ -32,6 +38,8 @@ from rooflens.analyzers.trace.tree import nearest_ancestor
 # with the event already queued is the GPU waiting on something of its own
 LAUNCH_LATENCY_US = 50.0
 TOP_CULPRITS = 5
+# causes whose annotation, not the frames inside it, is the name a user acts on
+NAMED_BY_NOTES: frozenset[IdleCause] = frozenset({"input_pipeline", "optimizer_step"})
 # causes whose culprits are host events of their own signature (host_causes.cause_masks)
 _HOST_SIGNATURES: tuple[IdleCause, ...] = (
     "one_off",
@@ -89,7 +97,7 @@ def attribute(
     ev = model.events
     start = ev["ts"].to_numpy(dtype=np.float64)
     end = start + np.nan_to_num(ev["dur"].to_numpy(dtype=np.float64))
-    thread = _thread_codes(model)
+    thread = thread_codes(model)
     pieces: dict[IdleCause, Intervals] = {}
     profiler = _profiler_region(model, masks, start, end, phases)
     pieces["profiler"] = intersect(work.idle, profiler)
@@ -104,18 +112,16 @@ def attribute(
     explained = _union(list(pieces.values()))
     pieces["unexplained"] = subtract(work.idle, explained)
     in_tree = np.ones(len(start), dtype=bool)
-    in_tree[model.tree.dropped] = False  # an event that overran its parent names nothing
+    # an event that overran the one it started in nests in no one: it would be counted twice
+    in_tree[model.tree.dropped] = False
+    in_tree[model.tree.bled] = False
     culprits = {
-        cause: _charged(model, masks[cause] & in_tree, found[cause], start, end, thread)
+        cause: _charged(
+            model, masks[cause] & in_tree, found[cause], start, end, thread, cause in NAMED_BY_NOTES
+        )
         for cause in (*_HOST_SIGNATURES, "dispatch")
     }
     return Attribution(pieces=pieces, culprits=culprits)
-
-
-def _thread_codes(model: TraceModel) -> np.ndarray:
-    ev = model.events
-    keys = pd.MultiIndex.from_arrays([ev["pid"].to_numpy(), ev["tid"].to_numpy()])
-    return pd.factorize(keys)[0].astype(np.int64)
 
 
 def _profiler_region(
@@ -231,12 +237,13 @@ def _charged(
     start: np.ndarray,
     end: np.ndarray,
     thread: np.ndarray,
+    notes_first: bool = False,
 ) -> pd.DataFrame:
     """The culprit events of one cause: on the thread each part was found on."""
     frames = []
     for code, piece in parts:
         on = mask if code is None else mask & (thread == code)
-        frames.append(_culprits(model, on, piece, start, end))
+        frames.append(_culprits(model, on, piece, start, end, notes_first))
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     if table.empty:
         return pd.DataFrame({"uid": np.empty(0, np.int64), "idle_us": np.empty(0)})
@@ -249,30 +256,64 @@ def _culprits(
     piece: Intervals,
     start: np.ndarray,
     end: np.ndarray,
+    notes_first: bool = False,
 ) -> pd.DataFrame:
     """Events of a cause's signature in flight during its idle, each charged only the time
-    no event of the same signature nested inside it was (the innermost one names it)."""
+    no event of the same signature nested inside it was (the innermost one names it).
+
+    Calls, operators and frames nest in the host tree; annotations do not, so they are
+    charged after them, shortest first, with what no other culprit covered; or before them
+    (`notes_first`), where the annotation is the name a user knows (the DataLoader's
+    `__next__`, an optimizer's step)."""
     uids = np.flatnonzero(mask)
     if len(piece) == 0 or len(uids) == 0:
         return pd.DataFrame({"uid": np.empty(0, np.int64), "idle_us": np.empty(0)})
     overlap = length_within(piece, start[uids], end[uids])
     hit = overlap > 0
     uids, overlap = uids[hit], overlap[hit]
-    above = nearest_ancestor(model.tree.parent, mask, uids)
-    position = pd.Series(np.arange(len(uids)), index=uids)
-    inner = np.zeros(len(uids))
+    note = (model.events["cat"] == "user_annotation").to_numpy()[uids]
+    notes = uids[note][np.argsort(end[uids[note]] - start[uids[note]], kind="stable")]
+    mine, piece = _charge_notes(notes, piece, start, end) if notes_first else ([], piece)
+    if notes_first:
+        overlap = length_within(piece, start[uids], end[uids])
+    tree_uids, tree_overlap = uids[~note], overlap[~note]
+    in_tree = np.zeros(len(mask), dtype=bool)
+    in_tree[tree_uids] = True
+    above = nearest_ancestor(model.tree.parent, in_tree, tree_uids)
+    position = pd.Series(np.arange(len(tree_uids)), index=tree_uids)
+    inner = np.zeros(len(tree_uids))
     has = above != MISSING
-    known = np.isin(above[has], uids)
-    np.add.at(inner, position.loc[above[has][known]].to_numpy(), overlap[has][known])
-    own = np.maximum(overlap - inner, 0.0)
-    keep = own > 0
-    return pd.DataFrame({"uid": uids[keep], "idle_us": own[keep]})
+    np.add.at(inner, position.loc[above[has]].to_numpy(), tree_overlap[has])
+    own = [np.maximum(tree_overlap - inner, 0.0)]
+    if not notes_first:
+        mine, _ = _charge_notes(notes, subtract(piece, merge(start[tree_uids], end[tree_uids])),
+                                start, end)  # fmt: skip
+    table = pd.DataFrame(
+        {"uid": np.concatenate([tree_uids, notes]), "idle_us": np.concatenate([*own, mine])}
+    )
+    return table[table["idle_us"].to_numpy() > 0]
+
+
+def _charge_notes(
+    notes: np.ndarray, left: Intervals, start: np.ndarray, end: np.ndarray
+) -> tuple[list[float], Intervals]:
+    """Each annotation (shortest first) charged what of `left` it covers; what is left."""
+    charged = []
+    for uid in notes:  # few: annotations overlapping a cause's idle
+        span = Intervals(start[uid : uid + 1], end[uid : uid + 1])
+        charged.append(intersect(left, span).length())
+        left = subtract(left, span)
+    return charged, left
 
 
 def culprit_table(model: TraceModel, charged: pd.DataFrame, top: int = TOP_CULPRITS) -> list:
     """The top call sites of a cause's culprit events, most idle first."""
     if charged.empty:
         return []
+    # only events of the names with the most idle can make the top call sites
+    names = model.events["name"].cat.codes.to_numpy()[charged["uid"].to_numpy()]
+    by_name = charged.groupby(names)["idle_us"].sum().nlargest(top * 4)
+    charged = charged[np.isin(names, by_name.index.to_numpy())]
     sites = call_sites(model, charged["uid"].to_numpy())
     sites["idle_us"] = charged["idle_us"].to_numpy()
     keys = ["call", "operator", "module", "frame"]

@@ -1,69 +1,29 @@
-"""Why the GPU sat idle: the timeline's idle time split into causes, and the calls behind it.
+"""Why the GPU sat idle: every idle millisecond of the timeline given a named cause, the
+calls behind it, the phases of the window and how far ahead of the GPU the host ran.
 
-The idle set is the one `gpu_timeline` measures (idle_window.py), so the parts add up to its
-`idle_time`. Each idle instant goes to the first cause of CAUSES whose region covers it:
-host blocking, launch-bound stretches, between iterations, before the first / after the
-last iteration, and the rest, other host work. Definitions: docs/analysis.md#host-side.
+The idle set is the one `gpu_timeline` measures (idle_window.py), so the causes add up to
+its `idle_time`. The split itself is idle_attribution.py's (precedence: host_causes.CAUSES);
+the phases (phases.py) say which of it belongs to warm-up, steady state, set-up and tail.
+Definitions: docs/analysis.md#idle-causes.
 """
 
 from __future__ import annotations
 
-from typing import Literal
-
 import numpy as np
-import pandas as pd
 
-from rooflens.analyzers.trace.columns import MISSING, name_matches
 from rooflens.analyzers.trace.host_blocking import BlockingCalls, blocking_calls, call_site_table
-from rooflens.analyzers.trace.idle_window import (
-    GpuWork,
-    between,
-    gpu_work,
-    intersect,
-    length_within,
-)
-from rooflens.analyzers.trace.intervals import Intervals, merge, subtract
-from rooflens.analyzers.trace.iterations import STEP_NAME, Frozen, Iterations, find_iterations
+from rooflens.analyzers.trace.host_causes import CAUSES, IdleCause, cause_masks
+from rooflens.analyzers.trace.idle_attribution import CauseIdle, attribute, cause_table
+from rooflens.analyzers.trace.idle_window import GpuWork, gpu_work, intersect, length_within
+from rooflens.analyzers.trace.intervals import merge
+from rooflens.analyzers.trace.iterations import Frozen, Iterations, find_iterations
 from rooflens.analyzers.trace.launch_bound import Stretches, launch_bound_stretches
+from rooflens.analyzers.trace.launch_queue import LaunchQueue, launch_queue
 from rooflens.analyzers.trace.model import TraceModel
-from rooflens.analyzers.trace.tree import nearest_ancestor
+from rooflens.analyzers.trace.phases import PHASES, Phase, PhaseSummary, find_phases
 
-IdleCause = Literal["host_blocking", "launch_bound", "between_iterations", "edges", "other_host"]
-CAUSES: tuple[IdleCause, ...] = (
-    "host_blocking",
-    "launch_bound",
-    "between_iterations",
-    "edges",
-    "other_host",
-)
-LABELS: dict[IdleCause, str] = {
-    "host_blocking": "host blocked in a synchronising call",
-    "launch_bound": "launch-bound stretches",
-    "between_iterations": "between iterations",
-    "edges": "before the first / after the last iteration",
-    "other_host": "other host work",
-}
-TOP_ACTIVITIES = 5
+__all__ = ["CAUSES", "IdleBreakdown", "IdleCause", "idle_causes"]
 TOP_CALL_SITES = 10
-
-
-class HostActivity(Frozen):
-    """Host spans of one name overlapping a cause's idle time (spans on several threads
-    can overlap, so rows of one cause may add up to more than the cause)."""
-
-    name: str
-    overlap_ms: float
-    count: int
-
-
-class CausePart(Frozen):
-    cause: IdleCause
-    label: str
-    idle_ms: float
-    percent_of_idle: float
-    percent_of_window: float
-    host_activity: list[HostActivity]
-    no_operator_ms: float  # idle of this cause with no cpu_op/annotation/runtime call running
 
 
 class CallSite(Frozen):
@@ -86,18 +46,46 @@ class LaunchBoundStretch(Frozen):
     median_gap_us: float
 
 
+class IterationIdle(Frozen):
+    """One iteration's GPU idle and the cause that holds most of it."""
+
+    index: int
+    label: str
+    phase: Phase
+    host_ms: float
+    gpu_busy_ms: float
+    idle_ms: float
+    main_cause: IdleCause | None
+    main_cause_ms: float
+
+
 class IdleBreakdown(Frozen):
     window_ms: float
     busy_ms: float
     idle_ms: float
-    parts: list[CausePart]  # in CAUSES order, the precedence
+    parts: list[CauseIdle]  # in CAUSES order, the precedence
     call_sites: list[CallSite]
     blocking_calls: int
     stretches: list[LaunchBoundStretch]
     iterations: Iterations
+    phases: PhaseSummary | None  # None when no iteration was found
+    idle_by_phase_ms: dict[Phase, float]
+    per_iteration: list[IterationIdle]
+    queue: LaunchQueue | None
+    # the trace recorded CPU activity (operators, annotations, frames): a CUDA-only capture
+    # holds runtime calls at most, which say when the host launched, not what it did
+    host_recorded: bool
 
-    def part(self, cause: IdleCause) -> CausePart:
+    def part(self, cause: IdleCause) -> CauseIdle:
         return next(p for p in self.parts if p.cause == cause)
+
+    def priced_ms(self, cause: IdleCause) -> float:
+        """The idle of a cause that a fix can win back: the steady state's when the window
+        has one, else all of it (a warm-up-only window is priced by the caller)."""
+        part = self.part(cause)
+        if self.phases is None:
+            return part.idle_ms
+        return part.by_phase_ms["steady"]
 
 
 def idle_causes(
@@ -111,23 +99,12 @@ def idle_causes(
     work = gpu_work(model, include_unlinked=include_unlinked)
     if iterations is None:
         iterations = find_iterations(model, include_unlinked=include_unlinked)
+    masks = cause_masks(model)
+    phases = find_phases(iterations, work.window, _one_off_us(model, masks, iterations))
     blocking = blocking_calls(model, work)
     stretches = launch_bound_stretches(work)
-    inner, outer = _iteration_regions(iterations, work)
-    regions = {
-        "host_blocking": blocking.region,
-        "launch_bound": stretches.region,
-        "between_iterations": inner,
-        "edges": outer,
-    }
-    remaining = work.idle
-    pieces: dict[IdleCause, Intervals] = {}
-    for cause in CAUSES[:-1]:
-        pieces[cause] = intersect(remaining, regions[cause])
-        remaining = subtract(remaining, regions[cause])
-    pieces["other_host"] = remaining
-    spans = _host_spans(model)
-    parts = [_part(cause, pieces[cause], work, spans) for cause in CAUSES]
+    attribution = attribute(model, work, blocking, stretches, phases, masks)
+    parts = cause_table(model, attribution, work, phases)
     return IdleBreakdown(
         window_ms=work.window_us / 1e3,
         busy_ms=work.busy.length() / 1e3,
@@ -137,72 +114,57 @@ def idle_causes(
         blocking_calls=len(blocking.table),
         stretches=_stretches(stretches, work.window[0]),
         iterations=iterations,
+        phases=phases.summary,
+        idle_by_phase_ms={
+            p: intersect(work.idle, phases.regions[p]).length() / 1e3 for p in PHASES
+        },
+        per_iteration=_per_iteration(iterations, attribution.pieces, work, phases.summary),
+        queue=launch_queue(work),
+        host_recorded=bool(
+            model.events["cat"].isin(("cpu_op", "user_annotation", "python_function")).any()
+        ),
     )
 
 
-def _iteration_regions(iterations: Iterations, work: GpuWork) -> tuple[Intervals, Intervals]:
-    """Between consecutive iterations' GPU spans; and the window outside the first-to-last."""
-    spans = [it for it in iterations.iterations if it.gpu_events]
-    if not spans:
-        return Intervals.empty(), Intervals.empty()
-    origin = iterations.origin_us
-    start = np.array([origin + it.gpu_start_ms * 1e3 for it in spans])
-    end = np.array([origin + it.gpu_end_ms * 1e3 for it in spans])
-    reach = np.maximum.accumulate(end)
-    inner = between(reach[:-1], start[1:])
-    first, last = work.window
-    outer = between(np.array([first, reach[-1]]), np.array([start.min(), last]))
-    return inner, outer
-
-
-def _host_spans(model: TraceModel) -> pd.DataFrame:
-    """Top-level cpu_ops and user annotations (not ProfilerStep#), and every runtime call."""
+def _one_off_us(model: TraceModel, masks, iterations: Iterations) -> np.ndarray:
+    """Host time inside each iteration's span spent in one-off calls."""
+    its = iterations.iterations
+    uids = np.flatnonzero(masks["one_off"])
     ev = model.events
-    cat = ev["cat"]
-    is_op = (cat == "cpu_op").to_numpy()
-    uids = np.flatnonzero(is_op)
-    top = uids[nearest_ancestor(model.tree.parent, is_op, uids) == MISSING]
-    not_step = name_matches(ev["name"], lambda n: STEP_NAME.fullmatch(n) is None)
-    notes = np.flatnonzero((cat == "user_annotation").to_numpy() & not_step)
-    runtime = np.flatnonzero(cat.isin(["cuda_runtime", "cuda_driver"]).to_numpy())
-    uid = np.concatenate([top, notes, runtime])
-    start = ev["ts"].to_numpy(dtype=np.float64)[uid]
-    end = start + np.nan_to_num(ev["dur"].to_numpy(dtype=np.float64)[uid])
-    named = np.concatenate([np.ones(len(top) + len(notes), bool), np.zeros(len(runtime), bool)])
-    return pd.DataFrame({"name": model.names[uid], "start": start, "end": end, "named": named})
+    start = ev["ts"].to_numpy(dtype=np.float64)[uids]
+    one_off = merge(start, start + np.nan_to_num(ev["dur"].to_numpy(dtype=np.float64)[uids]))
+    origin = iterations.origin_us
+    lo = np.array([origin + it.host_start_ms * 1e3 for it in its])
+    hi = np.array([origin + it.host_end_ms * 1e3 for it in its])
+    return length_within(one_off, lo, hi) if len(its) else np.zeros(0)
 
 
-def _part(cause: IdleCause, piece: Intervals, work: GpuWork, spans: pd.DataFrame) -> CausePart:
-    idle = piece.length()
-    total_idle = work.idle.length()
-    window = work.window_us
-    activity: list[HostActivity] = []
-    no_operator = idle
-    if idle > 0 and len(spans):
-        overlap = length_within(piece, spans["start"].to_numpy(), spans["end"].to_numpy())
-        named = spans[spans["named"].to_numpy() & (overlap > 0)]
-        by_name = (
-            pd.DataFrame({"name": named["name"], "overlap": overlap[named.index]})
-            .groupby("name", sort=False)["overlap"]
-            .agg(["sum", "size"])
-            .sort_values("sum", ascending=False)
-            .head(TOP_ACTIVITIES)
+def _per_iteration(
+    iterations: Iterations, pieces, work: GpuWork, summary: PhaseSummary | None
+) -> list[IterationIdle]:
+    its = iterations.iterations
+    if not its or summary is None:
+        return []
+    origin = iterations.origin_us
+    lo = np.array([origin + it.host_start_ms * 1e3 for it in its])
+    hi = np.array([origin + it.host_end_ms * 1e3 for it in its])
+    by_cause = np.stack([length_within(pieces[c], lo, hi) for c in CAUSES], axis=1)
+    idle = length_within(work.idle, lo, hi)
+    main = by_cause.argmax(axis=1)
+    warm = set(summary.warmup)
+    return [
+        IterationIdle(
+            index=it.index,
+            label=it.label,
+            phase="warmup" if k in warm else "steady",
+            host_ms=it.host_ms,
+            gpu_busy_ms=it.gpu_busy_ms,
+            idle_ms=float(idle[k]) / 1e3,
+            main_cause=CAUSES[main[k]] if by_cause[k, main[k]] > 0 else None,
+            main_cause_ms=float(by_cause[k, main[k]]) / 1e3,
         )
-        activity = [
-            HostActivity(name=str(name), overlap_ms=row["sum"] / 1e3, count=int(row["size"]))
-            for name, row in by_name.iterrows()
-        ]
-        covered = merge(spans["start"].to_numpy(), spans["end"].to_numpy())
-        no_operator = subtract(piece, covered).length()
-    return CausePart(
-        cause=cause,
-        label=LABELS[cause],
-        idle_ms=idle / 1e3,
-        percent_of_idle=100.0 * idle / total_idle if total_idle > 0 else 0.0,
-        percent_of_window=100.0 * idle / window if window > 0 else 0.0,
-        host_activity=activity,
-        no_operator_ms=no_operator / 1e3,
-    )
+        for k, it in enumerate(its)
+    ]
 
 
 def _call_sites(blocking: BlockingCalls, top: int) -> list[CallSite]:

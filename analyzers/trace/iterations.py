@@ -22,8 +22,9 @@ from rooflens.analyzers.trace.model import TraceModel
 from rooflens.analyzers.trace.periodicity import find_period
 from rooflens.analyzers.trace.tree import nearest_ancestor
 
-IterationMethod = Literal["profiler_step", "repeating_ops", "none"]
+IterationMethod = Literal["profiler_step", "optimizer_step", "repeating_ops", "none"]
 STEP_NAME = re.compile(r"ProfilerStep#(\d+)")
+OPTIMIZER_STEP = re.compile(r"Optimizer\.step#.*")
 STEP_CATEGORIES = ("user_annotation", "cpu_op")
 HIGH_CONFIDENCE = 0.95  # share of operators repeating at the period (docs/analysis.md)
 HIGH_COVERAGE = 0.9  # share of the main thread's top-level operators inside the iterations
@@ -119,6 +120,11 @@ def find_iterations(
         return _assemble(work, "profiler_step", 1.0, detail, starts, ends, labels, None)
     if method == "profiler_step":
         return _assemble(work, "none", 0.0, "no ProfilerStep# spans", *_nothing(), None)
+    steps = _optimizer_steps(model) if method == "auto" else None
+    if steps is not None:
+        starts, ends, labels = steps
+        detail = f"{len(starts)} iterations ended by Optimizer.step# annotations"
+        return _assemble(work, "optimizer_step", 1.0, detail, starts, ends, labels, None)
     return _from_repeats(model, work)
 
 
@@ -126,12 +132,29 @@ def _nothing() -> tuple[np.ndarray, np.ndarray, list[str]]:
     return np.empty(0), np.empty(0), []
 
 
+def launching_threads(model: TraceModel) -> np.ndarray | None:
+    """Per uid, whether its (pid, tid) launched GPU work; None when nothing is linked (a
+    GPU-only trace), so no thread can be told apart."""
+    launch = model.gpu["launch"].to_numpy()
+    launch = launch[launch != MISSING]
+    if len(launch) == 0:
+        return None
+    pid = pd.factorize(model.events["pid"].to_numpy())[0].astype(np.int64)
+    tid = pd.factorize(model.events["tid"].to_numpy())[0].astype(np.int64)
+    codes = pid * (int(tid.max(initial=0)) + 1) + tid
+    return np.isin(codes, np.unique(codes[launch]))
+
+
 def _profiler_steps(model: TraceModel) -> tuple[np.ndarray, np.ndarray, list[str]] | None:
-    """Union span per `ProfilerStep#N` name (one step can appear on several threads)."""
+    """Union span per `ProfilerStep#N` name (one step can appear on several threads). A step
+    mark on a thread that launched no GPU work is no iteration (a stray annotation)."""
     ev = model.events
     is_step = ev["cat"].isin(STEP_CATEGORIES).to_numpy() & name_matches(
         ev["name"], lambda n: STEP_NAME.fullmatch(n) is not None
     )
+    launching = launching_threads(model)
+    if launching is not None:
+        is_step = is_step & launching
     if not is_step.any():
         return None
     steps = pd.DataFrame(
@@ -144,6 +167,29 @@ def _profiler_steps(model: TraceModel) -> tuple[np.ndarray, np.ndarray, list[str
     spans = steps.groupby("label").agg(start=("start", "min"), end=("end", "max"))
     spans = spans.sort_values("start")
     return spans["start"].to_numpy(), spans["end"].to_numpy(), list(spans.index)
+
+
+def _optimizer_steps(model: TraceModel) -> tuple[np.ndarray, np.ndarray, list[str]] | None:
+    """Iterations that each end with an `Optimizer.step#` annotation on a launching thread:
+    the first from the thread's first top-level operator, each next from the step before."""
+    ev = model.events
+    is_step = (ev["cat"] == "user_annotation").to_numpy() & name_matches(
+        ev["name"], lambda n: OPTIMIZER_STEP.fullmatch(n) is not None
+    )
+    launching = launching_threads(model)
+    if launching is not None:
+        is_step = is_step & launching
+    uids = np.flatnonzero(is_step)
+    if len(uids) < 2:
+        return None
+    ends = np.sort((ev["ts"] + ev["dur"].fillna(0)).to_numpy()[uids])
+    # the first iteration runs from the first host event of the threads that launch work
+    host = ev["cat"].isin(("cpu_op", "user_annotation", "python_function")).to_numpy()
+    if launching is not None:
+        host = host & launching
+    first = float(ev["ts"].to_numpy()[host].min()) if host.any() else float(ends[0])
+    starts = np.concatenate([[min(first, ends[0])], ends[:-1]])
+    return starts, ends, [f"optimizer step {k}" for k in range(len(ends))]
 
 
 def _main_thread_ops(model: TraceModel) -> pd.DataFrame:

@@ -37,7 +37,7 @@ class PhaseSummary(Frozen):
     tail_ms: float  # the last iteration's host end to the window end
     growing: bool
     steady_ms: list[float]  # host time of each steady iteration, in order
-    detail: str
+    detail: str  # warm-up excluded, no steady state, growth; "" when all is steady
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +130,4 @@ def _detail(warm: list[int], steady_ms: list[float], growing: bool, host: np.nda
             + ", ".join(f"{v:,.1f}" for v in steady_ms)
             + " ms)"
         )
-    else:
-        parts.append(f"{len(steady_ms)} steady iteration(s)")
-    return "; ".join(parts)
+    return "; ".join(parts)  # nothing to say of a window that is all steady state

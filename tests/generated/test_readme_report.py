@@ -1,12 +1,12 @@
 """The README's "What a report says" excerpt is what `rooflens analyze` writes today for the
-host-bound sample trace (the commands the README gives, run as given)."""
+allocator-churn situation (the commands the README gives, run as given)."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from rooflens.analyzers.trace.synthetic_host import write_host_bound_trace
+from rooflens.analyzers.trace.synthetic_situations import SITUATIONS
 from rooflens.server.cli import main
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -21,7 +21,7 @@ def _excerpt() -> list[str]:
 
 
 def test_the_readme_shows_the_top_of_the_report_it_describes(tmp_path: Path, capsys) -> None:
-    trace = write_host_bound_trace(tmp_path / "host_bound.json.gz")
+    trace = SITUATIONS["allocator_churn"].write(tmp_path / "allocator_churn.json.gz")
     out = tmp_path / "run"
     assert main(["analyze", str(trace), "--platform", "MI300X", "--out", str(out)]) == 0
     capsys.readouterr()
@@ -29,3 +29,5 @@ def test_the_readme_shows_the_top_of_the_report_it_describes(tmp_path: Path, cap
     report = (out / "analysis.md").read_text(encoding="utf-8").splitlines()
     assert len(excerpt) > 10
     assert report[: len(excerpt)] == excerpt
+    p1 = next(line for line in excerpt if line.startswith("  - P1: "))
+    assert "`hipFree` under `autograd::engine::evaluate_function: ConvolutionBackward0`" in p1

@@ -36,7 +36,8 @@ def _model(writer, tmp_path, marked):
 def test_host_bound_has_five_ten_ms_iterations_each_with_its_gpu_work(tmp_path, marked):
     found = find_iterations(_model(write_host_bound_trace, tmp_path, marked))
     p = HOST_BOUND
-    assert found.method == ("profiler_step" if marked else "repeating_ops")
+    # unmarked, each iteration ends with its `Optimizer.step#SGD.step` annotation
+    assert found.method == ("profiler_step" if marked else "optimizer_step")
     assert found.count == p.steps == 5
     assert found.confident
     tpi = found.time_per_iteration
@@ -66,7 +67,8 @@ def test_marked_steps_are_the_profiler_spans(tmp_path):
 
 
 def test_unmarked_steps_start_after_the_longest_host_pause(tmp_path):
-    found = find_iterations(_model(write_host_bound_trace, tmp_path, False))
+    model = _model(write_host_bound_trace, tmp_path, False)
+    found = find_iterations(model, method="repeating_ops")
     assert found.period_ops == 41  # stack, to, 20 linear, 16 backward, 3 foreach
     assert found.coverage == pytest.approx(205 / 206)  # the evaluation op after the loop
     assert "first: aten::stack" in found.detail
@@ -119,7 +121,9 @@ def test_a_trace_without_operators_has_no_iterations(tb):
     assert (found.method, found.count, found.confident) == ("none", 0, False)
 
 
-def test_one_step_recorded_on_two_threads_is_one_span(tb):
+def test_a_step_mark_on_a_thread_that_launched_nothing_is_no_iteration(tb):
+    """ProfilerStep#3 is also marked on thread 2, which launched nothing, and there ran past
+    the next step's start: a stray mark (a loader or logger thread), left out."""
     events = [
         {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3", "pid": 1, "tid": 1,
          "ts": 0.0, "dur": 100.0},
@@ -132,11 +136,29 @@ def test_one_step_recorded_on_two_threads_is_one_span(tb):
     ]  # fmt: skip
     found = find_iterations(tb.model(events))
     assert [it.label for it in found.iterations] == ["ProfilerStep#3", "ProfilerStep#4"]
-    assert [it.host_ms for it in found.iterations] == pytest.approx([0.125, 0.05])
+    assert [it.host_ms for it in found.iterations] == pytest.approx([0.1, 0.05])
     assert [it.gpu_events for it in found.iterations] == [1, 1]
     # window: first kernel at 20 µs; second step's kernel at 140 µs
     assert found.iterations[1].gpu_start_ms == pytest.approx(0.12)
     assert found.gaps[0].gpu_idle_ms == pytest.approx(0.115)
+
+
+def test_iterations_end_with_the_optimizer_step_when_no_step_is_marked(tb):
+    step = {"ph": "X", "cat": "user_annotation", "name": "Optimizer.step#AdamW.step",
+            "pid": 1, "tid": 1}  # fmt: skip
+    events = [
+        tb.cpu_op("aten::mm", 0.0, 30.0),
+        *tb.launch(1, 10.0, 20.0, 5.0),
+        {**step, "ts": 40.0, "dur": 10.0},
+        tb.cpu_op("aten::mm", 60.0, 30.0),
+        *tb.launch(2, 70.0, 80.0, 5.0),
+        {**step, "ts": 100.0, "dur": 20.0},
+        {**step, "ts": 500.0, "dur": 20.0, "tid": 9},  # a thread that launched nothing
+    ]
+    found = find_iterations(tb.model(events))
+    assert (found.method, found.count) == ("optimizer_step", 2)
+    assert [it.host_ms for it in found.iterations] == pytest.approx([0.05, 0.07])
+    assert [it.gpu_events for it in found.iterations] == [1, 1]
 
 
 # --- the period finder -----------------------------------------------------------------------
