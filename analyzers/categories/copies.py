@@ -14,7 +14,14 @@ copy time T (B bytes, n copies):
     faster_k = max(0, T − pinned_k) × E / T                            (0 for any other copy)
     saving_k = faster_k + OVERLAP[k] × (E − faster_k)
 
-The run's saving is the groups' sum; the impact scale caps it at the exposed copy time.
+E is the group's exposed time inside the steady state when the window has steady iterations
+(docs/analysis.md#phases): a weight upload during set-up or warm-up is a one-time cost, priced
+at nothing per step, like warm-up idle. The run's saving is the groups' sum; the impact scale
+caps it at the exposed copy time.
+
+Each group names its source, the call sites that issue it (prepare/copy_sources.py), and its
+first fix is the one for its main source (`source_fix`): the compiled graph's own copies,
+a pageable upload, a `.item()`, an eager clone, or a one-time set-up copy.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from pydantic import BaseModel
 
 from rooflens.analyzers.perf.platforms import Platform
 from rooflens.analyzers.prepare.copies import CopyData, CopyGroup
+from rooflens.analyzers.prepare.copy_sources import Source, Timing
 
 LINK_FRACTION = (0.75, 0.875, 1.0)  # of the link a pinned copy reaches: low, mid, high
 OVERLAP = (0.25, 0.5, 0.75)  # share of the remaining exposed time overlapping hides
@@ -39,6 +47,17 @@ KEEP_D2H = "keep the tensor on the device (no `.cpu()`, `.item()`, `.tolist()` i
 KEEP_H2D = "keep the tensor on the device between steps instead of copying it again"
 AVOID_D2D = "avoid the device copy where a view would do (`.contiguous()`, `.clone()`, `.to()`)"
 BATCH = "batch the small copies into one (each pays the link's latency)"
+COMPILED_COPIES = (
+    "inspect the compiled graph for these copies (`TORCH_LOGS=output_code` or `tlparse`): "
+    "an input mutated inside the compiled function, an output aliasing an input, or CUDA-graph "
+    'input copies (`mode="reduce-overhead"`) each add one; mutate outside the compiled '
+    "region or in place on buffers the graph owns"
+)
+ONE_TIME = (
+    "these copies run outside the steady state (set-up or warm-up): a one-time cost, not a "
+    "per-step one, so nothing to win per step; pin the source and copy once if start-up matters"
+)
+SOURCE_SHARE = 50.0  # % of a group's time its main source must hold to choose the first fix
 
 
 class CopyVerdict(BaseModel):
@@ -59,6 +78,9 @@ class CopyVerdict(BaseModel):
     saving_ms: tuple[float, float, float]  # low, mid, high
     launchers: list[str]
     fixes: list[str]
+    sources: list[Source] = []
+    timing: Timing | None = None
+    priced_ms: float | None = None  # the exposed time the saving is priced on (steady state)
 
 
 class CopyAnalysis(BaseModel):
@@ -72,6 +94,7 @@ class CopyAnalysis(BaseModel):
     saving_ms: tuple[float, float, float]
     fixes: list[str]  # the fixes of the groups that matter (FIX_SHARE), once, in group order
     basis: str
+    steady: bool = False  # the groups are priced on the steady state's exposed time
 
 
 BASIS = (
@@ -94,8 +117,30 @@ def _link(group: CopyGroup, platform: Platform | None) -> tuple[str | None, floa
     return None, None, 1.0
 
 
+def one_time(timing: Timing | None) -> bool:
+    """The group ran only outside the steady state of a window that has one."""
+    return timing is not None and timing.steady_iterations > 0 and timing.steady_count == 0
+
+
+def source_fix(group: CopyGroup) -> str | None:
+    """The fix for the group's main source, when one source holds SOURCE_SHARE of it."""
+    if one_time(group.timing):
+        return ONE_TIME
+    top = group.sources[0] if group.sources else None
+    if top is None or top.percent_of_group < SOURCE_SHARE:
+        return None
+    if top.compiled and group.route == "D2D":
+        return COMPILED_COPIES
+    if group.route == "D2H" and top.call_site in ("aten::item", "aten::_local_scalar_dense"):
+        return KEEP_D2H
+    if group.host_memory == "pageable":
+        return f"{PIN}, then {NON_BLOCKING}"
+    return AVOID_D2D if group.route == "D2D" else None
+
+
 def _fixes(group: CopyGroup) -> list[str]:
-    fixes = []
+    first = source_fix(group)
+    fixes = [first] if first else []
     if group.host_memory in ("pageable", "unknown"):
         fixes.append(PIN if group.host_memory == "pageable" else PIN + ", if it is pageable")
     if group.route == "D2H":
@@ -108,12 +153,21 @@ def _fixes(group: CopyGroup) -> list[str]:
         fixes.append(OVERLAP_FIX)
     if group.with_bytes and group.bytes / group.with_bytes < SMALL_COPY_BYTES and group.count > 1:
         fixes.append(BATCH)
-    return fixes
+    return [f for i, f in enumerate(fixes) if f not in fixes[:i]]
 
 
-def _saving(group: CopyGroup, link_gbps: float | None) -> tuple[float, float, float]:
+def priced_us(group: CopyGroup, steady: bool) -> float:
+    """The exposed time a fix can win back per step: the steady state's when there is one."""
+    if not steady or group.timing is None:
+        return group.exposed_us
+    return min(group.exposed_us, group.timing.steady_exposed_us)
+
+
+def _saving(
+    group: CopyGroup, link_gbps: float | None, steady: bool = False
+) -> tuple[float, float, float]:
     """The group's low/mid/high saving in ms (module docstring)."""
-    exposed, time = group.exposed_us, group.time_us
+    exposed, time = priced_us(group, steady), group.time_us
     known = group.with_bytes == group.count and group.bytes > 0
     speeds = group.host_memory == "pageable" and known and link_gbps and time > 0
     out = []
@@ -126,7 +180,7 @@ def _saving(group: CopyGroup, link_gbps: float | None) -> tuple[float, float, fl
     return out[0], out[1], out[2]
 
 
-def judge(group: CopyGroup, platform: Platform | None) -> CopyVerdict:
+def judge(group: CopyGroup, platform: Platform | None, steady: bool = False) -> CopyVerdict:
     link, gbps, moved = _link(group, platform)
     known = group.with_bytes > 0
     timed = group.time_us * group.with_bytes / group.count  # time of the copies with bytes
@@ -144,15 +198,18 @@ def judge(group: CopyGroup, platform: Platform | None) -> CopyVerdict:
         link_gbps=gbps,
         percent_of_link=round(achieved / gbps * 100, 2) if achieved is not None and gbps else None,
         at_link_ms=round(moved * group.bytes / (gbps * 1e6), 4) if known and gbps else None,
-        saving_ms=tuple(round(v, 4) for v in _saving(group, gbps)),  # type: ignore[arg-type]
+        saving_ms=tuple(round(v, 4) for v in _saving(group, gbps, steady)),  # type: ignore[arg-type]
         launchers=[launcher.name for launcher in group.launchers],
         fixes=_fixes(group),
+        sources=group.sources,
+        timing=group.timing,
+        priced_ms=round(priced_us(group, steady) / 1000.0, 4),
     )
 
 
 def analyse_copies(data: CopyData, platform: Platform | None) -> CopyAnalysis:
     """Every group judged, with the run's summed saving (uncapped: the impact scale caps it)."""
-    verdicts = [judge(group, platform) for group in data.groups]
+    verdicts = [judge(group, platform, data.steady) for group in data.groups]
     fixes: list[str] = []
     for rank, verdict in enumerate(verdicts):
         if rank and verdict.exposed_ms < FIX_SHARE * data.exposed_us / 1000.0:
@@ -167,4 +224,5 @@ def analyse_copies(data: CopyData, platform: Platform | None) -> CopyAnalysis:
         saving_ms=tuple(round(sum(v.saving_ms[k] for v in verdicts), 4) for k in range(3)),  # type: ignore[arg-type]
         fixes=fixes,
         basis=BASIS,
+        steady=data.steady,
     )

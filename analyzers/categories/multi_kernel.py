@@ -17,7 +17,9 @@ report's gpu_timeline, else the manifest's gpu_utilization). Rules, all on unrou
 Output rounding follows TraceLens: ms to 3 decimals, percents to 2. The top-level status is
 "SUCCESS" (not "OK"), and `impact_estimates` is always empty. `copies` (ours) holds each group
 of copies judged against its link and their saving (categories/copies.py,
-docs/analysis.md#copies).
+docs/analysis.md#copies); `collectives` (ours) each collective type with the call sites that
+issue it, its count per steady iteration, its median and its exposed time
+(prepare/collective_table.py).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from pydantic import BaseModel
 
 from rooflens.analyzers.categories.copies import CopyAnalysis, analyse_copies
 from rooflens.analyzers.categories.system_inputs import SystemInputs, Timeline
+from rooflens.analyzers.prepare.collective_table import CollectiveGroup
 from rooflens.analyzers.prepare.documents import OmitNone
 
 MEMCPY_DIRECTIONS = ("D2H", "H2D")
@@ -141,6 +144,7 @@ class MultiKernelMetrics(OmitNone):
     cross_validation: CrossValidation | None = None
     impact_estimates: list[dict[str, Any]] | None = None
     copies: CopyAnalysis | None = None  # each group of copies against its link (ours)
+    collectives: list[CollectiveGroup] | None = None  # each collective type, its source (ours)
 
 
 def error_document(message: str) -> MultiKernelMetrics:
@@ -326,4 +330,5 @@ def analyze_multi_kernel(inputs: SystemInputs) -> MultiKernelMetrics:
         cross_validation=cross_validate(overlap, timeline),
         impact_estimates=[],
         copies=analyse_copies(inputs.copies, inputs.platform) if inputs.copies else None,
+        collectives=inputs.copies.collectives if inputs.copies else None,
     )

@@ -12,6 +12,7 @@ from typing import Any
 
 from rooflens.analyzers.categories.copies import SMALL_COPY_BYTES
 from rooflens.analyzers.findings.candidates import MIN_SYSTEM_SHARE as MIN_SHARE
+from rooflens.analyzers.findings.copy_item import source_phrase
 from rooflens.analyzers.markdown_text import md_cell, md_code
 
 SOURCE = "(source: `multi_kernel_metrics.json` → `{}`)."
@@ -80,6 +81,7 @@ def _judged(copies: Mapping[str, Any], total_ms: float) -> tuple:
                 f"({g['link_gbps']} GB/s)",
                 "true" if low else "false",
             ))  # fmt: skip
+        rows += _source_rows(g)
     parts = "; ".join(_group_phrase(g) for g in groups)
     insight = (
         f"{sum(g['count'] for g in groups)} copies take {time} ms "
@@ -89,7 +91,33 @@ def _judged(copies: Mapping[str, Any], total_ms: float) -> tuple:
     action = _sentence(copies.get("fixes") or DEFAULT_FIXES)
     ident = "Every copy by name, against the link it crosses " + SOURCE.format("copies")
     title = f"Copies take {time} ms ({_share(time, total_ms)}% of the trace), {exposed} ms exposed"
+    source = source_phrase(groups[0])
+    if source:
+        title += f": {source}"
+        insight += f" {source[:1].upper()}{source[1:]}."
     return title, insight, action, ident, rows, REASON
+
+
+def _source_rows(g: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """One row per call site of the group: its share, count per step, exposed time, phase."""
+    timing = g.get("timing") or {}
+    steps = int(timing.get("steady_iterations") or 0)
+    phases = ", ".join(
+        f"{k} {v / 1000:.3f} ms" for k, v in (timing.get("by_phase_us") or {}).items()
+    )
+    steady_only = set(timing.get("by_phase_us") or {}) == {"steady"}
+    rows = []
+    for s in g.get("sources") or []:
+        under = "/".join(md_cell(c) for c in s.get("callers") or [])
+        where = f"{md_cell(s['call_site'])}" + (f" under {under}" if under else "")
+        each = f", {s['count'] / steps:g} a step" if steps and steady_only else ""
+        rows.append((
+            f"{md_cell(g['name'])} from {where}",
+            f"{s['percent_of_group']}% of the group: {s['count']} copies{each}, "
+            f"{s['exposed_us'] / 1000:.3f} ms exposed ({phases or 'no phase'})",
+            "true" if s["percent_of_group"] >= 50 else "false",
+        ))  # fmt: skip
+    return rows
 
 
 def _group_phrase(g: Mapping[str, Any]) -> str:

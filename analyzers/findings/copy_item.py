@@ -1,12 +1,14 @@
 """The one copy finding on the impact scale (docs/analysis.md#copies): every exposed copy is
 counted here and nowhere else, its saving estimated from the link the copies cross and capped
-by the exposed copy time."""
+by the exposed copy time. Its title leads with the source of the main group when one call
+site issues most of it (`source_phrase`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import Any
 
-from rooflens.analyzers.categories.copies import CopyAnalysis, CopyVerdict
+from rooflens.analyzers.categories.copies import SOURCE_SHARE, CopyAnalysis, CopyVerdict
 from rooflens.analyzers.findings.impact_scale import Candidate, Saving, pool_sizes
 from rooflens.analyzers.markdown_text import md_code
 from rooflens.analyzers.prepare.categories import GpuUtilization
@@ -37,13 +39,49 @@ def copy_candidates(
     )
 
 
+ROUTE_WORDS = {
+    "H2D": "host-to-device",
+    "D2H": "device-to-host",
+    "D2D": "device-to-device",
+    "P2P": "peer-to-peer",
+}
+
+
 def copy_title(copies: CopyAnalysis, exposed_ms: float, window_ms: float) -> str:
-    """`Exposed copies: X ms (Y % of the window), most <route> <memory> at A of B GB/s <link>`."""
+    """`[<source phrase>; e]xposed copies: X ms (Y % of the window), most <route> <memory> at
+    A of B GB/s <link>`."""
     head = (
-        f"Exposed copies: {exposed_ms:.1f} ms ({exposed_ms / window_ms * 100:.1f} % of the window)"
+        f"xposed copies: {exposed_ms:.1f} ms ({exposed_ms / window_ms * 100:.1f} % of the window)"
     )
     top = copies.groups[0] if copies.groups else None
-    return f"{head}, most {describe(top)}" if top is not None else head
+    if top is None:
+        return "E" + head
+    source = source_phrase(top.model_dump())
+    head = f"{source}; e{head}" if source else "E" + head
+    return f"{head}, most {describe(top)}"
+
+
+def source_phrase(group: Mapping[str, Any]) -> str | None:
+    """`95 % of 93.0 ms of device-to-device copies come from `aten::clone` under
+    `CompiledFunction`/`CompiledFunctionBackward`` (trace text as code spans), with `, in
+    set-up only: not a per-step cost` for a group outside the steady state; None when no
+    call site holds SOURCE_SHARE of the group."""
+    sources = group.get("sources") or []
+    top = sources[0] if sources else None
+    if top is None or float(top.get("percent_of_group") or 0) < SOURCE_SHARE:
+        return None
+    words = ROUTE_WORDS.get(str(group.get("route")), str(group.get("route")))
+    text = (
+        f"{float(top['percent_of_group']):.0f} % of {float(group['time_ms']):.1f} ms of "
+        f"{words} copies come from {md_code(top['call_site'])}"
+    )
+    callers = [md_code(c) for c in top.get("callers") or []]
+    if callers:
+        text += " under " + "/".join(callers)
+    timing = group.get("timing") or {}
+    if timing.get("steady_iterations") and not timing.get("steady_count"):
+        text += ", in set-up only: not a per-step cost"
+    return text
 
 
 def describe(group: CopyVerdict) -> str:

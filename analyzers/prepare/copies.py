@@ -18,8 +18,19 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel
 
+from rooflens.analyzers.prepare.collective_table import CollectiveGroup, collective_groups
+from rooflens.analyzers.prepare.copy_sources import (
+    Source,
+    Timing,
+    event_sources,
+    exposed_each,
+    phase_of,
+    sources,
+    timing,
+)
 from rooflens.analyzers.prepare.multi_kernel import memcpy_direction
 from rooflens.analyzers.trace.columns import MISSING
+from rooflens.analyzers.trace.idle_causes import IdleBreakdown
 from rooflens.analyzers.trace.intervals import Intervals, merge, subtract
 from rooflens.analyzers.trace.model import TraceModel
 
@@ -58,6 +69,8 @@ class CopyGroup(BaseModel):
     with_bytes: int  # how many copies recorded their bytes
     exposed_us: float  # the group's copy time no computation or collective overlapped
     launchers: list[Launcher]
+    sources: list[Source] = []  # the call sites that issue the group (copy_sources.py)
+    timing: Timing | None = None  # when: time per phase, count per steady iteration
 
 
 class MemsetSummary(BaseModel):
@@ -73,6 +86,8 @@ class CopyData(BaseModel):
     memsets: MemsetSummary
     time_us: float  # the union of the copies
     exposed_us: float  # the timeline's exposed copy time
+    steady: bool = False  # the window has steady iterations: groups are priced on them
+    collectives: list[CollectiveGroup] = []  # each collective type, its source and timing
 
 
 def copy_route(name: str) -> Route:
@@ -116,32 +131,60 @@ def _launchers(model: TraceModel, frame: pd.DataFrame) -> list[Launcher]:
     ]
 
 
-def _group(model: TraceModel, name: str, frame: pd.DataFrame, hiding: Intervals) -> CopyGroup:
+def _group(
+    model: TraceModel, name: str, frame: pd.DataFrame, hiding: Intervals, where: _Where
+) -> CopyGroup:
     nbytes = model.events["bytes"].loc[frame.index].to_numpy(dtype=np.float64)
     known = nbytes > 0
     route = copy_route(name)
+    rows = where.rows(frame)
+    dur = where.dur[rows]
     return CopyGroup(
         name=name,
         route=route,
         host_memory=host_memory(name, route),
         count=len(frame),
-        time_us=round(float(np.nan_to_num(frame["dur"].to_numpy(dtype=float)).sum()), 3),
+        time_us=round(float(dur.sum()), 3),
         bytes=int(nbytes[known].sum()),
         with_bytes=int(known.sum()),
         exposed_us=round(subtract(_intervals(frame), hiding).length(), 3),
         launchers=_launchers(model, frame),
+        sources=sources(where.sources.iloc[rows], dur, where.exposed[rows]),
+        timing=timing(where.phase[rows], dur, where.exposed[rows], where.idle),
     )
 
 
-def copy_data(model: TraceModel, *, include_unlinked: bool = False) -> CopyData:
-    """The copies and memsets of the events the GPU timeline counts."""
+class _Where:
+    """Per copy of the timeline: its duration, exposed time, phase and source (columns)."""
+
+    def __init__(
+        self, model: TraceModel, copies: pd.DataFrame, hiding: Intervals, idle: IdleBreakdown | None
+    ) -> None:
+        start = copies["ts"].to_numpy(dtype=np.float64)
+        self.dur = np.nan_to_num(copies["dur"].to_numpy(dtype=np.float64))
+        self.exposed = exposed_each(start, start + self.dur, hiding)
+        self.phase = phase_of(start, idle)
+        self.sources = event_sources(model, copies)
+        self.idle = idle
+        self._position = pd.Series(np.arange(len(copies)), index=copies.index)
+
+    def rows(self, frame: pd.DataFrame) -> np.ndarray:
+        return self._position.loc[frame.index].to_numpy()
+
+
+def copy_data(
+    model: TraceModel, *, include_unlinked: bool = False, idle: IdleBreakdown | None = None
+) -> CopyData:
+    """The copies, memsets and collectives of the events the GPU timeline counts; with the
+    run's idle breakdown, each group's phases and count per steady iteration."""
     gpu = model.gpu
     use = gpu if include_unlinked else gpu[gpu["linked"].to_numpy()]
     bucket = use["bucket"].to_numpy()
     copies = use[bucket == "memcpy"]
     hiding = _intervals(use[bucket != "memcpy"])  # computation and collectives
+    where = _Where(model, copies, hiding, idle)
     groups = [
-        _group(model, str(name), frame, hiding)
+        _group(model, str(name), frame, hiding, where)
         for name, frame in copies.groupby("name", sort=False, observed=True)
     ]
     groups.sort(key=lambda g: (-g.exposed_us, -g.time_us, g.name))
@@ -156,4 +199,6 @@ def copy_data(model: TraceModel, *, include_unlinked: bool = False) -> CopyData:
         ),
         time_us=round(_intervals(copies).length(), 3),
         exposed_us=round(subtract(_intervals(copies), hiding).length(), 3),
+        steady=idle is not None and idle.phases is not None and bool(idle.phases.steady),
+        collectives=collective_groups(model, use, idle),
     )

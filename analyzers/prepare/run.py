@@ -44,7 +44,8 @@ class SystemParts:
 
 def system_parts(model: TraceModel) -> SystemParts:
     idle = idle_causes(model) if len(model.gpu) else None
-    return SystemParts(multi_kernel_data(model), idle, kernel_counts(model), copy_data(model))
+    copies = copy_data(model, idle=idle)
+    return SystemParts(multi_kernel_data(model), idle, kernel_counts(model), copies)
 
 
 @dataclass(frozen=True)
