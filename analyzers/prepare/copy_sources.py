@@ -141,34 +141,37 @@ def sources(table: pd.DataFrame, dur: np.ndarray, exposed: np.ndarray) -> list[S
     """The group's call sites (event_sources rows), longest first, at most TOP_SOURCES."""
     if table.empty:
         return []
-    frame = table.assign(dur=dur, exposed=exposed)
+    site = table["call_site"].to_numpy(dtype=object)
+    compiled = table["compiled"].to_numpy(dtype=bool)
+    key, _ = pd.factorize(pd.Series(site).astype(str) + np.where(compiled, "\x00c", ""))
+    time = np.bincount(key, weights=dur)
+    hidden = np.bincount(key, weights=exposed)
+    count = np.bincount(key)
     total = float(dur.sum())
-    keys = ["call_site", "compiled"]
-    stats = frame.groupby(keys, sort=False).agg(
-        count=("dur", "size"), time=("dur", "sum"), exposed=("exposed", "sum")
-    )
-    stats = stats.sort_values("time", ascending=False, kind="stable").head(TOP_SOURCES)
     out = []
-    for (site, compiled), row in stats.iterrows():
-        part = frame[(frame["call_site"] == site) & (frame["compiled"] == compiled)]
+    for k in np.argsort(-time, kind="stable")[:TOP_SOURCES]:
+        rows = key == k
+        first = int(np.argmax(rows))
         out.append(
             Source(
-                call_site=str(site),
-                callers=_top(part, "caller", TOP_CALLERS),
-                op_chain=next(iter(_top(part, "op_chain", 1)), ""),
-                module=next(iter(_top(part, "module", 1)), ""),
-                frame=next(iter(_top(part, "frame", 1)), ""),
-                compiled=bool(compiled),
-                count=int(row["count"]),
-                time_us=round(float(row["time"]), 3),
-                exposed_us=round(float(row["exposed"]), 3),
-                percent_of_group=round(float(row["time"]) / total * 100, 2) if total > 0 else 0.0,
+                call_site=str(site[first]),
+                callers=_top(table["caller"], rows, dur, TOP_CALLERS),
+                op_chain=next(iter(_top(table["op_chain"], rows, dur, 1)), ""),
+                module=next(iter(_top(table["module"], rows, dur, 1)), ""),
+                frame=next(iter(_top(table["frame"], rows, dur, 1)), ""),
+                compiled=bool(compiled[first]),
+                count=int(count[k]),
+                time_us=round(float(time[k]), 3),
+                exposed_us=round(float(hidden[k]), 3),
+                percent_of_group=round(float(time[k]) / total * 100, 2) if total > 0 else 0.0,
             )
         )
     return out
 
 
-def _top(part: pd.DataFrame, column: str, n: int) -> list[str]:
-    """The non-empty values of `column` with the most time, at most n."""
-    times = part.groupby(column, sort=False)["dur"].sum().sort_values(ascending=False)
-    return [str(v) for v in times.index if str(v)][:n]
+def _top(column: pd.Series, rows: np.ndarray, dur: np.ndarray, n: int) -> list[str]:
+    """The non-empty values of `column` among `rows` with the most time, at most n."""
+    codes, values = pd.factorize(column.to_numpy(dtype=object)[rows])
+    time = np.bincount(codes, weights=dur[rows], minlength=len(values))
+    ranked = [str(values[i]) for i in np.argsort(-time, kind="stable")]
+    return [v for v in ranked if v][:n]

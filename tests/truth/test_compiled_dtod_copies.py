@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from rooflens.analyzers.categories.copies import COMPILED_COPIES
+from rooflens.analyzers.findings.collective_draft import collective_rows, collective_sentence
 from rooflens.analyzers.findings.copy_draft import copy_card
 from rooflens.analyzers.trace.synthetic_busy import COMPILED_COPIES as PLAN
 from rooflens.analyzers.trace.synthetic_collectives import TINY_ALL_REDUCES
@@ -100,3 +101,16 @@ def test_the_tiny_all_reduces_are_counted_per_step_and_never_overlapped(folder: 
     (source,) = reduce.sources
     assert source.call_site == "_c10d_functional::all_reduce_"
     assert source.callers == ["CompiledFunctionBackward"] and source.compiled
+
+
+def test_the_collective_sentence_calls_out_the_many_small_all_reduces(folder: Path) -> None:
+    doc = _run("tiny_all_reduces", folder).metrics["multi_kernel"].model_dump(mode="json")
+    sentence = collective_sentence(doc)
+    assert sentence.startswith(
+        "80 all-reduces a step (240 in all), median 12 µs, 0 % overlapped, from "
+        "`_c10d_functional::all_reduce_` under `CompiledFunctionBackward`."
+    ), sentence
+    assert "bucket them" in sentence
+    (row,) = collective_rows(doc)
+    assert row[0] == "all-reduces" and row[2] == "true"
+    assert row[1].startswith("240 kernels, 80 a step, median 12.0 µs, 2.880 ms exposed, 0.0%")
