@@ -134,7 +134,7 @@ def source_fix(group: CopyGroup) -> str | None:
     if group.route == "D2H" and top.call_site in ("aten::item", "aten::_local_scalar_dense"):
         return KEEP_D2H
     if group.host_memory == "pageable":
-        return f"{PIN}, then {NON_BLOCKING}"
+        return PIN  # then NON_BLOCKING for an upload (the route's fixes follow)
     return AVOID_D2D if group.route == "D2D" else None
 
 

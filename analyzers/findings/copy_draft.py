@@ -114,7 +114,8 @@ def _source_rows(g: Mapping[str, Any]) -> list[tuple[str, str, str]]:
         rows.append((
             f"{md_cell(g['name'])} from {where}",
             f"{s['percent_of_group']}% of the group: {s['count']} copies{each}, "
-            f"{s['exposed_us'] / 1000:.3f} ms exposed ({phases or 'no phase'})",
+            f"{s['exposed_us'] / 1000:.3f} ms exposed ({phases or 'no phase'})"
+            + "".join(f", {k} {md_cell(s[k])}" for k in ("module", "frame") if s.get(k)),
             "true" if s["percent_of_group"] >= 50 else "false",
         ))  # fmt: skip
     return rows

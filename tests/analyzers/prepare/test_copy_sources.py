@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from rooflens.analyzers.categories.copies import ONE_TIME, judge
+from rooflens.analyzers.categories.copies import NON_BLOCKING, ONE_TIME, PIN, judge
 from rooflens.analyzers.findings.copy_item import source_phrase
 from rooflens.analyzers.prepare.collective_table import collective_kind
 from rooflens.analyzers.prepare.copies import CopyGroup
@@ -108,4 +108,5 @@ def test_a_set_up_upload_is_priced_at_nothing_and_said_one_time() -> None:
 def test_the_same_upload_every_step_is_priced_and_pinned_first() -> None:
     verdict = judge(_upload(3), None, steady=True)
     assert verdict.saving_ms == (10.0, 20.0, 30.0)  # no platform: the overlap share only
-    assert verdict.fixes[0].startswith("pin the host buffer") and "non_blocking" in verdict.fixes[0]
+    assert verdict.fixes[:2] == [PIN, NON_BLOCKING]
+    assert len(set(verdict.fixes)) == len(verdict.fixes)
