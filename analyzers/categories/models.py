@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from rooflens.analyzers.categories.precision_mix import SimtKernel
 from rooflens.analyzers.prepare.documents import ComparisonScope
 
 # how a metrics document ended: scored, failed, or no operation of its category in the trace
@@ -118,6 +119,8 @@ class CategoryMetrics(BaseModel):
     category_specific: dict[str, Any] | None = None
     impact_estimates: tuple[ImpactEstimate, ...] | None = None
     category_findings: tuple[Finding, ...] | None = None
+    # fp32/fp64 matrix kernels without matrix units in rows without a roofline (precision_mix)
+    simt_kernels: tuple[SimtKernel, ...] | None = None
 
     def with_specific(self, **values: Any) -> CategoryMetrics:
         """A copy with `values` appended to `category_specific`."""
@@ -145,6 +148,8 @@ class CategoryMetrics(BaseModel):
             data["impact_estimates"] = [e.document() for e in self.impact_estimates]
         if self.category_findings is not None:
             data["category_findings"] = [f.document() for f in self.category_findings]
+        if self.simt_kernels:
+            data["simt_kernels"] = [k.model_dump(mode="json") for k in self.simt_kernels]
         return data
 
 

@@ -16,6 +16,8 @@ import pandas as pd
 from rooflens.analyzers.categories.comparative import comparative_efficiency, trace2_fields
 from rooflens.analyzers.categories.impact import category_findings, impact_estimates
 from rooflens.analyzers.categories.models import CategoryMetrics, Efficiency, Operation
+from rooflens.analyzers.categories.precision_mix import simt_kernels
+from rooflens.analyzers.perf.kernel_precision import LIBRARY_ORDER, kernel_library
 from rooflens.analyzers.prepare.categories import COMPUTATION_TIME
 from rooflens.analyzers.prepare.documents import ComparisonScope
 from rooflens.analyzers.prepare.manifest import CategoryMetadata
@@ -44,19 +46,6 @@ NAME_LIBRARIES = (
     ("fbgemm", "FBGEMM"),
     ("miopen", "MIOpen"),
     ("triton", "Triton"),
-)
-KERNEL_LIBRARIES = (
-    ("aiter", "AITER"),
-    ("ck_tile::", "CK"),
-    ("ck_tile6kentry", "CK"),
-    ("FmhaFwd", "CK"),
-    ("FmhaBwd", "CK"),
-    ("Cijk_", "Tensile"),
-    ("wvSplitK", "rocBLAS"),
-    ("splitKreduce", "rocBLAS"),
-    ("rocprim::", "rocPRIM"),
-    ("triton_", "Triton"),
-    ("void at::native::", "PyTorch Native"),
 )
 TORCH_INTERNALS = (
     "torch/nn/modules/module.py",
@@ -148,16 +137,15 @@ def kernel_names(details: Any) -> list[str]:
 
 
 def classify_library(op_name: str, kernels: Iterable[str]) -> str | None:
-    """Op-name rules (case-insensitive) first, then kernel-name substrings."""
+    """Op-name rules (case-insensitive) first, then each kernel's own library from its
+    vendor (kernel_precision.kernel_library: no AMD library on an NVIDIA kernel), the first
+    of LIBRARY_ORDER any kernel reads as."""
     lowered = op_name.lower()
     for needle, library in NAME_LIBRARIES:
         if needle in lowered:
             return library
-    text = "\n".join(kernels)
-    for needle, library in KERNEL_LIBRARIES:
-        if needle in text:
-            return library
-    return None
+    found = {kernel_library(k) for k in kernels}
+    return next((library for library in LIBRARY_ORDER if library in found), None)
 
 
 def launcher_path(entry_point: Any, modules: list[str], library: str | None) -> str:
@@ -427,4 +415,5 @@ def score(
         category_specific=dict(specific or {}),
         impact_estimates=estimates,
         category_findings=category_findings(estimates, comparative=comparative),
+        simt_kernels=simt_kernels(ops, operations) or None,
     )

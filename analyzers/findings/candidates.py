@@ -27,6 +27,7 @@ from rooflens.analyzers.findings.impact_scale import (
     Saving,
     pool_sizes,
 )
+from rooflens.analyzers.findings.precision_item import precision_candidates
 from rooflens.analyzers.findings.unmodelled import reasons
 from rooflens.analyzers.markdown_text import md_code
 from rooflens.analyzers.prepare.categories import GpuUtilization
@@ -55,6 +56,7 @@ def candidates(
         elif isinstance(analysed, MultiKernelMetrics):
             found.extend(_copies(analysed, gpu))
             found.extend(_stretch("multi_kernel", "exposed_comm", gpu, "Exposed communication"))
+    found.extend(precision_candidates(metrics, gpu))
     return found
 
 

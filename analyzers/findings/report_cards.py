@@ -35,6 +35,8 @@ from rooflens.analyzers.findings.contract import (
 from rooflens.analyzers.findings.copy_draft import has_copy_card
 from rooflens.analyzers.findings.drafts import SYSTEM_KEYS
 from rooflens.analyzers.findings.impact_scale import Pool, PriorityItem
+from rooflens.analyzers.findings.precision_item import KEY as PRECISION_KEY
+from rooflens.analyzers.findings.precision_item import precision_action
 from rooflens.analyzers.findings.unmodelled import reason_md
 from rooflens.analyzers.markdown_text import md_code
 
@@ -224,7 +226,9 @@ def fallback_pair(item: PriorityItem) -> tuple[PItem, DetailBlock]:
     worth = f"it could save {saving_text(item)}" if item.saving else saving_text(item)
     insight = f"{item.title}; {worth}."
     action = (
-        "Re-run the analysis and draft its findings to get the full card."
+        precision_action(item.title)
+        if item.category == PRECISION_KEY
+        else "Re-run the analysis and draft its findings to get the full card."
         if item.kind != "system"
         else f"See {md_code(item.category + '_metrics.json')} for where this time goes (for "
         "idle time, `host_side`: its causes and the call sites the host waited in)."

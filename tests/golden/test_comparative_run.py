@@ -29,6 +29,7 @@ from tests.helpers.golden import (
     reference_dir,
     when_shared,
 )
+from tests.helpers.tracelens_library import as_tracelens
 
 SCORE_TOL = 0.02
 SCORES = ("impact_score", "impact_score_low", "impact_score_high")
@@ -61,6 +62,16 @@ def signature(finding: dict[str, Any]) -> tuple[str, str, str, str]:
         finding["eff_bucket"],
         finding["estimate_method"],
     )
+
+
+def _tracelens_findings(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The ranked findings with TraceLens's library labels, merged per category, in the
+    order of their scores (tests/helpers/tracelens_library.py)."""
+    categories = dict.fromkeys(f["category"] for f in findings)
+    merged = [
+        g for c in categories for g in as_tracelens([f for f in findings if f["category"] == c])
+    ]
+    return sorted(merged, key=lambda f: -f["impact_score"])
 
 
 def scores_close(ours: dict[str, Any], theirs: dict[str, Any]) -> bool:
@@ -127,7 +138,8 @@ def test_category_findings(shared: Path, folder: str) -> None:
         ours = read_json(out / layout.metrics(key))
         theirs = read_json(ref / f"{key}_metrics.json")
         assert ours["comparison_scope"] == theirs["comparison_scope"] == "comparative"
-        mine, want = ours.get("category_findings", []), theirs.get("category_findings", [])
+        mine = as_tracelens(ours.get("category_findings", []))  # deviations.md
+        want = theirs.get("category_findings", [])
         if (folder, key) in FINDINGS_DEVIATE:
             pinned = [(*signature(f), f["impact_score"]) for f in mine]
             assert pinned == FINDINGS_DEVIATE[(folder, key)], key
@@ -179,7 +191,7 @@ def test_priority_data(shared: Path, folder: str) -> None:
     )
     assert ours["baseline_ms"] == pytest.approx(theirs["baseline_ms"], abs=0.01)
     deviating = {category for f, category in FINDINGS_DEVIATE if f == folder}
-    mine = [f for f in ours["findings"] if f["category"] not in deviating]
+    mine = [f for f in _tracelens_findings(ours["findings"]) if f["category"] not in deviating]
     want = [f for f in theirs["findings"] if f["category"] not in deviating]
     assert [(f["category"], *signature(f)) for f in mine] == [
         (f["category"], *signature(f)) for f in want

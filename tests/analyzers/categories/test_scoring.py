@@ -255,7 +255,19 @@ def test_fusion_flagged_ops_are_not_estimated() -> None:
         ("aten::mm", ["ck_tile::FmhaFwdKernel"], "CK"),
         ("aten::sum", ["rocprim::detail::reduce"], "rocPRIM"),
         ("aten::add", ["void at::native::vectorized_elementwise_kernel<4>"], "PyTorch Native"),
-        ("aten::mm", ["cutlass_80_tensorop_gemm"], None),
+        # each kernel's own vendor: an NVIDIA kernel never reads as an AMD library
+        ("aten::mm", ["cutlass_80_tensorop_s1688gemm_128x128_32x3_nn_align4"], "CUTLASS"),
+        ("aten::mm", ["ampere_sgemm_128x64_nn"], "cuBLAS"),
+        (
+            "aten::addmm",
+            [
+                "void cublasLt::splitKreduce_kernel<32, 16, int, __nv_bfloat16, float>()",
+                "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64",
+            ],
+            "cuBLAS",
+        ),
+        ("aten::cudnn_convolution", ["scudnn_128x64_relu_interior_nn_v1"], "cuDNN"),
+        ("aten::mm", ["Cijk_Ailk_Bljk_BBS_BH_MT64x64x64_MI16x16x16x1_SN", "x"], "Tensile"),
         ("aten::mm", ["cijk_lowercase"], None),  # kernel rules are case-sensitive
     ],
 )
