@@ -88,7 +88,8 @@ def collective_groups(
     exposed = exposed_each(start, start + dur, hiding)
     phase = phase_of(start, idle)
     table = event_sources(model, comm)
-    recorded = model.events["collective_name"].loc[comm.index]
+    column = model.events.get("collective_name")
+    recorded = pd.Series([None] * len(comm)) if column is None else column.loc[comm.index]
     kind = collective_kind(comm["name"], recorded.reset_index(drop=True))
     names = comm["name"].astype(str).to_numpy()
     groups = []

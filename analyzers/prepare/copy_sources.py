@@ -171,7 +171,7 @@ def sources(table: pd.DataFrame, dur: np.ndarray, exposed: np.ndarray) -> list[S
 
 def _top(column: pd.Series, rows: np.ndarray, dur: np.ndarray, n: int) -> list[str]:
     """The non-empty values of `column` among `rows` with the most time, at most n."""
-    codes, values = pd.factorize(column.to_numpy(dtype=object)[rows])
+    codes, values = pd.factorize(column.to_numpy(dtype=object)[rows], use_na_sentinel=False)
     time = np.bincount(codes, weights=dur[rows], minlength=len(values))
     ranked = [str(values[i]) for i in np.argsort(-time, kind="stable")]
     return [v for v in ranked if v][:n]
