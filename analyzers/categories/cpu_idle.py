@@ -77,6 +77,7 @@ class HostSide(BaseModel):
     call_sites: list[CallSite]
     queue: LaunchQueue | None = None
     host_recorded: bool = True  # False: a GPU-only trace, which can name no host cause
+    host_partial: bool = False  # the host side was filtered: a named cause is a lower bound
     per_iteration: list[IterationIdle] = Field(default_factory=list)
 
 
@@ -177,5 +178,6 @@ def host_side(idle: IdleBreakdown | None) -> HostSide | None:
         call_sites=idle.call_sites,
         queue=idle.queue,
         host_recorded=idle.host_recorded,
+        host_partial=idle.host_partial,
         per_iteration=idle.per_iteration[:MAX_ITERATION_ROWS],
     )

@@ -10,6 +10,12 @@ never in the totals, the plot or the top fixes (docs/analysis.md#unquantified-it
 `SavingTotals` adds the quantified ones up without double counting: each
 item draws on one pool of the window (kernel time, idle time, exposed copies, exposed
 communication), and a pool gives out no more than it holds.
+
+A window shorter than `MIN_WINDOW_US` of GPU time has nothing to rank
+(docs/trace.md#windows-too-short-to-rank): its kernels' times are a few timestamp ticks each, and a
+saving of "85-114 % of the window" from one 1.76 µs kernel is noise, not an estimate. Such a
+run has no item and says why (`nothing_to_rank`). No share of the window is ever above
+100 %: a saving's percentages are clamped to the window it is a share of.
 """
 
 from __future__ import annotations
@@ -25,6 +31,10 @@ Pool = Literal["kernels", "idle", "exposed_memcpy", "exposed_comm"]
 Kind = Literal["compute", "kernel_fusion", "system"]
 Method = Literal["quantified", "unquantified"]
 POOLS: tuple[Pool, ...] = ("kernels", "idle", "exposed_memcpy", "exposed_comm")
+# Shorter GPU windows have nothing to rank: at 1 µs timestamp resolution and several µs of
+# launch latency, a window under 20 µs (a handful of tiny kernels) measures noise. The
+# smallest real microbenchmark window the project reads (one 40 µs convolution) stays ranked.
+MIN_WINDOW_US = 20.0
 _POOL_SHARE = {  # the gpu_timeline share each pool holds
     "kernels": "computation_time_percent",
     "idle": "idle_time_percent",
@@ -58,7 +68,7 @@ class Saving(BaseModel):
         """(low, mid, high) as % of the analysed window."""
         if window_ms <= 0:
             return (0.0, 0.0, 0.0)
-        return tuple(round(v / window_ms * 100, 2) for v in self.range_ms)  # type: ignore[return-value]
+        return tuple(round(min(v, window_ms) / window_ms * 100, 2) for v in self.range_ms)  # type: ignore[return-value]
 
     @property
     def range_ms(self) -> tuple[float, float, float]:
@@ -125,6 +135,19 @@ def pool_sizes(gpu: GpuUtilization) -> dict[Pool, float]:
     return {p: gpu.total_time_ms * getattr(gpu, _POOL_SHARE[p]) / 100 for p in POOLS}
 
 
+def nothing_to_rank(gpu: GpuUtilization) -> str | None:
+    """Why the run's window is too short to rank anything, or None when it is not."""
+    window_us = gpu.total_time_ms * 1e3
+    if window_us >= MIN_WINDOW_US:
+        return None
+    return (
+        f"Nothing to rank: the analysed window is {window_us:.2f} µs of GPU time, under the "
+        f"{MIN_WINDOW_US:g} µs a ranking needs (kernel times are a few timestamp ticks and "
+        "launch latencies long, so any saving would be noise). Profile at least one whole "
+        "step of the workload."
+    )
+
+
 def rank_items(candidates: Iterable[Candidate], window_ms: float) -> list[PriorityItem]:
     """Quantified items by mid saving (then high, then category), then the unquantified ones
     by the kernel time they cover."""
@@ -179,7 +202,7 @@ def totals(
         low_ms=round(taken["low_ms"], 3),
         mid_ms=round(taken["mid_ms"], 3),
         high_ms=round(taken["high_ms"], 3),
-        percent_mid=round(taken["mid_ms"] / window * 100, 2) if window > 0 else 0.0,
+        percent_mid=round(min(taken["mid_ms"], window) / window * 100, 2) if window > 0 else 0.0,
         by_pool_mid_ms={p: round(v, 3) for p, v in by_pool.items()},
         pool_ms={p: round(v, 3) for p, v in sizes.items()},
         counted_in=skipped,

@@ -30,6 +30,7 @@ from rooflens.analyzers.findings.candidates import candidates, shared_kernels
 from rooflens.analyzers.findings.impact_scale import (
     PriorityItem,
     SavingTotals,
+    nothing_to_rank,
     rank_items,
     totals,
 )
@@ -127,6 +128,8 @@ class PriorityData(BaseModel):
     # every finding (compute, fusion, system) on one scale, numbered once for the report
     items: list[PriorityItem] = []
     saving_totals: SavingTotals | None = None
+    # why nothing is ranked (a window too short to rank, impact_scale.nothing_to_rank)
+    nothing_to_rank: str | None = None
 
 
 @dataclass
@@ -194,7 +197,8 @@ def priority_data(
 
     priorities, recommendations = _rollup_rows(findings, display, max_recommendations)
     priorities += _fallback_rows(manifest, findings, display, start=len(priorities) + 1)
-    items = rank_items(candidates(metrics, gpu, display), baseline_ms)
+    reason = nothing_to_rank(gpu)
+    items = [] if reason else rank_items(candidates(metrics, gpu, display), baseline_ms)
     return PriorityData(
         baseline_ms=baseline_ms,
         priorities=priorities,
@@ -204,6 +208,7 @@ def priority_data(
         failed_categories=failed,
         items=items,
         saving_totals=totals(items, gpu, shared_kernels(metrics, items)),
+        nothing_to_rank=reason,
     )
 
 

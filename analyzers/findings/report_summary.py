@@ -186,7 +186,9 @@ def executive_summary(run: ReportInputs, prose: ReportProse | None = None) -> st
 def _paragraph(run: ReportInputs) -> str:
     items, totals = run.priorities.items, run.priorities.saving_totals
     if not items:
-        return "No finding has an estimated saving: nothing in this window is ranked."
+        return run.priorities.nothing_to_rank or (
+            "No finding has an estimated saving: nothing in this window is ranked."
+        )
     kinds = [i.kind for i in items]
     text = (
         f"This report ranks {len(items)} finding(s) on one scale, what each could save of the "

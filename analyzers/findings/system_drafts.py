@@ -25,6 +25,7 @@ from rooflens.analyzers.findings.idle_advice import ACTIONS, WHY, culprit_words,
 from rooflens.analyzers.findings.system_compare import trace2_exposed_words, trace2_idle_words
 from rooflens.analyzers.markdown_text import md_code
 from rooflens.analyzers.trace.host_causes import LABELS
+from rooflens.analyzers.trace.host_filter import PARTIAL_HOST
 
 
 def system_pair(rank: int, title: str, insight: str, action: str, ident: str, rows, reason):
@@ -74,6 +75,8 @@ def cpu_idle_pairs(m: Mapping, m2: Mapping | None = None) -> list:
             action, reason = ACTIONS[main.cause], why[:1].upper() + why[1:] + "."
         if host.phases is not None and host.phases.detail:
             insight += f" Phases: {host.phases.detail}."
+        if host.host_partial:
+            insight += " " + PARTIAL_HOST
     words2 = trace2_idle_words(m2) if m2 is not None else None
     if words2 is not None:
         rows.append(words2[0])

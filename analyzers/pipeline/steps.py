@@ -52,7 +52,7 @@ from rooflens.analyzers.perf.platforms import Platform
 from rooflens.analyzers.pipeline.folder import RunFolder
 from rooflens.analyzers.prepare.run import CategoryData, prepare
 from rooflens.analyzers.report.build import PerfReport
-from rooflens.analyzers.trace.health import HealthWarning, assess
+from rooflens.analyzers.trace.health import HealthWarning, assess, counters_only_message
 from rooflens.analyzers.trace.model import TraceModel
 
 LOADED, PREPARED, AGGREGATED, REPORTED = "loaded", "prepared", "aggregated", "reported"
@@ -441,5 +441,9 @@ NO_GPU_EVENTS = (
 
 
 def missing_gpu_work(model: TraceModel) -> str | None:
-    """Why a trace cannot be analysed at all, or None: the analysis starts from GPU time."""
-    return NO_GPU_EVENTS if len(model.gpu) == 0 else None
+    """Why a trace cannot be analysed at all, or None: the analysis starts from GPU time. A
+    range-profiler trace is described, not called empty (trace/range_counters.py)."""
+    if len(model.gpu):
+        return None
+    counters = model.trace.counters
+    return NO_GPU_EVENTS if counters is None else counters_only_message(counters)

@@ -16,7 +16,9 @@ from pydantic import BaseModel
 
 from rooflens.analyzers.trace.columns import name_matches
 from rooflens.analyzers.trace.device import GpuIdentity, identify_gpu
+from rooflens.analyzers.trace.host_filter import FilteredHost, filtered_host
 from rooflens.analyzers.trace.model import MODULE_PREFIX, TraceModel
+from rooflens.analyzers.trace.range_counters import RangeCounters
 from rooflens.analyzers.trace.schema import GRAPH_LAUNCH_NAMES, LAUNCH_CATEGORIES
 from rooflens.analyzers.trace.skip import REASONS
 
@@ -85,7 +87,7 @@ class TraceHealth(BaseModel):
     concrete_inputs_recorded: bool
     python_stacks_recorded: bool
     module_names_recorded: bool
-    execution: Literal["eager", "graph replay", "mixed", "no GPU work"]
+    execution: Literal["eager", "graph replay", "mixed", "no GPU work", "hardware counters only"]
     graph_launches: int
     distributed: Distributed
     merged_ranks: bool
@@ -98,7 +100,16 @@ class TraceHealth(BaseModel):
     malformed_values: dict[str, int]
     repaired_text_batches: int
     skipped_events: dict[str, int] = {}  # reason (skip.REASONS) -> events left out
+    # a CUPTI range-profiler trace: per-kernel counters, no timeline (range_counters.py)
+    counters: RangeCounters | None = None
+    # the host side was filtered to its launches: host-side findings are partial (host_filter.py)
+    host_filtered: FilteredHost | None = None
     warnings: list[HealthWarning]
+
+    @property
+    def host_partial(self) -> bool:
+        """The host side was filtered: an idle cause named from it is a lower bound."""
+        return self.host_filtered is not None
 
 
 def assess(model: TraceModel) -> TraceHealth:
@@ -132,7 +143,7 @@ def assess(model: TraceModel) -> TraceHealth:
         module_names_recorded=bool(
             (python & name_matches(ev["name"], lambda n: n.startswith(MODULE_PREFIX))).any()
         ),
-        execution=_execution(len(gpu), n_graph, n_launch),
+        execution=_execution(len(gpu), n_graph, n_launch, trace.counters is not None),
         graph_launches=n_graph,
         distributed=_distributed(model),
         merged_ranks=model.links.colliding_ids > 0,
@@ -145,6 +156,8 @@ def assess(model: TraceModel) -> TraceHealth:
         malformed_values=dict(trace.bad_values),
         repaired_text_batches=trace.repaired_utf8_batches,
         skipped_events=dict(trace.skipped),
+        counters=trace.counters,
+        host_filtered=filtered_host(model),
         warnings=[],
     )
     health.warnings = warnings_for(health, has_cpu_ops=bool(cpu_ops.any()))
@@ -206,9 +219,9 @@ def _capture_health(model: TraceModel) -> CaptureMergeHealth | None:
     )
 
 
-def _execution(n_gpu: int, n_graph: int, n_launch: int) -> str:
+def _execution(n_gpu: int, n_graph: int, n_launch: int, counters: bool) -> str:
     if n_gpu == 0:
-        return "no GPU work"
+        return "hardware counters only" if counters else "no GPU work"
     if n_graph == 0:
         return "eager"
     return "graph replay" if n_graph == n_launch else "mixed"
@@ -225,7 +238,10 @@ def _warning(code: str, severity: Severity, message: str) -> HealthWarning:
 
 def _coverage_warnings(h: TraceHealth, has_cpu_ops: bool) -> Iterator[HealthWarning]:
     """Whether the trace holds GPU work, linked launches, operators and shapes at all."""
-    if h.linking.gpu_events == 0:
+    if h.linking.gpu_events == 0 and h.counters is not None:
+        text = counters_only_message(h.counters)
+        yield _warning("counters_only", "error", f"{text[0].upper()}{text[1:]}")
+    elif h.linking.gpu_events == 0:
         yield _warning(
             "no_gpu_events",
             "error",
@@ -265,6 +281,17 @@ def _coverage_warnings(h: TraceHealth, has_cpu_ops: bool) -> Iterator[HealthWarn
             "(convolution stride, padding and dilation; reduction dims; normalisation "
             "arguments) stay unmodelled. Profile with a recent PyTorch and record_shapes=True.",
         )
+
+
+def counters_only_message(counters: RangeCounters) -> str:
+    """What a range-profiler trace is, and why it has nothing to rank (lower case first)."""
+    return (
+        f"the trace holds {counters.describe()}. There is nothing to rank: rooflens ranks "
+        "findings by their share of a GPU timeline, and the range profiler replays each "
+        "kernel alone. "
+        "Read the counters with Nsight Compute, or profile with torch.profiler (activities="
+        "[ProfilerActivity.CPU, ProfilerActivity.CUDA]) for a timeline."
+    )
 
 
 def _placement_warnings(h: TraceHealth, has_cpu_ops: bool) -> Iterator[HealthWarning]:
@@ -330,7 +357,17 @@ def _graph_warnings(h: TraceHealth, has_cpu_ops: bool) -> Iterator[HealthWarning
 
 
 def _host_warnings(h: TraceHealth, has_cpu_ops: bool) -> Iterator[HealthWarning]:
-    """Host-side context the profiler was not asked for, or events the call tree dropped."""
+    """Host-side context the profiler was not asked for, filtered away, or dropped."""
+    if h.host_filtered is not None:
+        yield _warning(
+            "host_side_filtered",
+            "warning",
+            f"The host side looks filtered: {h.host_filtered.describe()}. The GPU timeline "
+            "is whole, but what held the host between launches is not recorded, so the idle "
+            "causes are partial: a named cause is a lower bound, and idle that an allocation, "
+            "a synchronise or a stream wait caused shows up under the operator in flight. "
+            "Profile with torch.profiler directly, without filtering the exported events.",
+        )
     if h.python_stacks_recorded is False and has_cpu_ops:
         yield _warning(
             "no_python_stacks",

@@ -13,6 +13,7 @@ import numpy as np
 
 from rooflens.analyzers.trace.host_blocking import BlockingCalls, blocking_calls, call_site_table
 from rooflens.analyzers.trace.host_causes import CAUSES, IdleCause, cause_masks
+from rooflens.analyzers.trace.host_filter import filtered_host
 from rooflens.analyzers.trace.idle_attribution import CauseIdle, attribute, cause_table
 from rooflens.analyzers.trace.idle_window import GpuWork, gpu_work, intersect, length_within
 from rooflens.analyzers.trace.intervals import merge
@@ -75,6 +76,7 @@ class IdleBreakdown(Frozen):
     # the trace recorded CPU activity (operators, annotations, frames): a CUDA-only capture
     # holds runtime calls at most, which say when the host launched, not what it did
     host_recorded: bool
+    host_partial: bool = False  # the host side was filtered to its launches (host_filter.py)
 
     def part(self, cause: IdleCause) -> CauseIdle:
         return next(p for p in self.parts if p.cause == cause)
@@ -123,6 +125,7 @@ def idle_causes(
         host_recorded=bool(
             model.events["cat"].isin(("cpu_op", "user_annotation", "python_function")).any()
         ),
+        host_partial=filtered_host(model) is not None,
     )
 
 

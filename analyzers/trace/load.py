@@ -36,6 +36,11 @@ import pandas as pd
 from rooflens.analyzers.trace import json_text
 from rooflens.analyzers.trace.decode import EventDecoder, too_deep
 from rooflens.analyzers.trace.errors import TraceError
+from rooflens.analyzers.trace.range_counters import (
+    RANGE_CATEGORY,
+    RangeCounters,
+    read_range_counters,
+)
 from rooflens.analyzers.trace.read import read_trace_bytes
 from rooflens.analyzers.trace.schema import (
     DeviceProperties,
@@ -81,6 +86,7 @@ class Trace:
     repaired_utf8_batches: int  # batches (or the whole text) whose invalid text was repaired
     json_bytes: int
     skipped: MappingProxyType[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    counters: RangeCounters | None = None  # a CUPTI range-profiler trace's (range_counters.py)
 
     def label(self, ident: int) -> str:
         """Text of a pid/tid that the trace wrote as a string ("Spans"), else the number."""
@@ -111,8 +117,13 @@ def load_trace(
         decoder.repaired_batches += repaired
         for start in range(0, len(raws), BATCH_EVENTS):
             decoder.add_batch(raws[start : start + BATCH_EVENTS], start)
+        # a range-profiler trace keeps its raw events until its counters are read (rare, small)
+        cats = decoder.text.get("cat")
+        ranges = raws if cats is not None and RANGE_CATEGORY in cats.table else None
         del raws  # the slices pin the whole JSON text; let it go before assembling columns
         events = decoder.table()
+        counters = read_range_counters(ranges, events) if ranges is not None else None
+        del ranges
     _refuse_non_trace(path, events, decoder.not_objects)
     skipped = skip_unusable(events)
     if decoder.not_objects:
@@ -126,6 +137,7 @@ def load_trace(
         repaired_utf8_batches=decoder.repaired_batches,
         json_bytes=json_bytes,
         skipped=MappingProxyType(skipped),
+        counters=counters,
     )
 
 

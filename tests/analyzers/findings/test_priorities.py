@@ -258,6 +258,7 @@ def test_write_priority_data_round_trip(tmp_path: Path) -> None:
         "failed_categories",
         "items",
         "saving_totals",
+        "nothing_to_rank",
     ]
     assert loaded == data.model_dump(mode="json")
     assert type(data).model_validate(loaded) == data  # the document parses back
