@@ -64,10 +64,11 @@ def report_template() -> str:
     lines += [f"## {name}" for name in SECTIONS]
     lines += [
         "",
-        "Every `priority_data.json` item is one card, numbered P1..Pn once for the whole report",
-        "and kept in the section of its kind (compute, kernel fusion, system); system cards no",
-        "item ranks come after. Each card links to its block in Detailed Analysis. The plot is",
-        "linked as `perf_improvement.png` next to the report.",
+        "Every `priority_data.json` `priorities` entry is one card, numbered P1..Pn once for the",
+        "whole report and kept in the section of its kind (compute, kernel fusion, system); the",
+        "Top Operations rows are `tracelens_compute.priorities` (TraceLens's compute-only",
+        "rank); system cards no item ranks come after. Each card links to its block in Detailed",
+        "Analysis. The plot is linked as `perf_improvement.png` next to the report.",
         "Check the result with the `validate_report` tool.",
     ]
     return "\n".join(lines) + "\n"

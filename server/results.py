@@ -166,7 +166,7 @@ class ValidationResult(BaseModel):
 
 
 class PriorityRow(BaseModel):
-    """One ranked finding of `priority_data.json` `items`: compute, fusion and system alike."""
+    """One ranked finding of `priority_data.json` `priorities`: compute, fusion and system alike."""
 
     p: int = Field(description="its P-number: one sequence across the whole report")
     kind: Literal["compute", "kernel_fusion", "system"]

@@ -1,8 +1,15 @@
-"""`priority_data.json`: rank every category finding and build the Top Operations rows.
+"""`priority_data.json`: rank every finding on one scale and build the Top Operations rows.
 
 Inputs are the metrics of every analysed category (in their files' name order) and the
-manifest. The document follows the reference layout
-(`baseline_ms`, `priorities`, `recommendations`, `findings`, `all_estimates`) with three fixes:
+manifest. One set of numbers per run (docs/analysis.md#priorities): `priorities` is the ranking
+the report shows, every finding (compute, kernel fusion, system) P-numbered on the impact scale,
+with `saving_totals` and `failed_categories`. TraceLens's compute-only lists (its `priorities`,
+i.e. the report's Top Operations rows, `recommendations`, `findings`, `all_estimates`) sit
+together under `tracelens_compute`, in the reference layout, so a consumer reading the obvious
+key gets the report's P1 and never a compute-only rank (docs/deviations.md). A document in the
+earlier layout (TraceLens's lists at the top, the ranking under `items`) still reads.
+
+The TraceLens lists carry three fixes:
 
 * `recommendations[].operation_count` is the sum of `member_count` over the quantified findings
   rolled up into that row (the reference summed a key findings never carry, so it was always 0).
@@ -118,18 +125,62 @@ class FailedCategory(BaseModel):
     message: str
 
 
+TRACELENS_KEY = "tracelens_compute"
+TRACELENS_LISTS = ("priorities", "recommendations", "findings", "all_estimates")
+
+
+def earlier_layout(data: Mapping[str, Any]) -> bool:
+    """Whether a document was written before the ranking took the `priorities` key: the
+    ranking under `items`, TraceLens's lists at the top level."""
+    if TRACELENS_KEY in data:
+        return False
+    return "items" in data or any(k in data for k in TRACELENS_LISTS[1:])
+
+
+def current_layout(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The document in the current layout (a copy; the earlier layout moved over)."""
+    if not earlier_layout(data):
+        return dict(data)
+    moved = dict(data)
+    compute = {k: moved.pop(k) for k in TRACELENS_LISTS if k in moved}
+    moved["priorities"] = moved.pop("items", [])
+    return {**moved, TRACELENS_KEY: compute}
+
+
+class TraceLensCompute(BaseModel):
+    """TraceLens's compute-only lists, in its layout: `priorities` are the Top Operations rows
+    (categories ranked by summed roofline saving, then the time-heavy ones without a finding)."""
+
+    priorities: list[RollupPriority | FallbackPriority] = []
+    recommendations: list[Recommendation] = []
+    findings: list[RankedFinding] = []
+    all_estimates: list[dict[str, Any]] = []
+
+
 class PriorityData(BaseModel):
     baseline_ms: float
-    priorities: list[RollupPriority | FallbackPriority]
-    recommendations: list[Recommendation]
-    findings: list[RankedFinding]
-    all_estimates: list[dict[str, Any]]
-    failed_categories: list[FailedCategory]
     # every finding (compute, fusion, system) on one scale, numbered once for the report
-    items: list[PriorityItem] = []
+    priorities: list[PriorityItem] = []
     saving_totals: SavingTotals | None = None
     # why nothing is ranked (a window too short to rank, impact_scale.nothing_to_rank)
     nothing_to_rank: str | None = None
+    failed_categories: list[FailedCategory] = []
+    tracelens_compute: TraceLensCompute = TraceLensCompute()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_earlier_layout(cls, data: Any) -> Any:
+        return current_layout(data) if isinstance(data, Mapping) else data
+
+    @property
+    def items(self) -> list[PriorityItem]:
+        """The ranking (`priorities`), under the name earlier code used."""
+        return self.priorities
+
+    @property
+    def top_operations(self) -> list[RollupPriority | FallbackPriority]:
+        """TraceLens's `priorities`: the report's Top Operations rows."""
+        return self.tracelens_compute.priorities
 
 
 @dataclass
@@ -195,20 +246,22 @@ def priority_data(
     for index, finding in enumerate(findings, start=1):
         finding.global_rank = index
 
-    priorities, recommendations = _rollup_rows(findings, display, max_recommendations)
-    priorities += _fallback_rows(manifest, findings, display, start=len(priorities) + 1)
+    top_ops, recommendations = _rollup_rows(findings, display, max_recommendations)
+    top_ops += _fallback_rows(manifest, findings, display, start=len(top_ops) + 1)
     reason = nothing_to_rank(gpu)
     items = [] if reason else rank_items(candidates(metrics, gpu, display), baseline_ms)
     return PriorityData(
         baseline_ms=baseline_ms,
-        priorities=priorities,
-        recommendations=recommendations,
-        findings=findings,
-        all_estimates=all_estimates,
-        failed_categories=failed,
-        items=items,
+        priorities=items,
         saving_totals=totals(items, gpu, shared_kernels(metrics, items)),
         nothing_to_rank=reason,
+        failed_categories=failed,
+        tracelens_compute=TraceLensCompute(
+            priorities=top_ops,
+            recommendations=recommendations,
+            findings=findings,
+            all_estimates=all_estimates,
+        ),
     )
 
 

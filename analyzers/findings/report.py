@@ -8,7 +8,7 @@ see, optional Warnings, Compute Kernel Optimizations, Kernel Fusion Opportunitie
 
 Choices:
 
-* Every finding is ranked once, on one scale: ``priority_data.items`` gives each its
+* Every finding is ranked once, on one scale: ``priority_data.priorities`` gives each its
   P-number, and cards keep their section but carry that number (report_cards.py).
 * The plot is linked, not inlined: ``![Performance breakdown](perf_improvement.png)`` next to
   ``analysis.md``. Without a PNG the Executive Summary says so in a sentence (no placeholder).
@@ -159,7 +159,7 @@ def _system_clear(run: ReportInputs) -> str:
 def compose_report(run: ReportInputs) -> str:
     """The complete ``analysis.md`` text (see the module docstring); the model's prose, when
     given, replaces the summary paragraph code writes."""
-    placed = placed_cards(run.priorities.items, run.findings, run.metrics)
+    placed = placed_cards(run.priorities.priorities, run.findings, run.metrics)
     by_tier = {t: sorted((p for p in placed if p.tier == t), key=lambda p: p.number)
                for t in INSIGHTS}  # fmt: skip
     cards = {t: [_card_text(p) for p in ps] for t, ps in by_tier.items()}

@@ -1,5 +1,6 @@
 """The report checks against ``priority_data.json`` (docs/analysis.md#validation): R1–R3 (one
-card per item, in its section, with its numbers), R4 (Top Operations rows) and R6 (the
+card per item of ``priorities``, in its section, with its numbers), R4 (Top Operations rows,
+one per ``tracelens_compute.priorities`` entry) and R6 (the
 Priorities table and total). ``ReportProblem`` is the problem every report rule returns."""
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from rooflens.analyzers.findings.contract import (
     is_separator,
     split_row,
 )
+from rooflens.analyzers.findings.priorities import TRACELENS_KEY, current_layout
 from rooflens.analyzers.findings.report_cards import ms
 
 
@@ -70,8 +72,9 @@ def _cards(lines: list[str], sections: dict, markers: dict) -> tuple[dict, list[
 
 
 def priorities_problems(lines, sections, markers, priority: dict) -> list[ReportProblem]:
-    """R1–R4 and R6 against ``priority_data.json``."""
-    items = [i for i in priority.get("items") or [] if isinstance(i, dict)]
+    """R1–R4 and R6 against ``priority_data.json`` (either layout, read as the current one)."""
+    priority = current_layout(priority)
+    items = [i for i in priority.get("priorities") or [] if isinstance(i, dict)]
     cards, probs = _cards(lines, sections, markers)
     for k, item in enumerate(items, 1):
         probs += _item_problems(k, item, cards, sections)
@@ -79,9 +82,9 @@ def priorities_problems(lines, sections, markers, priority: dict) -> list[Report
     tops = [n for n, m in markers.items() if compute and compute[0] <= n <= compute[1]
             and m.kind == "top_ops"]  # fmt: skip
     if tops and compute:
-        probs += _top_ops_problems(
-            lines, tops[0], compute[1], len(priority.get("priorities") or [])
-        )
+        compute_lists = priority.get(TRACELENS_KEY)
+        rows = compute_lists.get("priorities") if isinstance(compute_lists, dict) else None
+        probs += _top_ops_problems(lines, tops[0], compute[1], len(rows or []))
     probs += _priority_table(lines, sections.get("Priorities"), items, priority)
     return probs
 
@@ -91,13 +94,13 @@ def _item_problems(k: int, item: dict, cards: dict, sections: dict) -> list[Repo
     where = KIND_SECTIONS.get(str(item.get("kind")), "")
     number = item.get("p_number")
     if number != k:
-        return [ReportProblem("R1", 1, f"priority_data.json items[{k - 1}].p_number={number} "
+        return [ReportProblem("R1", 1, f"priority_data.json priorities[{k - 1}].p_number={number} "
                               f"!= {k}: regenerate priority_data.json.")]  # fmt: skip
     if k not in cards or cards[k][0] != where:
         line = sections.get(where, (1, 1))[0]
         return [ReportProblem("R1", line, f"no '### P{k}:' card under '## {where}' for "
-                              f"priority_data.json items[{k - 1}] ({item.get('title')}): write "
-                              "one card per item, numbered with its p_number.")]  # fmt: skip
+                              f"priority_data.json priorities[{k - 1}] ({item.get('title')}): "
+                              "write one card per item, numbered with its p_number.")]  # fmt: skip
     _, n, marker = cards[k]
     probs = []
     if marker.get("p") != str(k) or marker.get("category") != item.get("category"):
@@ -106,7 +109,7 @@ def _item_problems(k: int, item: dict, cards: dict, sections: dict) -> list[Repo
                 "R2",
                 n,
                 f"P{k}'s p_item marker has p={marker.get('p')} "
-                f"category={marker.get('category')}; items[{k - 1}] has "
+                f"category={marker.get('category')}; priorities[{k - 1}] has "
                 f"p_number={k} category={item.get('category')}: copy them.",
             )
         )
@@ -127,7 +130,7 @@ def _item_problems(k: int, item: dict, cards: dict, sections: dict) -> list[Repo
                     "R3",
                     n,
                     f"P{k}'s p_item marker {attr}={marker.get(attr)}"
-                    f" != items[{k - 1}] {value}: copy the number.",
+                    f" != priorities[{k - 1}] {value}: copy the number.",
                 )
             )
     return probs
@@ -176,7 +179,7 @@ def _top_ops_problems(lines, start: int, last: int, want: int) -> list[ReportPro
             "R4",
             start,
             f"Top Operations table has {data} data rows "
-            f"but priority_data.json::priorities has {want} entries: "
+            f"but priority_data.json::{TRACELENS_KEY}.priorities has {want} entries: "
             "write one row per priority, in order.",
         )
     ]

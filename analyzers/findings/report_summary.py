@@ -24,6 +24,13 @@ from rooflens.analyzers.findings.report_compare import (
     point_difference,
     slower_sentence,
 )
+from rooflens.analyzers.findings.report_numbers import (
+    RANK_HEAD,
+    RANK_NOTE,
+    idle_counts,
+    same_idle,
+    workbook_note,
+)
 from rooflens.analyzers.findings.report_prose import ReportProse
 from rooflens.analyzers.findings.system_compare import idle_sentence
 from rooflens.analyzers.markdown_text import md_cell, md_table_cell
@@ -56,6 +63,8 @@ class ReportInputs:
     platform: Platform | None = None
     health: tuple[HealthWarning, ...] | None = None  # the trace's health warnings
     comparison: ReportComparison | None = None  # trace 2, in a comparative run
+    # the workbook's ops_summary_by_category: op category (lower case) -> (calls, ms)
+    workbook: Mapping[str, tuple[int, float]] | None = None
 
     @property
     def util(self) -> GpuUtilization:
@@ -184,7 +193,7 @@ def executive_summary(run: ReportInputs, prose: ReportProse | None = None) -> st
 
 
 def _paragraph(run: ReportInputs) -> str:
-    items, totals = run.priorities.items, run.priorities.saving_totals
+    items, totals = run.priorities.priorities, run.priorities.saving_totals
     if not items:
         return run.priorities.nothing_to_rank or (
             "No finding has an estimated saving: nothing in this window is ranked."
@@ -236,13 +245,34 @@ def _facts(run: ReportInputs) -> str:
         f"{part(u.computation_time_percent)}, exposed communication "
         f"{part(u.exposed_comm_time_percent)}, exposed copies "
         f"{part(u.exposed_memcpy_time_percent)}.",
-        f"- **GPU idle**: {part(u.idle_time_percent)}.",
+        f"- **GPU idle**: {part(u.idle_time_percent)}{_idle_counted(run)}.",
     ]
-    top = [i for i in run.priorities.items if i.saving is not None][:3]
+    top = [i for i in run.priorities.priorities if i.saving is not None][:3]
     if top:
         lines.append("- **Top fixes**:")
         lines += [f"  - P{i.p_number}: {i.title} — could save {saving_text(i)}" for i in top]
     return "\n".join(lines)
+
+
+def _idle_counted(run: ReportInputs) -> str:
+    """How much of the window's idle each idle item among the top fixes counts, when it is not
+    all of it ("; P1 counts 32.59 ms of it: input pipeline (DataLoader), in the steady-state
+    iterations"): one idle figure, the parts said in words (docs/analysis.md#the-report)."""
+    idle = run.metrics.get("cpu_idle")
+    host = idle.host_side if isinstance(idle, CpuIdleMetrics) else None
+    whole = run.util.total_time_ms * run.util.idle_time_percent / 100
+    parts = []
+    for item in [i for i in run.priorities.priorities if i.saving is not None][:3]:
+        size = item.saving.cap_ms if item.category == "cpu_idle" and item.saving else None
+        if size is None or same_idle(whole, size):
+            continue
+        causes = host.idle_causes if host is not None and host.host_recorded else []
+        k = (item.source_rank or 0) - 1
+        cause = causes[k] if 0 <= k < len(causes) else None
+        label = cause.label if cause is not None else "the idle this item is priced on"
+        steady = cause is not None and cause.steady_ms is not None
+        parts.append(idle_counts(item.p_number, size, label, steady))
+    return "; " + "; ".join(parts) if parts else ""
 
 
 def iteration_line(iterations: IterationSummary | None) -> str | None:
@@ -276,7 +306,7 @@ PRIORITIES_HEAD = (
 
 def priorities_table(run: ReportInputs) -> str:
     """Every item, P1..Pn, with its saving, and what they could save together."""
-    items = run.priorities.items
+    items = run.priorities.priorities
     window = run.util.total_time_ms
     intro = (
         f"Every finding on one scale: what it could save of the analysed window "
@@ -371,7 +401,8 @@ def top_operations(run: ReportInputs) -> str:
     """The reference's Top Operations rows: time, share of compute time, calls (Ops) and
     unique shapes (the manifest's `ops_count`, the rows of the category table)."""
     rows = []
-    for p in run.priorities.priorities:
+    shown = []
+    for p in run.priorities.top_operations:
         cat = run.by_name.get(p.category)
         kernel_ms = cat.gpu_kernel_time_ms if cat else getattr(p, "gpu_kernel_time_ms", None)
         metrics = run.metrics.get(p.category)
@@ -388,10 +419,13 @@ def top_operations(run: ReportInputs) -> str:
         cells = (p.rank, md_cell(p.display_name), *times, run.compute_share(kernel_ms),
                  num(calls), num(cat.ops_count if cat else None))  # fmt: skip
         rows.append("| " + " | ".join(str(c) for c in cells) + f" | {tail}")
+        shown.append((p.category, p.display_name, calls, kernel_ms))
     times_head = ["Time (ms)"]
     if run.comparison is not None:
         times_head = ["Trace 1 Time (ms)", "Trace 2 Time (ms)", f"{DIFF_HEAD}, ms"]
-    columns = ["Rank", "Category", *times_head, "% of Compute Time", "Ops", "Unique shapes"]
+    columns = [RANK_HEAD, "Category", *times_head, "% of Compute Time", "Ops", "Unique shapes"]
     head = f"| {' | '.join(columns)} |\n|{' --- |' * len(columns)}"
     body = "\n".join([head, *rows])
-    return f"### Top Operations\n\n<!-- impact-begin kind=top_ops -->\n{body}\n<!-- impact-end -->"
+    note = RANK_NOTE if run.workbook is None or not shown else workbook_note(shown, run.workbook)
+    block = f"<!-- impact-begin kind=top_ops -->\n{body}\n<!-- impact-end -->"
+    return f"### Top Operations\n\n{block}\n\n{note}"

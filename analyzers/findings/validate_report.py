@@ -16,19 +16,22 @@ V6  every Args / Args (T1) cell is one of the ``operations[].args`` of the metri
 V7  Kernel Fusion ``**Impact**`` lines give the saving (with the perf-model coverage in
     standalone runs, without in comparative ones); the scope is read from the
     manifest, then the ``comparison_scope`` argument, else standalone.
-R1  every ``priority_data.items`` entry k has one ``### P<k>:`` card in the section of its kind
+R1  every ``priority_data.priorities`` entry k has one ``### P<k>:`` card in the section of its kind
     (compute, kernel fusion, system); no P-number is used twice.
 R2  that card's ``kind=p_item`` marker has ``p`` = k and the item's ``category``.
 R3  its low/mid/high equal the item's percent_low/mid/high, its low_ms/mid_ms/high_ms the
     item's saving.
-R4  the ``kind=top_ops`` block has one data row per ``priority_data.priorities`` entry.
+R4  the ``kind=top_ops`` block has one data row per ``tracelens_compute.priorities`` entry.
+R7–R9  one idle figure, Top Operations against the workbook's ``ops_summary_by_category``, the
+    rank column naming its order (report_numbers.py).
 R6  the Priorities table lists P1..Pn in order, and the section states the saving_totals mid.
 R5  each Insights subsection has as many ``#### P<N>:`` headings as reasoning-candidates of its
     tier.
 M1–M5  marker pairing, ``kind=``, known kinds, required attrs, all-null or all-numeric values.
 M6  a ``kind=top_ops`` marker is present (mandatory).
 
-R1–R4 and R6 are skipped when ``priority_data.json`` is missing or unreadable.
+R1–R4, R6 and R7–R9 are skipped when ``priority_data.json`` is missing or unreadable; R8
+when the workbook's ``ops_summary_by_category.csv`` is.
 """
 
 from __future__ import annotations
@@ -48,8 +51,14 @@ from rooflens.analyzers.findings.contract import (
     parse_attrs,
     split_row,
 )
+from rooflens.analyzers.findings.priorities import current_layout
 from rooflens.analyzers.findings.report import INSIGHTS, REPORT_NAME, SECTIONS
 from rooflens.analyzers.findings.report_checks import ReportProblem, priorities_problems
+from rooflens.analyzers.findings.report_numbers import (
+    idle_problems,
+    read_workbook,
+    top_ops_problems,
+)
 from rooflens.analyzers.findings.validate import _check_marker
 from rooflens.analyzers.markdown_text import md_cell_lines, plain_line, without_code_spans
 
@@ -256,6 +265,18 @@ def _insights(lines: list[str], span) -> list[ReportProblem]:
     return probs
 
 
+def _numbers(lines, sections, markers, priority: dict, run_dir: Path) -> list[ReportProblem]:
+    """R7–R9: one idle figure, Top Operations against the workbook, the rank's order."""
+    probs = idle_problems(lines, sections.get("Executive Summary"), priority)
+    begins = sorted(n for n, m in markers.items() if m.kind == "top_ops")
+    if begins:
+        end = next((n for n in range(begins[0] + 1, len(lines) + 1)
+                    if END_RE.match(lines[n - 1])), None)  # fmt: skip
+        if end is not None:
+            probs += top_ops_problems(lines, (begins[0], end), priority, read_workbook(run_dir))
+    return probs
+
+
 def validate_report_text(
     text: str, run_dir: Path, comparison_scope: str | None = None
 ) -> list[ReportProblem]:
@@ -283,6 +304,7 @@ def validate_report_text(
     priority = _load(run_dir / "priority_data.json")
     if isinstance(priority, dict):
         probs += priorities_problems(lines, sections, markers, priority)
+        probs += _numbers(lines, sections, markers, current_layout(priority), run_dir)
     probs += _insights(lines, sections.get("Detailed Analysis"))
     return sorted(probs, key=lambda p: (p.line, p.rule))
 

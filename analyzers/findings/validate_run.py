@@ -12,10 +12,12 @@
 * ``priority_check`` — ``priority_data.json`` invariants INV1 (findings sorted by impact_score
   desc), INV2 (``global_rank == i+1``), INV3 (``priorities[i].rank == i+1``), INV7′
   (``findings_rollup`` rows: impact_score ≈ Σ quantified findings of the category, tol 0.02),
-  and on the one impact scale: INV8 (``items[i].p_number == i+1``), INV9 (quantified items
+  all four on ``tracelens_compute``; on the one impact scale, ``priorities``: INV8
+  (``priorities[i].p_number == i+1``), INV9 (quantified items
   before unquantified ones, each by mid saving descending), INV10 (0 ≤ low ≤ mid ≤ high ≤ cap,
   ``percent_mid`` = mid ms / window) and INV11 (``saving_totals`` take no more from a pool
-  than it holds, nor more than the window).
+  than it holds, nor more than the window); INV12 (the layout: ``priorities`` the
+  P-numbered ranking the report shows, TraceLens's lists under ``tracelens_compute``).
 * ``efficiency_check`` — the check the reference only promises: every standalone
   ``operations[]`` entry of ``category_data/*_metrics.json`` whose
   ``efficiency.efficiency_percent`` is above 110, or flagged anomalous, is listed; WARN when
@@ -34,6 +36,7 @@ from pydantic import BaseModel, Field
 from rooflens.analyzers import layout
 from rooflens.analyzers.findings.contract import Tier
 from rooflens.analyzers.findings.drafts import tier_for
+from rooflens.analyzers.findings.priorities import TRACELENS_KEY, current_layout, earlier_layout
 
 TIME_TOLERANCE_PCT = 2.0
 SCORE_TOLERANCE = 0.02
@@ -148,9 +151,12 @@ def _priority_check(run_dir: Path) -> Check:
     if problem or not isinstance(data, dict):
         reason = problem or f"expected a JSON object, got {type(data).__name__}"
         return _check([f"{PRIORITY_DATA} {reason}: regenerate it with the priorities step."])
-    findings = [f for f in data.get("findings") or [] if isinstance(f, dict)]
-    priorities = [p for p in data.get("priorities") or [] if isinstance(p, dict)]
-    messages = []
+    messages = _layout_messages(data)
+    data = current_layout(data)
+    compute = data.get(TRACELENS_KEY)
+    compute = compute if isinstance(compute, dict) else {}
+    findings = [f for f in compute.get("findings") or [] if isinstance(f, dict)]
+    priorities = [p for p in compute.get("priorities") or [] if isinstance(p, dict)]
     scores = [_number(f.get("impact_score")) or 0.0 for f in findings]
     for i in range(1, len(scores)):
         if scores[i] > scores[i - 1]:
@@ -168,7 +174,7 @@ def _priority_check(run_dir: Path) -> Check:
     for i, row in enumerate(priorities):
         if row.get("rank") != i + 1:
             messages.append(
-                f"INV3: priorities[{i}].rank={row.get('rank')} != {i + 1}: "
+                f"INV3: {TRACELENS_KEY}.priorities[{i}].rank={row.get('rank')} != {i + 1}: "
                 "Top Operations ranks must follow list order; regenerate priority_data.json."
             )
     for row in priorities:
@@ -183,16 +189,35 @@ def _priority_check(run_dir: Path) -> Check:
         score = _number(row.get("impact_score"))
         if score is None or abs(score - expected) > SCORE_TOLERANCE + EPS:
             messages.append(
-                f"INV7': priorities[category={category}].impact_score={row.get('impact_score')}"
+                f"INV7': {TRACELENS_KEY}.priorities[category={category}].impact_score="
+                f"{row.get('impact_score')}"
                 f" != sum(findings[].impact_score)={expected:.2f} (tol {SCORE_TOLERANCE}): "
                 "the rollup and its findings disagree; regenerate priority_data.json."
             )
-    items = [i for i in data.get("items") or [] if isinstance(i, dict)]
+    items = [i for i in data.get("priorities") or [] if isinstance(i, dict)]
     messages += _item_messages(items, _number(data.get("baseline_ms")) or 0.0)
     totals = data.get("saving_totals")
     if isinstance(totals, dict):
         messages += _totals_messages(totals, _number(data.get("baseline_ms")) or 0.0)
     return _check(messages)
+
+
+def _layout_messages(data: dict[str, Any]) -> list[str]:
+    """INV12: `priorities` is the ranking the report shows (P-numbered items), TraceLens's
+    compute-only lists sit under `tracelens_compute`, and nothing else holds either."""
+    if earlier_layout(data):
+        return [f"INV12: {PRIORITY_DATA} is in the earlier layout (the ranking under 'items', "
+                "TraceLens's compute-only lists at the top): a reader of 'priorities' gets a "
+                f"compute-only rank, not the report's P1; regenerate {PRIORITY_DATA}."]  # fmt: skip
+    ranked = data.get("priorities")
+    if not isinstance(ranked, list) or not isinstance(data.get(TRACELENS_KEY), dict):
+        return [f"INV12: {PRIORITY_DATA} needs a 'priorities' list (the report's ranking) and a "
+                f"'{TRACELENS_KEY}' object (TraceLens's lists); regenerate it."]  # fmt: skip
+    unnumbered = [i for i, p in enumerate(ranked) if not isinstance(p, dict) or "p_number" not in p]
+    if unnumbered:
+        return [f"INV12: priorities[{unnumbered[0]}] has no p_number: 'priorities' holds the "
+                f"report's P-numbered items; regenerate {PRIORITY_DATA}."]  # fmt: skip
+    return []
 
 
 def _rank_key(item: dict[str, Any]) -> tuple[bool, float]:
@@ -208,13 +233,13 @@ def _item_messages(items: list[dict[str, Any]], window: float) -> list[str]:
     for i, item in enumerate(items):
         if item.get("p_number") != i + 1:
             messages.append(
-                f"INV8: items[{i}].p_number={item.get('p_number')} != {i + 1}: P-numbers must "
-                "follow list order; regenerate priority_data.json."
+                f"INV8: priorities[{i}].p_number={item.get('p_number')} != {i + 1}: P-numbers "
+                "must follow list order; regenerate priority_data.json."
             )
         if i and _rank_key(items[i - 1]) > _rank_key(item):
             messages.append(
-                f"INV9: items[{i}] ranks above items[{i - 1}] (quantified before unquantified,"
-                " then mid saving descending); regenerate priority_data.json."
+                f"INV9: priorities[{i}] ranks above priorities[{i - 1}] (quantified before "
+                "unquantified, then mid saving descending); regenerate priority_data.json."
             )
         messages += _saving_messages(i, item, window)
     return messages
@@ -226,21 +251,21 @@ def _saving_messages(i: int, item: dict[str, Any], window: float) -> list[str]:
     if item.get("estimate_method") == "unquantified":
         if item.get("saving") is None and item.get("unquantified_reason"):
             return []
-        return [f"INV10: items[{i}] is unquantified: it needs saving null and an "
+        return [f"INV10: priorities[{i}] is unquantified: it needs saving null and an "
                 "unquantified_reason; regenerate priority_data.json."]  # fmt: skip
     saving = item.get("saving") or {}
     values = [_number(saving.get(k)) for k in ("low_ms", "mid_ms", "high_ms", "cap_ms")]
     if any(v is None for v in values):
-        return [f"INV10: items[{i}].saving lacks low_ms, mid_ms, high_ms or cap_ms; "
+        return [f"INV10: priorities[{i}].saving lacks low_ms, mid_ms, high_ms or cap_ms; "
                 "regenerate priority_data.json."]  # fmt: skip
     low, mid, high, cap = (float(v or 0.0) for v in values)
     if not 0 <= low <= mid <= high <= cap + EPS:
-        return [f"INV10: items[{i}] saving low={low} mid={mid} high={high} cap={cap} ms: "
+        return [f"INV10: priorities[{i}] saving low={low} mid={mid} high={high} cap={cap} ms: "
                 "needs 0 <= low <= mid <= high <= cap; regenerate priority_data.json."]  # fmt: skip
     percent = _number(item.get("percent_mid"))
     if window > 0 and (percent is None or abs(percent - mid / window * 100) > SCORE_TOLERANCE):
-        return [f"INV10: items[{i}].percent_mid={item.get('percent_mid')} is not {mid} ms of "
-                f"the {window} ms window; regenerate priority_data.json."]  # fmt: skip
+        return [f"INV10: priorities[{i}].percent_mid={item.get('percent_mid')} is not {mid} "
+                f"ms of the {window} ms window; regenerate priority_data.json."]  # fmt: skip
     return []
 
 

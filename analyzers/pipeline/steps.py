@@ -44,6 +44,7 @@ from rooflens.analyzers.findings.plot import (
 from rooflens.analyzers.findings.priorities import PriorityData, priority_data
 from rooflens.analyzers.findings.report import ReportInputs, compose_report
 from rooflens.analyzers.findings.report_compare import ReportComparison
+from rooflens.analyzers.findings.report_numbers import workbook_figures
 from rooflens.analyzers.findings.report_prose import ReportProse
 from rooflens.analyzers.findings.submission import PItemProse, SubmitStatus, submit
 from rooflens.analyzers.findings.system_compare import system_comparison
@@ -361,6 +362,9 @@ class Pipeline:
                 platform=self.results.platform,
                 health=tuple(self.warnings() + self.trace2_warnings()),
                 comparison=self.report_comparison(),
+                workbook=workbook_figures(
+                    self.results.report.sheets.get("ops_summary_by_category")
+                ),
             )
         )
         self.results.report_text = text

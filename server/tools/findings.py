@@ -144,7 +144,7 @@ def priority_rows(data: PriorityData) -> list[r.PriorityRow]:
             percent_of_window=item.percent_mid,
             unquantified_reason=item.unquantified_reason,
         )
-        for item in data.items
+        for item in data.priorities
     ]
 
 

@@ -83,7 +83,7 @@ def test_the_report_validates_and_copies_the_priority_numbers(run: Path) -> None
     """Item k of priority_data.json is card Pk, in its kind's section, with its numbers."""
     assert validate_report(run) == []
     text = (run / "analysis.md").read_text(encoding="utf-8")
-    items = json.loads((run / "priority_data.json").read_text())["items"]
+    items = json.loads((run / "priority_data.json").read_text())["priorities"]
     markers = _card_markers(text)
     assert items and {i["kind"] for i in items} >= {"compute", "system"}
     for n, item in enumerate(items, 1):

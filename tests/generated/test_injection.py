@@ -74,7 +74,7 @@ def test_the_corpus_is_hostile_where_it_matters(run) -> None:
     metrics = json.loads((out / "category_data" / "gemm_metrics.json").read_text())
     ops = metrics["operations"]
     assert any(MARK in str(op.get("kernel_name_trunc")) for op in ops)
-    items = json.loads((out / "priority_data.json").read_text())["items"]
+    items = json.loads((out / "priority_data.json").read_text())["priorities"]
     assert any(MARK in item["title"] for item in items)
     if out.parent.name.startswith("injection_sample"):
         manifest = (out / "category_data" / "category_manifest.json").read_text(encoding="utf-8")
@@ -103,7 +103,7 @@ def test_the_report_keeps_the_structure_rooflens_wrote(run) -> None:
     assert [level for level, _ in found].count(1) == 1
     second = [name for level, name in found if level == 2]
     assert [s for s in second if s != "Warnings"] == list(SECTIONS)
-    items = json.loads((out / "priority_data.json").read_text())["items"]
+    items = json.loads((out / "priority_data.json").read_text())["priorities"]
     cards, section = [], None
     for level, name in found:
         if level == 2:

@@ -52,7 +52,7 @@ def test_every_item_has_one_card_with_its_numbers(run):
     """One P-number sequence across the report: item k is card Pk in its kind's section; the
     cards no item ranks come after, with no saving."""
     text = (run / "analysis.md").read_text(encoding="utf-8")
-    items = json.loads((run / "priority_data.json").read_text())["items"]
+    items = json.loads((run / "priority_data.json").read_text())["priorities"]
     markers = _card_markers(text)
     for n, item in enumerate(items, 1):
         marker = markers.pop(n)

@@ -113,7 +113,9 @@ def test_top_operations_give_trace_2_time_per_category(composed) -> None:
         for r in manifest.trace2_ops_summary_by_category or []
     }
     block = text.split("<!-- impact-begin kind=top_ops -->", 1)[1].split("<!-- impact-end -->")[0]
-    assert "| Rank | Category | Trace 1 Time (ms) | Trace 2 Time (ms) |" in block
+    assert (
+        "| Rank (by estimated saving) | Category | Trace 1 Time (ms) | Trace 2 Time (ms) |" in block
+    )
     by_display = {md_cell(c.display_name): c for c in manifest.categories}
     rows = [ln for ln in block.splitlines() if re.match(r"\| \d+ \|", ln)]
     assert rows
@@ -169,7 +171,7 @@ def test_qwen_attention_gap_is_counted_once(shared: Path, tmp_path: Path) -> Non
     source = shared / "reference" / "tracelens_compare" / pair
     text, _ = compose(source, tmp_path / "out")
     data = json.loads((tmp_path / "out" / "priority_data.json").read_text())
-    items = {i["p_number"]: i for i in data["items"]}
+    items = {i["p_number"]: i for i in data["priorities"]}
     fusion = next(p for p, i in items.items() if i["kind"] == "kernel_fusion")
     sdpa = next(p for p, i in items.items() if i["category"] == "sdpa_fwd")
     first, second = sorted((fusion, sdpa))

@@ -39,12 +39,12 @@ def test_no_compute_category_holds_a_copy(run: Path) -> None:
         with (run / entry["csv_file"]).open(encoding="utf-8") as handle:
             for row in csv.DictReader(handle):
                 assert "Memcpy" not in row["kernel_details_summary"], (entry["name"], row["name"])
-    for finding in _json(run, "priority_data.json")["findings"]:
+    for finding in _json(run, "priority_data.json")["tracelens_compute"]["findings"]:
         assert finding["category"] != "multi_kernel"
 
 
 def test_copies_are_one_item_judged_against_the_link(run: Path) -> None:
-    items = _json(run, "priority_data.json")["items"]
+    items = _json(run, "priority_data.json")["priorities"]
     on_copies = [i for i in items if i["saving"]["pool"] == "exposed_memcpy"]
     assert len(on_copies) == 1
     item = on_copies[0]

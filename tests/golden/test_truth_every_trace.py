@@ -101,7 +101,7 @@ def test_no_saving_from_an_unmodelled_or_anomalous_row(run: Path) -> None:
     """Every item with a saving comes from usable rows; the rest are unquantified items that
     say why, ranked last, in no total (docs/analysis.md#unquantified-items)."""
     out = run
-    items = _read(out, "priority_data.json")["items"]
+    items = _read(out, "priority_data.json")["priorities"]
     quantified = [i for i in items if i["saving"] is not None]
     assert items[: len(quantified)] == quantified  # unquantified items rank last
     for item in items:

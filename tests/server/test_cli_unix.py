@@ -108,7 +108,7 @@ def test_analyze_and_validate_json(trace, tmp_path, capsys) -> None:
     assert "gemm" in names and set(names) <= set(written["prepared_categories"])
     for category in written["categories"]:
         assert (out / category["findings_file"]).is_file()
-    items = json.loads((out / "priority_data.json").read_text())["items"]
+    items = json.loads((out / "priority_data.json").read_text())["priorities"]
     assert written["priorities"] == items and items[0]["p_number"] == 1
     assert written["report"] == "analysis.md" and written["plot"] == "perf_improvement.png"
 

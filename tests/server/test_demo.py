@@ -25,7 +25,7 @@ def test_demo_without_a_trace_validates_and_writes_its_summary_into_the_report(
     assert "Report validated: yes" in out
     assert "GPU utilisation" in out
     # the client's executive summary reached the report, built from the ranked priorities
-    items = json.loads((run / "priority_data.json").read_text())["items"]
+    items = json.loads((run / "priority_data.json").read_text())["priorities"]
     summary = executive_summary([{"p": i["p_number"], "category": i["category"]} for i in items])
     assert items and f"P1 ({items[0]['category']})" in summary
     assert f"P1. {items[0]['title']}" in out  # the ranked items, as the tool returned them

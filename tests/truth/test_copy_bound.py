@@ -47,7 +47,7 @@ def test_the_plan_is_what_the_docstring_says() -> None:
 
 
 def test_the_top_priority_is_the_copy_item_with_the_hand_computed_range(run: Path) -> None:
-    items = _json(run, "priority_data.json")["items"]
+    items = _json(run, "priority_data.json")["priorities"]
     top = items[0]
     assert (top["p_number"], top["category"], top["kind"]) == (1, "multi_kernel", "system")
     saving = top["saving"]
@@ -62,20 +62,20 @@ def test_the_top_priority_is_the_copy_item_with_the_hand_computed_range(run: Pat
 
 def test_copies_are_counted_in_one_item_only(run: Path) -> None:
     data = _json(run, "priority_data.json")
-    pools = [i["saving"]["pool"] for i in data["items"] if i["saving"] is not None]
+    pools = [i["saving"]["pool"] for i in data["priorities"] if i["saving"] is not None]
     on_copies = [pool for pool in pools if pool == "exposed_memcpy"]
     assert len(on_copies) == 1
     # the copy-only aten::copy_ rows left the compute categories: no elementwise category
     manifest = _json(run, "category_data/category_manifest.json")
     compute = {c["name"] for c in manifest["categories"] if c["tier"] == "compute_kernel"}
     assert compute == {"gemm"}
-    for finding in data["findings"]:
+    for finding in data["tracelens_compute"]["findings"]:
         assert all("copy" not in m["operation"] for m in finding["members"])
 
 
 def test_no_share_above_100_percent(run: Path) -> None:
     data = _json(run, "priority_data.json")
-    quantified = [item for item in data["items"] if item["saving"] is not None]
+    quantified = [item for item in data["priorities"] if item["saving"] is not None]
     assert quantified
     for item in quantified:
         assert 0 <= item["percent_low"] <= item["percent_mid"] <= item["percent_high"] <= 100

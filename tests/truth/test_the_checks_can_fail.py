@@ -42,7 +42,7 @@ def test_an_item_capped_beyond_its_pool_is_caught(view: RunView) -> None:
     top = view.priorities.items[0]
     saving = top.saving.model_copy(update={"cap_ms": 100.0})
     items = [top.model_copy(update={"saving": saving}), *view.priorities.items[1:]]
-    priorities = view.priorities.model_copy(update={"items": items})
+    priorities = view.priorities.model_copy(update={"priorities": items})
     (problem,) = cap_problems(dataclasses.replace(view, priorities=priorities))
     assert "capped by 100.000 ms" in problem
 

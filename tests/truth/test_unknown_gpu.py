@@ -171,7 +171,7 @@ def test_no_roofline_number_anywhere(run: Path) -> None:
 
 def test_no_item_has_a_roofline_based_saving(run: Path) -> None:
     priorities = load(run, layout.PRIORITIES)
-    compute = [i for i in priorities["items"] if i["kind"] == "compute"]
+    compute = [i for i in priorities["priorities"] if i["kind"] == "compute"]
     assert compute, "the unmodelled ops still get their (unquantified) items"
     assert {i["estimate_method"] for i in compute} == {"unquantified"}
     assert all(i["saving"] is None for i in compute)
@@ -185,7 +185,9 @@ def test_no_item_has_a_roofline_based_saving(run: Path) -> None:
 
 def test_kernel_fusion_is_estimated_by_time_alone(analysed) -> None:
     trace, run, _ = analysed
-    (item,) = [i for i in load(run, layout.PRIORITIES)["items"] if i["kind"] == "kernel_fusion"]
+    (item,) = [
+        i for i in load(run, layout.PRIORITIES)["priorities"] if i["kind"] == "kernel_fusion"
+    ]
     assert item["title"] == "Fuse `MLP` (3 kernels)"
     # the GELU is a GEMM epilogue: fusing saves its share of the first instance's kernel time,
     # applied to the time the eight instances took (when below the first one times eight)

@@ -114,7 +114,7 @@ def test_one_bar_per_item_in_p_order() -> None:
 
 def test_long_titles_are_shortened_on_their_bar() -> None:
     long = _candidate("gemm", "compute", 2.0).model_copy(update={"title": "GEMM " * 30})
-    (bar,) = read_savings(RANKED.model_copy(update={"items": rank_items([long], 100.0)}))
+    (bar,) = read_savings(RANKED.model_copy(update={"priorities": rank_items([long], 100.0)}))
     assert bar.label.startswith("P1 GEMM GEMM") and bar.label.endswith("…")
     assert len(bar.label) <= len("P1 ") + 48
 

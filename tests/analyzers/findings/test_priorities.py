@@ -108,8 +108,11 @@ def test_estimates_and_findings_in_filename_order() -> None:
     }
     data = priority_data(run_manifest([compute("gemm", 1.0), compute("sdpa", 1.0)]), metrics)
     assert data.baseline_ms == 100.0
-    assert [e["operation"] for e in data.all_estimates] == ["idle", "g", "f", "s"]
-    got = [(f.category, f.category_rank, f.global_rank, f.impact_score) for f in data.findings]
+    assert [e["operation"] for e in data.tracelens_compute.all_estimates] == ["idle", "g", "f", "s"]
+    got = [
+        (f.category, f.category_rank, f.global_rank, f.impact_score)
+        for f in data.tracelens_compute.findings
+    ]
     # ties keep the filename order: gemm's second finding before sdpa's
     assert got == [("gemm", 1, 1, 3.0), ("gemm", 2, 2, 2.0), ("sdpa", 1, 3, 2.0)]
     assert data.failed_categories == []
@@ -118,7 +121,7 @@ def test_estimates_and_findings_in_filename_order() -> None:
 def test_finding_dump_renames_rank_and_keeps_key_order() -> None:
     other = ok("other", [finding(1.5, method="heuristic"), finding(0.9, 2)])
     data = priority_data(run_manifest([compute("other", 1.0)]), {"other": other})
-    dumped = data.model_dump(mode="json")["findings"]
+    dumped = data.model_dump(mode="json")["tracelens_compute"]["findings"]
     heuristic, quantified = dumped
     assert list(heuristic)[-4:] == ["members", "category", "category_rank", "global_rank"]
     assert "rank" not in heuristic
@@ -136,16 +139,32 @@ def test_rollup_sums_quantified_only_and_caps() -> None:
         rows.append(finding(50.0, 3, method="heuristic"))  # mixed: not in the rollup sum
         metrics[name] = ok(name, rows)
     data = priority_data(the_manifest, metrics)
-    assert [p.category for p in data.priorities] == ["c7", "c6", "c5", "c4", "c3", "c2"]
-    top = data.priorities[0]
+    assert [p.category for p in data.tracelens_compute.priorities] == [
+        "c7",
+        "c6",
+        "c5",
+        "c4",
+        "c3",
+        "c2",
+    ]
+    top = data.tracelens_compute.priorities[0]
     assert (top.rank, top.display_name, top.source) == (1, "C7", "findings_rollup")
     assert (top.impact_score, top.impact_score_low, top.impact_score_high) == (8.11, 6.08, 10.14)
-    assert [r.category for r in data.recommendations] == ["c7", "c6", "c5", "c4", "c3", "c2"]
-    assert {r.operation_count for r in data.recommendations} == {5}  # fix (a): 2 + 3
+    assert [r.category for r in data.tracelens_compute.recommendations] == [
+        "c7",
+        "c6",
+        "c5",
+        "c4",
+        "c3",
+        "c2",
+    ]
+    assert {r.operation_count for r in data.tracelens_compute.recommendations} == {
+        5
+    }  # fix (a): 2 + 3
     capped = priority_data(the_manifest, metrics, max_recommendations=2)
-    assert [p.category for p in capped.priorities] == ["c7", "c6"]
-    assert capped.priorities[1].rank == 2
-    assert len(capped.recommendations) == 2
+    assert [p.category for p in capped.tracelens_compute.priorities] == ["c7", "c6"]
+    assert capped.tracelens_compute.priorities[1].rank == 2
+    assert len(capped.tracelens_compute.recommendations) == 2
 
 
 def test_heuristic_only_category_gets_row_between_rollup_and_fallback() -> None:
@@ -159,16 +178,20 @@ def test_heuristic_only_category_gets_row_between_rollup_and_fallback() -> None:
         "triton": ok("triton", [finding(7.0, method="heuristic")]),
     }
     data = priority_data(the_manifest, metrics)
-    rows = [(p.rank, p.category, p.impact_score, p.source) for p in data.priorities]
+    rows = [
+        (p.rank, p.category, p.impact_score, p.source) for p in data.tracelens_compute.priorities
+    ]
     assert rows == [
         (1, "gemm", 0.6, "findings_rollup"),
         (2, "triton", 7.0, "findings_heuristic"),
         (3, "other", 4.2, "findings_heuristic"),
         (4, "ew", None, "manifest_fallback"),
     ]
-    assert data.priorities[2].impact_score_low == 3.15  # 2.25 + 0.9
-    assert [(r.category, r.operation_count) for r in data.recommendations] == [("gemm", 4)]
-    dumped = data.model_dump(mode="json")["priorities"]
+    assert data.tracelens_compute.priorities[2].impact_score_low == 3.15  # 2.25 + 0.9
+    assert [(r.category, r.operation_count) for r in data.tracelens_compute.recommendations] == [
+        ("gemm", 4)
+    ]
+    dumped = data.model_dump(mode="json")["tracelens_compute"]["priorities"]
     assert list(dumped[1]) == [
         "rank",
         "category",
@@ -205,14 +228,16 @@ def test_manifest_fallback_threshold_and_order() -> None:
         "big": ok("big", [], [estimate("b", 0.2)]),  # estimates but no finding
     }
     data = priority_data(the_manifest, metrics)
-    rows = [(p.rank, p.category, p.display_name, p.source) for p in data.priorities]
+    rows = [
+        (p.rank, p.category, p.display_name, p.source) for p in data.tracelens_compute.priorities
+    ]
     assert rows == [
         (1, "found", "found", "findings_rollup"),
         (2, "big", "Big", "manifest_fallback"),
         (3, "no_metrics", "no_metrics", "manifest_fallback"),
         (4, "edge", "edge", "manifest_fallback"),
     ]
-    assert data.priorities[1].gpu_kernel_time_ms == 30.0
+    assert data.tracelens_compute.priorities[1].gpu_kernel_time_ms == 30.0
 
 
 def test_failed_metrics_are_listed_not_used() -> None:
@@ -238,8 +263,8 @@ def test_failed_metrics_are_listed_not_used() -> None:
     assert messages["kernel_fusion"] == "metrics status is NO_DATA"
     assert messages["multi_kernel"] == "the run has no multi-kernel data"
     # the usable metrics still contribute; the failed ones contribute nothing
-    assert [e["operation"] for e in data.all_estimates] == ["kept"]
-    assert [p.category for p in data.priorities] == ["norm"]
+    assert [e["operation"] for e in data.tracelens_compute.all_estimates] == ["kept"]
+    assert [p.category for p in data.tracelens_compute.priorities] == ["norm"]
 
 
 def test_write_priority_data_round_trip(tmp_path: Path) -> None:
@@ -252,16 +277,44 @@ def test_write_priority_data_round_trip(tmp_path: Path) -> None:
     assert list(loaded) == [
         "baseline_ms",
         "priorities",
-        "recommendations",
-        "findings",
-        "all_estimates",
-        "failed_categories",
-        "items",
         "saving_totals",
         "nothing_to_rank",
+        "failed_categories",
+        "tracelens_compute",
     ]
+    lists = loaded["tracelens_compute"]
+    assert list(lists) == ["priorities", "recommendations", "findings", "all_estimates"]
     assert loaded == data.model_dump(mode="json")
     assert type(data).model_validate(loaded) == data  # the document parses back
-    assert loaded["recommendations"][0]["operation_count"] == 3
-    assert loaded["recommendations"][0]["type"] == "kernel_tuning"
+    assert lists["recommendations"][0]["operation_count"] == 3
+    assert lists["recommendations"][0]["type"] == "kernel_tuning"
+    # `priorities` is the ranking the report shows, P-numbered on the impact scale
+    assert [p["p_number"] for p in loaded["priorities"]] == [1]
+    assert loaded["priorities"][0]["category"] == "gemm"
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_the_obvious_key_is_the_report_ranking() -> None:
+    """An idle GPU worth more than every kernel is P1 in `priorities`; TraceLens's
+    compute-only rank (gemm first) sits under `tracelens_compute`, never at the top."""
+    the_manifest = run_manifest([compute("gemm", 1.0)])
+    the_manifest.gpu_utilization.idle_time_percent = 60.0
+    metrics: dict[str, Metrics] = {
+        "gemm": ok("gemm", [finding(2.0, members=3)], [estimate("g", 2.0)]),
+        "cpu_idle": CpuIdleMetrics(status="OK", idle_flagged=True),
+    }
+    dumped = priority_data(the_manifest, metrics).model_dump(mode="json")
+    assert dumped["priorities"][0]["category"] == "cpu_idle"
+    assert dumped["priorities"][0]["p_number"] == 1
+    assert dumped["tracelens_compute"]["priorities"][0]["category"] == "gemm"
+    assert "items" not in dumped and "findings" not in dumped
+
+
+def test_a_document_in_the_earlier_layout_reads(tmp_path: Path) -> None:
+    the_manifest = run_manifest([compute("gemm", 1.0)])
+    data = priority_data(the_manifest, {"gemm": ok("gemm", [finding(2.0)], [estimate("g", 2)])})
+    dumped = data.model_dump(mode="json")
+    earlier = {"baseline_ms": dumped["baseline_ms"], **dumped.pop("tracelens_compute"),
+               "failed_categories": [], "items": dumped["priorities"],
+               "saving_totals": dumped["saving_totals"]}  # fmt: skip
+    assert type(data).model_validate(earlier) == data

@@ -9,6 +9,7 @@ from dataclasses import replace
 import pytest
 
 from rooflens.analyzers import layout
+from rooflens.analyzers.findings.priorities import TraceLensCompute
 from rooflens.analyzers.findings.report import compose_report
 from rooflens.analyzers.findings.validate_report import validate_report, validate_report_text
 from rooflens.analyzers.pipeline.folder import RunFolder
@@ -83,7 +84,7 @@ def test_priorities_table_lists_every_item_and_the_total(run):
 
 def test_no_findings_gives_clear_sections(run):
     empty = run.inputs.priorities.model_copy(
-        update={"findings": [], "priorities": [], "failed_categories": [], "items": []}
+        update={"priorities": [], "failed_categories": [], "tracelens_compute": TraceLensCompute()}
     )
     RunFolder(run.folder).write_priorities(empty)
     compute_only = {k: v for k, v in run.inputs.findings.items() if k in ("gemm", "elementwise")}

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from rooflens.analyzers.findings.priorities import current_layout
 from rooflens.analyzers.findings.validate_run import validate_run
 
 COMPUTE = ("gemm", "elementwise")
@@ -41,6 +42,7 @@ def make_run(
     skip_findings: tuple[str, ...] = (),
     priority: dict | None = None,
     operations: list[dict] | None = None,
+    earlier: bool = False,
 ) -> Path:
     run = tmp_path / "run"
     categories = [
@@ -67,6 +69,8 @@ def make_run(
             ],
             "priorities": [_rollup("gemm", 4.5, 1), _rollup("elementwise", 2.0, 2)],
         }
+    if isinstance(priority, dict) and not earlier:  # the tests write the lists; this layout
+        priority = current_layout(priority)
     _write(run / "priority_data.json", priority)
     ops = operations if operations is not None else [_op("aten::mm", 80.0)]
     _write(
@@ -225,7 +229,7 @@ def test_inv3_priority_rank(tmp_path: Path) -> None:
     check = validate_run(make_run(tmp_path, priority=priority)).priority_check
     assert check.status == "WARN"
     assert len(check.messages) == 1
-    assert check.messages[0].startswith("INV3: priorities[1].rank=3 != 2")
+    assert check.messages[0].startswith("INV3: tracelens_compute.priorities[1].rank=3 != 2")
 
 
 @pytest.mark.parametrize(
@@ -245,7 +249,7 @@ def test_inv7_tolerance_edge(tmp_path: Path, rollup_score: float, status: str) -
     assert check.status == status
     if status == "WARN":
         assert check.messages == [
-            f"INV7': priorities[category=gemm].impact_score={rollup_score} "
+            f"INV7': tracelens_compute.priorities[category=gemm].impact_score={rollup_score} "
             "!= sum(findings[].impact_score)=4.50 (tol 0.02): the rollup and its findings "
             "disagree; regenerate priority_data.json."
         ]
@@ -397,3 +401,20 @@ def test_efficiency_ignores_comparative_and_unreadable_metrics(tmp_path: Path) -
     )
     _write(run / "category_data" / "other_metrics.json", "{broken")
     assert validate_run(run).efficiency_check.status == "PASS"
+
+
+def test_inv12_the_earlier_layout_is_caught(tmp_path: Path) -> None:
+    """A document whose `priorities` are TraceLens's compute-only rows (the ranking under
+    `items`) misleads a reader of the obvious key: INV12."""
+    priority = _with_items([_item(1, 40.0, pool="idle")])
+    check = validate_run(make_run(tmp_path, priority=priority, earlier=True)).priority_check
+    assert check.status == "WARN"
+    assert [m.split(":")[0] for m in check.messages] == ["INV12"]
+    assert "a reader of 'priorities' gets a compute-only rank" in check.messages[0]
+
+
+def test_inv12_priorities_hold_the_p_numbered_items(tmp_path: Path) -> None:
+    priority = {"baseline_ms": 200.0, "priorities": [_rollup("gemm", 4.5, 1)],
+                "tracelens_compute": {"priorities": [], "findings": []}}  # fmt: skip
+    assert "INV12" in _codes(tmp_path, priority)
+    assert "INV12" in _codes(tmp_path, {"baseline_ms": 200.0, "priorities": []})
