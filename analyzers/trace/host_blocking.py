@@ -43,7 +43,8 @@ _TORCH_FRAME = re.compile(r"(^|/)torch/")
 class BlockingCalls:
     """One row per blocking call, its charged region and GPU idle, and its call site."""
 
-    table: pd.DataFrame  # uid, call, operator, op_chain, module, frame, wait_us, idle_us
+    # uid, call, operator, op_chain, module, frame, wait_us, idle_us, charged_from, charged_to
+    table: pd.DataFrame
     region: Intervals  # union of the charged regions
 
 
@@ -107,7 +108,15 @@ def _charge(model: TraceModel, work: GpuWork, uids: np.ndarray) -> BlockingCalls
     reach = np.maximum.accumulate(region_end[order])
     clipped[order[1:]] = np.maximum(start[order[1:]], reach[:-1])  # earlier call keeps overlap
     charged = length_within(idle, clipped, region_end)
-    table = pd.DataFrame({"uid": uids, "wait_us": wait, "idle_us": charged})
+    table = pd.DataFrame(
+        {
+            "uid": uids,
+            "wait_us": wait,
+            "idle_us": charged,
+            "charged_from": clipped,  # the region each call is charged (no two overlap)
+            "charged_to": region_end,
+        }
+    )
     table = pd.concat([table, call_sites(model, uids)], axis=1)
     return BlockingCalls(table=table, region=merge(start, region_end))
 
@@ -153,6 +162,17 @@ def _module_classes(frames: np.ndarray) -> np.ndarray:
     """`nn.Module: Router_0` -> `Router`; empty stays empty."""
     text = pd.Series(frames, dtype=object).str[len(MODULE_PREFIX) :].str.strip()
     return text.str.replace(_INSTANCE, "", regex=True).fillna("").to_numpy(dtype=object)
+
+
+def charged_within(calls: BlockingCalls, idle: Intervals) -> BlockingCalls:
+    """The same calls charged only the idle of `idle` (the part of their region no earlier
+    cause took), so the call sites add up to the `sync` cause."""
+    table = calls.table
+    if table.empty:
+        return calls
+    start = table["charged_from"].to_numpy()
+    end = table["charged_to"].to_numpy()
+    return BlockingCalls(table.assign(idle_us=length_within(idle, start, end)), calls.region)
 
 
 def call_site_table(calls: BlockingCalls) -> pd.DataFrame:

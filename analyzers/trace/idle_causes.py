@@ -11,7 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from rooflens.analyzers.trace.host_blocking import BlockingCalls, blocking_calls, call_site_table
+from rooflens.analyzers.trace.host_blocking import (
+    BlockingCalls,
+    blocking_calls,
+    call_site_table,
+    charged_within,
+)
 from rooflens.analyzers.trace.host_causes import CAUSES, IdleCause, cause_masks
 from rooflens.analyzers.trace.host_filter import filtered_host
 from rooflens.analyzers.trace.idle_attribution import CauseIdle, attribute, cause_table
@@ -112,7 +117,7 @@ def idle_causes(
         busy_ms=work.busy.length() / 1e3,
         idle_ms=work.idle.length() / 1e3,
         parts=parts,
-        call_sites=_call_sites(blocking, top),
+        call_sites=_call_sites(charged_within(blocking, attribution.pieces["sync"]), top),
         blocking_calls=len(blocking.table),
         stretches=_stretches(stretches, work.window[0]),
         iterations=iterations,
