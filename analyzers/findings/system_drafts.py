@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics, HostSide, IdleCauseShare
+from rooflens.analyzers.findings.collective_draft import collective_rows, collective_sentence
 from rooflens.analyzers.findings.contract import (
     NOT_QUANTIFIABLE,
     SYSTEM_IMPACT_SENTENCE,
@@ -139,16 +140,20 @@ def multi_kernel_pairs(m: Mapping, m2: Mapping | None = None) -> list:
         copy2 = trace2_exposed_words(m2, "copies") if m2 is not None else ""
         out.append((copies[0], copies[1] + copy2, *copies[2:]))
     nccl = m.get("nccl_blocking_assessment") or {}
+    # each collective type with its count per step and source, on the first communication card
+    collectives = (collective_sentence(m), collective_rows(m))
     if nccl.get("flagged"):
         exp, pct = num(nccl.get("exposed_comm_time_ms")), num(nccl.get("exposed_percent_of_total"))
         rows = [
             ("Exposed communication", f"{exp} ms ({pct}%)", "true"),
             ("Total communication", f"{num(nccl.get('total_comm_time_ms'))} ms", "false"),
+            *collectives[1],
         ]
         out.append((
             f"Exposed collective communication is {pct}% of the trace",
             f"{exp} ms of collective communication ({pct}%) is not hidden behind compute."
-            + (trace2_exposed_words(m2, "communication") if m2 is not None else ""),
+            + (trace2_exposed_words(m2, "communication") if m2 is not None else "")
+            + (f" {collectives[0]}" if collectives[0] else ""),
             "Overlap collectives with compute, for example by bucketing gradients or "
             "prefetching parameters.",
             "Collective communication kernels " + src.format("nccl_blocking_assessment"),
@@ -158,13 +163,16 @@ def multi_kernel_pairs(m: Mapping, m2: Mapping | None = None) -> list:
     overlap = m.get("overlap_assessment") or {}
     if overlap.get("flagged"):
         pct, target = num(overlap.get("overlap_percent")), num(overlap.get("target_percent"))
+        shown = nccl.get("flagged") or not collectives[0]
         rows = [
             ("Overlap ratio", f"{pct}%", "true"),
             ("Target", f"{target}%", "false"),
+            *([] if shown else collectives[1]),
         ]
         out.append((
             f"Communication overlaps compute for only {pct}% of its time",
-            f"Communication overlaps compute for {pct}% of its time, under the {target}% target.",
+            f"Communication overlaps compute for {pct}% of its time, under the {target}% target."
+            + ("" if shown else f" {collectives[0]}"),
             "Schedule collectives on their own stream and issue them early so they run beside "
             "compute kernels.",
             "Communication and compute timelines " + src.format("overlap_assessment"),
