@@ -101,6 +101,7 @@ class Outcome(BaseModel):
     prepared_categories: list[str] = []
     categories: list[CategoryOutcome] = []
     priorities: list[dict[str, Any]] = []
+    nothing_to_rank: str | None = None  # why no item was ranked (a window too short to rank)
     model: dict[str, Any] | None = None
     plot: str | None = None
     plot_reason: str | None = None
@@ -268,6 +269,7 @@ class _Run:
             )
         if r.priorities is not None:
             outcome.priorities = [p.model_dump(mode="json") for p in r.priorities.items]
+            outcome.nothing_to_rank = r.priorities.nothing_to_rank
         if r.report_text is not None:
             identity = steps.identify()
             outcome.model = identity.model_dump(mode="json") if identity else None
@@ -322,7 +324,12 @@ def print_outcome(o: Outcome, out: TextIO) -> None:
     if REPORTED in o.steps:
         out.write("Priorities (estimated saving, mid, of the analysed window):\n")
         if not o.priorities:
-            out.write(f"  none: no finding has an estimated saving (see {layout.REPORT})\n")
+            why = (
+                plain_line(o.nothing_to_rank, None)
+                if o.nothing_to_rank
+                else ("no finding has an estimated saving")
+            )
+            out.write(f"  none: {why} (see {layout.REPORT})\n")
         for row in o.priorities[:TOP_PRINTED]:
             if row["saving"] is None:
                 saving = f"not quantifiable: {plain_line(row['unquantified_reason'], None)}"

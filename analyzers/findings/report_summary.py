@@ -320,7 +320,8 @@ def priorities_table(run: ReportInputs) -> str:
             "could recover by doing that work as fast as trace 2."
         )
     if not items:
-        return "\n\n".join(["## Priorities", intro, "No finding has an estimated saving."])
+        why = run.priorities.nothing_to_rank or "No finding has an estimated saving."
+        return "\n\n".join(["## Priorities", intro, why])
     rows = []
     counted = run.priorities.saving_totals.counted_in if run.priorities.saving_totals else {}
     for item in items:

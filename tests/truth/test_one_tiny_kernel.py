@@ -10,7 +10,8 @@ window): no share or range is ever above 100 % either (`Saving.percent` clamps t
 
 `assert_truthful`'s category-time check is left out here: the manifest rounds each category's
 kernel time to 0.001 ms, 0.002 against 0.00176 ms of computation, a 13.6 % difference that
-only a window this short shows (a rounding of the manifest, not of the ranking).
+only a window this short shows (a rounding of the manifest, not of the ranking);
+`rooflens validate`'s time check allows that rounding, and the run validates.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import pytest
 from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics
 from rooflens.analyzers.findings.impact_scale import MIN_WINDOW_US, Saving
 from rooflens.analyzers.trace.synthetic_situations import SITUATIONS
+from rooflens.server.cli import main
 from tests.helpers.truth import cap_problems, estimate_problems, ranked, share_problems
 
 SITUATION = SITUATIONS["one_tiny_kernel"]
@@ -74,3 +76,10 @@ def test_a_window_of_the_threshold_is_ranked(tmp_path: Path) -> None:
     trace = SITUATION.write(tmp_path / "longer.json.gz", plan=type(PLAN)(kernel_us=MIN_WINDOW_US))
     data = ranked(trace, "H100_SXM").priorities()
     assert data.nothing_to_rank is None and data.items
+
+
+def test_the_run_validates(tmp_path: Path, capsys) -> None:
+    trace = SITUATION.write(tmp_path / "one_tiny_kernel.json.gz")
+    out = tmp_path / "run"
+    assert main(["analyze", str(trace), "--platform", "H100_SXM", "--out", str(out)]) == 0
+    assert main(["validate", str(out)]) == 0, capsys.readouterr().out
