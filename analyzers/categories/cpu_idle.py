@@ -13,12 +13,15 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import BaseModel, Field
 
 from rooflens.analyzers.categories.system_inputs import SystemInputs
+from rooflens.analyzers.markdown_text import md_code
 from rooflens.analyzers.prepare.documents import OmitNone
 from rooflens.analyzers.trace.idle_attribution import Culprit
 from rooflens.analyzers.trace.idle_causes import CallSite, IdleBreakdown, IterationIdle
+from rooflens.analyzers.trace.iterations import Spread
 from rooflens.analyzers.trace.kernel_counts import KernelCounts
 from rooflens.analyzers.trace.launch_queue import LaunchQueue
 from rooflens.analyzers.trace.phases import PhaseSummary
@@ -53,6 +56,7 @@ class IterationSummary(BaseModel):
     max_ms: float
     growing: bool = False  # the steady iterations keep getting slower: no median stands for them
     phase_detail: str = ""  # warm-up excluded, steady iterations, growth (trace/phases.py)
+    warmup_detail: str = ""  # what the warm-up and set-up spent their idle in, when excluded
 
 
 class IdleCauseShare(BaseModel):
@@ -136,12 +140,42 @@ def _kernel_analysis(counts: KernelCounts | None) -> KernelAnalysis:
     )
 
 
+WARMUP_CAUSES_SHOWN = 3
+
+
+def warmup_sentence(idle: IdleBreakdown) -> str:
+    """`11,776.98 ms of GPU idle before the steady state: 11,500.00 ms memory allocator
+    (`cudaFree`), …; one-time initialisation, excluded from the priorities` ("" without a
+    warm-up or set-up idle)."""
+    if idle.phases is None or not (idle.phases.warmup or idle.phases.setup_ms > 0):
+        return ""
+    early = sorted(
+        ((p.by_phase_ms["warmup"] + p.by_phase_ms["setup"], p) for p in idle.parts),
+        key=lambda pair: -pair[0],
+    )
+    early = [(ms, p) for ms, p in early if ms >= 0.0005]
+    if not early:
+        return ""
+    shown = []
+    for ms, part in early[:WARMUP_CAUSES_SHOWN]:
+        culprit = f" ({md_code(part.culprits[0].name, 60)})" if part.culprits else ""
+        shown.append(f"{ms:,.2f} ms {part.label}{culprit}")
+    total = sum(ms for ms, _ in early)
+    return (
+        f"{total:,.2f} ms of GPU idle before the steady state: {'; '.join(shown)}; one-time "
+        "initialisation, excluded from the priorities"
+    )
+
+
 def host_side(idle: IdleBreakdown | None) -> HostSide | None:
     """The host-side summary of an idle breakdown (None without one)."""
     if idle is None:
         return None
     found = idle.iterations
     spread = found.time_per_iteration
+    if idle.phases is not None and idle.phases.warmup and idle.phases.steady_ms:
+        # the figures stand for the steady state; the warm-up is said apart
+        spread = Spread.of(np.array(idle.phases.steady_ms))
     iterations = None
     if found.iterations and spread.count:
         iterations = IterationSummary(
@@ -155,6 +189,7 @@ def host_side(idle: IdleBreakdown | None) -> HostSide | None:
             max_ms=round(spread.max_ms, 3),
             growing=bool(idle.phases and idle.phases.growing),
             phase_detail=idle.phases.detail if idle.phases else "",
+            warmup_detail=warmup_sentence(idle),
         )
     causes = [
         IdleCauseShare(

@@ -233,6 +233,9 @@ def _facts(run: ReportInputs) -> str:
     iterations = iteration_line(run.iterations())
     if iterations:
         lines.append(f"- **Iterations**: {iterations}")
+    found = run.iterations()
+    if found is not None and found.warmup_detail:
+        lines.append(f"- **Warm-up**: {found.warmup_detail}.")
     if run.comparison is not None:
         u2 = run.comparison.utilization2
         lines.append(f"- **Against trace 2**: {slower_sentence(window, u2.total_time_ms)}")
@@ -283,6 +286,7 @@ def iteration_line(iterations: IterationSummary | None) -> str | None:
     how = {
         "profiler_step": "from ProfilerStep# marks",
         "optimizer_step": "ended by optimizer steps",
+        "benchmark_marks": "from the benchmark's own annotations",
         "repeating_ops": "from repeating operators",
     }
     text = f"{iterations.count} ({how.get(iterations.method, iterations.method)}"

@@ -22,9 +22,17 @@ from rooflens.analyzers.trace.model import TraceModel
 from rooflens.analyzers.trace.periodicity import find_period
 from rooflens.analyzers.trace.tree import nearest_ancestor
 
-IterationMethod = Literal["profiler_step", "optimizer_step", "repeating_ops", "none"]
+IterationMethod = Literal[
+    "profiler_step", "optimizer_step", "benchmark_marks", "repeating_ops", "none"
+]
 STEP_NAME = re.compile(r"ProfilerStep#(\d+)")
 OPTIMIZER_STEP = re.compile(r"Optimizer\.step#.*")
+# a benchmark's own marks around each repetition: `warmup`, `measure`, `iteration 3`, `step_2`
+BENCHMARK_MARK = re.compile(
+    r"(?i)(warm[ _-]?up|measure(ment)?|bench(mark)?|iter(ation)?|step|trial|rep(eat)?|run)"
+    r"([ _#:.-]*\d+)?"
+)
+WARMUP_MARK = re.compile(r"(?i)warm[ _-]?up.*")
 STEP_CATEGORIES = ("user_annotation", "cpu_op")
 HIGH_CONFIDENCE = 0.95  # share of operators repeating at the period (docs/analysis.md)
 HIGH_COVERAGE = 0.9  # share of the main thread's top-level operators inside the iterations
@@ -125,6 +133,11 @@ def find_iterations(
         starts, ends, labels = steps
         detail = f"{len(starts)} iterations ended by Optimizer.step# annotations"
         return _assemble(work, "optimizer_step", 1.0, detail, starts, ends, labels, None)
+    marks = _benchmark_marks(model) if method == "auto" else None
+    if marks is not None:
+        starts, ends, labels = marks
+        detail = f"{len(starts)} benchmark annotations ({', '.join(sorted(set(labels))[:3])})"
+        return _assemble(work, "benchmark_marks", 1.0, detail, starts, ends, labels, None)
     return _from_repeats(model, work)
 
 
@@ -190,6 +203,34 @@ def _optimizer_steps(model: TraceModel) -> tuple[np.ndarray, np.ndarray, list[st
     first = float(ev["ts"].to_numpy()[host].min()) if host.any() else float(ends[0])
     starts = np.concatenate([[min(first, ends[0])], ends[:-1]])
     return starts, ends, [f"optimizer step {k}" for k in range(len(ends))]
+
+
+def _benchmark_marks(model: TraceModel) -> tuple[np.ndarray, np.ndarray, list[str]] | None:
+    """A benchmark's own annotations around each repetition (`warmup`, `measure`,
+    `iteration N`) on a launching thread: at least two, none inside another, each holding
+    GPU launches; each is an iteration, in time order."""
+    ev = model.events
+    is_mark = (ev["cat"] == "user_annotation").to_numpy() & name_matches(
+        ev["name"], lambda n: BENCHMARK_MARK.fullmatch(n.strip()) is not None
+    )
+    launching = launching_threads(model)
+    if launching is not None:
+        is_mark = is_mark & launching
+    uids = np.flatnonzero(is_mark)
+    if len(uids) < 2:
+        return None
+    start = ev["ts"].to_numpy(dtype=np.float64)[uids]
+    end = start + np.nan_to_num(ev["dur"].to_numpy(dtype=np.float64)[uids])
+    order = np.argsort(start, kind="stable")
+    uids, start, end = uids[order], start[order], end[order]
+    if np.any(start[1:] < end[:-1]):  # nested or overlapping marks are not repetitions
+        return None
+    launch = model.gpu["launch"].to_numpy()
+    launch_ts = np.sort(model.events["ts"].to_numpy(dtype=np.float64)[launch[launch != MISSING]])
+    holds = np.searchsorted(launch_ts, end) - np.searchsorted(launch_ts, start)
+    if np.any(holds == 0):
+        return None
+    return start, end, [str(model.names[u]).strip() for u in uids]
 
 
 def _main_thread_ops(model: TraceModel) -> pd.DataFrame:

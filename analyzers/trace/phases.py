@@ -16,7 +16,7 @@ from typing import Literal
 import numpy as np
 
 from rooflens.analyzers.trace.intervals import Intervals
-from rooflens.analyzers.trace.iterations import Frozen, Iterations
+from rooflens.analyzers.trace.iterations import WARMUP_MARK, Frozen, Iterations
 
 Phase = Literal["setup", "warmup", "steady", "tail"]
 PHASES: tuple[Phase, ...] = ("setup", "warmup", "steady", "tail")
@@ -63,7 +63,8 @@ def find_phases(
     start = np.array([origin + it.host_start_ms * 1e3 for it in its])
     end = np.array([origin + it.host_end_ms * 1e3 for it in its])
     host = end - start
-    warm = _warmup(host, one_off_us if one_off_us is not None else np.zeros(len(its)))
+    marked = np.array([WARMUP_MARK.fullmatch(it.label) is not None for it in its])
+    warm = _warmup(host, one_off_us if one_off_us is not None else np.zeros(len(its)), marked)
     steady = [k for k in range(len(its)) if k not in warm]
     first, last = window
     # warm-up iterations are a prefix: the four regions partition the window, the gaps between
@@ -94,14 +95,15 @@ def _span(a: float, b: float) -> Intervals:
     return Intervals(np.array([a]), np.array([b])) if b > a else Intervals.empty()
 
 
-def _warmup(host: np.ndarray, one_off: np.ndarray) -> list[int]:
-    """The leading iterations that are warm-up: far slower than the rest, or mostly one-off."""
+def _warmup(host: np.ndarray, one_off: np.ndarray, marked: np.ndarray) -> list[int]:
+    """The leading iterations that are warm-up: marked so by the benchmark, far slower than
+    the rest, or mostly one-off."""
     warm: list[int] = []
     for k in range(len(host)):
         mostly_one_off = host[k] > 0 and one_off[k] / host[k] >= ONE_OFF_SHARE
         rest = host[k + 1 :]
         slower = len(rest) > 0 and host[k] > WARMUP_FACTOR * float(np.median(rest))
-        if not (mostly_one_off or slower):
+        if not (bool(marked[k]) or mostly_one_off or slower):
             break
         warm.append(k)
     return warm

@@ -159,3 +159,12 @@ def test_warm_up_is_excluded_from_the_priorities(folder: Path) -> None:
     assert allocator.idle_ms >= 10_000 and allocator.steady_ms == pytest.approx(0.0)
     idle_items = [i for i in steps.priorities().items if i.category == "cpu_idle"]
     assert all(i.saving is None or i.saving.cap_ms < 1.0 for i in idle_items)
+    # the iteration figures are the steady state's; the warm-up is said apart, by cause
+    iterations = host.iterations
+    assert iterations is not None
+    steady = [planted.step_ms[k] for k in planted.steady_iterations] if planted.step_ms else []
+    if steady:
+        assert iterations.max_ms == pytest.approx(max(steady), abs=0.01)
+    assert iterations.max_ms < 100.0  # not the 11.8 s warm-up step
+    assert "`cudaFree`" in iterations.warmup_detail
+    assert "excluded from the priorities" in iterations.warmup_detail

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from rooflens.analyzers.trace.idle_causes import idle_causes
 from rooflens.analyzers.trace.iterations import find_iterations
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import build_model
@@ -159,6 +160,37 @@ def test_iterations_end_with_the_optimizer_step_when_no_step_is_marked(tb):
     assert (found.method, found.count) == ("optimizer_step", 2)
     assert [it.host_ms for it in found.iterations] == pytest.approx([0.05, 0.07])
     assert [it.gpu_events for it in found.iterations] == [1, 1]
+
+
+def test_a_benchmarks_own_marks_are_its_iterations_and_warmup_is_warmup(tb):
+    """No ProfilerStep# and no optimizer: `warmup`, then `measure_1`, `measure_2`, each
+    launching one kernel; the warm-up mark is the warm-up phase, whatever its length."""
+
+    def mark(name: str, ts: float, dur: float) -> dict:
+        return {"ph": "X", "cat": "user_annotation", "name": name, "pid": 1, "tid": 1,
+                "ts": ts, "dur": dur}  # fmt: skip
+
+    events = [
+        mark("warmup", 0.0, 40.0),
+        *tb.launch(1, 10.0, 20.0, 5.0),
+        mark("measure_1", 50.0, 40.0),
+        *tb.launch(2, 60.0, 70.0, 5.0),
+        mark("measure_2", 100.0, 40.0),
+        *tb.launch(3, 110.0, 120.0, 5.0),
+        mark(
+            "iteration 9",
+            500.0,
+            40.0,
+        )
+        | {"tid": 5},  # another thread, no launch
+    ]
+    model = tb.model(events)
+    found = find_iterations(model)
+    assert (found.method, found.count) == ("benchmark_marks", 3)
+    assert [it.label for it in found.iterations] == ["warmup", "measure_1", "measure_2"]
+    assert [it.gpu_events for it in found.iterations] == [1, 1, 1]
+    phases = idle_causes(model).phases
+    assert phases is not None and (phases.warmup, phases.steady) == ([0], [1, 2])
 
 
 # --- the period finder -----------------------------------------------------------------------
