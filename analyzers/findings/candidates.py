@@ -29,7 +29,9 @@ from rooflens.analyzers.findings.impact_scale import (
 )
 from rooflens.analyzers.findings.precision_item import precision_candidates
 from rooflens.analyzers.findings.unmodelled import reasons
+from rooflens.analyzers.findings.unmodelled_group import gathered
 from rooflens.analyzers.markdown_text import md_code
+from rooflens.analyzers.perf.kernel_names import short_kernel_name
 from rooflens.analyzers.prepare.categories import GpuUtilization
 
 # Share of an idle or exposed stretch a fix recovers: (low, mid, high). Per idle cause the
@@ -57,7 +59,7 @@ def candidates(
             found.extend(_copies(analysed, gpu))
             found.extend(_stretch("multi_kernel", "exposed_comm", gpu, "Exposed communication"))
     found.extend(precision_candidates(metrics, gpu))
-    return found
+    return gathered(found, metrics)  # no host side: the unmodelled kernels are one item
 
 
 def _copies(metrics: MultiKernelMetrics, gpu: GpuUtilization) -> Iterator[Candidate]:
@@ -124,7 +126,11 @@ def _compute_title(name: str, finding: Finding, compared: bool = False) -> str:
     leave it (docs/analysis.md#findings-contract). The category and operation names are code
     spans (docs/analysis.md#trace-text-in-markdown)."""
     ops = sorted({m.operation for m in finding.members})
-    what = md_code(ops[0]) if len(ops) == 1 else f"{finding.member_count} operations"
+    what = (
+        md_code(short_kernel_name(ops[0]))
+        if len(ops) == 1
+        else f"{finding.member_count} operations"
+    )
     what += " slower than trace 2" if compared else ""
     modelled = finding.bound_type not in ("unknown", "unmodeled")
     bound = f"{finding.bound_type}-bound" if modelled else "no roofline"

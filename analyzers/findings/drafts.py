@@ -39,6 +39,7 @@ from rooflens.analyzers.findings.drafts_compare import (
 from rooflens.analyzers.findings.system_drafts import cpu_idle_pairs, multi_kernel_pairs
 from rooflens.analyzers.findings.unmodelled import own_reason, reason_md
 from rooflens.analyzers.markdown_text import md_cell_lines, md_code, md_prose
+from rooflens.analyzers.perf.kernel_names import short_kernel_name
 
 SYSTEM_KEYS = ("cpu_idle", "multi_kernel")
 FUSION_KEY = "kernel_fusion"
@@ -185,7 +186,7 @@ def _unmodelled_wording(finding: Mapping, names: list[str], time_ms: float, ops:
     )
     shown = ", ".join(md_code(n) for n in names)
     return _Wording(
-        title=f"Unmodelled {shown}",
+        title=f"Unmodelled {', '.join(md_code(short_kernel_name(n)) for n in names)}",
         insight=f"{shown} ({num(time_ms)} ms) takes {pct}% of GPU time.",
         reason=(
             f"{opening}, so its roofline gap is unknown. "

@@ -38,6 +38,7 @@ from rooflens.analyzers.findings.impact_scale import Pool, PriorityItem
 from rooflens.analyzers.findings.precision_item import KEY as PRECISION_KEY
 from rooflens.analyzers.findings.precision_item import precision_action
 from rooflens.analyzers.findings.unmodelled import reason_md
+from rooflens.analyzers.findings.unmodelled_group import UNMODELLED_KEY, unmodelled_pair
 from rooflens.analyzers.markdown_text import md_code
 
 TIERS = {"compute": "compute", "kernel_fusion": "fusion", "system": "system"}
@@ -193,7 +194,10 @@ def placed_cards(
     cards = _Cards(findings, metrics)
     placed = []
     for item in items:
-        pair = cards.for_item(item, items) or fallback_pair(item)
+        pair = cards.for_item(item, items) or (
+            unmodelled_pair(item, metrics) if item.category == UNMODELLED_KEY
+            else fallback_pair(item)
+        )  # fmt: skip
         placed.append(Placed(item.category, TIERS[item.kind], item.p_number, *pair, item=item))
     number = len(items)
     for key, card, block in cards.left(list(SYSTEM_KEYS)):
