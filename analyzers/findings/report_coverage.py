@@ -17,6 +17,7 @@ from rooflens.analyzers.categories.models import CategoryMetrics, Operation
 from rooflens.analyzers.findings.report_cards import ms
 from rooflens.analyzers.findings.unmodelled import modelled, reason_md, unmodelled_reason
 from rooflens.analyzers.markdown_text import md_cell, md_code, md_prose
+from rooflens.analyzers.perf.kernel_names import short_kernel_name
 from rooflens.analyzers.perf.platform_choice import NO_PLATFORM
 from rooflens.analyzers.trace.health import HealthWarning
 
@@ -95,7 +96,7 @@ def _unmodelled_part(metrics: Mapping[str, Metrics]) -> str:
         return "**Unmodelled.** Every operation of the compute categories has a roofline."
     lines = ["**Unmodelled.** The largest operations without a usable roofline:"]
     lines += [
-        f"- {md_code(op.name)} ({md_code(category)}, {ms(op.time_ms)} ms): "
+        f"- {md_code(short_kernel_name(op.name))} ({md_code(category)}, {ms(op.time_ms)} ms): "
         f"{reason_md(unmodelled_reason(op))}."
         for category, op in found[:TOP_UNMODELLED]
     ]
