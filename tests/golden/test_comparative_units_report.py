@@ -19,7 +19,7 @@ EXPECTED = {
     ),
     "test02_attention_both_unfused": (
         "`aten::bmm` is faster in trace 2: 180.0 → 80.0 µs",
-        "P1: `GEMM`: `aten::bmm` slower than trace 2 (memory-bound)",
+        "P1: `GEMM`: `aten::bmm` slower than trace 2 (memory-bound, cuBLAS)",  # its kernel's vendor
     ),
     "test03_attention_fused_vs_unfused": (  # trace 1 is the faster: nothing to recover
         "`attention` is slower in trace 2: 350.0 → 780.0 µs",
