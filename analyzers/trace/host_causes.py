@@ -9,7 +9,7 @@ Definitions and the order of precedence: docs/analysis.md#idle-causes.
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Literal, get_args
 
 import numpy as np
 import pandas as pd
@@ -31,20 +31,8 @@ IdleCause = Literal[
     "dispatch",
     "unexplained",
 ]
-# precedence: an idle instant goes to the first cause that explains it
-CAUSES: tuple[IdleCause, ...] = (
-    "profiler",
-    "gpu_wait",
-    "one_off",
-    "allocator",
-    "sync",
-    "input_pipeline",
-    "collective_issue",
-    "optimizer_step",
-    "launch_bound",
-    "dispatch",
-    "unexplained",
-)
+# precedence: an idle instant goes to the first cause that explains it (the order above)
+CAUSES: tuple[IdleCause, ...] = get_args(IdleCause)
 LABELS: dict[IdleCause, str] = {
     "profiler": "profiler start/stop",
     "gpu_wait": "GPU waiting on its own work (next kernel already queued)",
