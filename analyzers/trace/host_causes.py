@@ -12,7 +12,6 @@ import re
 from typing import Literal, get_args
 
 import numpy as np
-import pandas as pd
 
 from rooflens.analyzers.trace.columns import name_matches
 from rooflens.analyzers.trace.model import TraceModel
@@ -91,14 +90,6 @@ HOST_CATEGORIES = ("cpu_op", "user_annotation", "python_function", *sorted(LAUNC
 STEP_LIKE = re.compile(r"ProfilerStep#\d+")
 
 
-def thread_codes(model: TraceModel) -> np.ndarray:
-    """One integer per (pid, tid) of each event (hashing two integer columns, not tuples)."""
-    ev = model.events
-    pid = pd.factorize(ev["pid"].to_numpy())[0].astype(np.int64)
-    tid = pd.factorize(ev["tid"].to_numpy())[0].astype(np.int64)
-    return pd.factorize(pid * (int(tid.max(initial=0)) + 1) + tid)[0].astype(np.int64)
-
-
 def _named(model: TraceModel, pattern: re.Pattern[str], cats: tuple[str, ...]) -> np.ndarray:
     ev = model.events
     in_cat = ev["cat"].isin(cats).to_numpy()
@@ -127,7 +118,7 @@ def cause_masks(model: TraceModel) -> dict[IdleCause, np.ndarray]:
     spans = ("cpu_op", "user_annotation", "python_function")
     ev = model.events
     # rows a capture merge grafted (capture-time clock) or pseudo ops were never in flight
-    recorded = np.arange(len(ev)) < (model.recorded_events % (len(ev) + 1))
+    recorded = np.arange(len(ev)) < len(model.recorded)
     host = ev["cat"].isin(HOST_CATEGORIES).to_numpy() & recorded
     step = name_matches(ev["name"], lambda n: STEP_LIKE.fullmatch(n) is not None)
     masks: dict[IdleCause, np.ndarray] = {

@@ -18,13 +18,7 @@ import pandas as pd
 
 from rooflens.analyzers.trace.columns import MISSING
 from rooflens.analyzers.trace.host_blocking import BlockingCalls, call_sites
-from rooflens.analyzers.trace.host_causes import (
-    CAUSES,
-    LABELS,
-    IdleCause,
-    cause_masks,
-    thread_codes,
-)
+from rooflens.analyzers.trace.host_causes import CAUSES, LABELS, IdleCause, cause_masks
 from rooflens.analyzers.trace.idle_window import GpuWork, intersect, length_within
 from rooflens.analyzers.trace.intervals import Intervals, merge, subtract
 from rooflens.analyzers.trace.iterations import Frozen
@@ -97,7 +91,7 @@ def attribute(
     ev = model.events
     start = ev["ts"].to_numpy(dtype=np.float64)
     end = start + np.nan_to_num(ev["dur"].to_numpy(dtype=np.float64))
-    thread = thread_codes(model)
+    thread = model.thread_code
     pieces: dict[IdleCause, Intervals] = {}
     profiler = _profiler_region(model, masks, start, end, phases)
     pieces["profiler"] = intersect(work.idle, profiler)

@@ -141,9 +141,7 @@ def _one_off_us(model: TraceModel, masks, iterations: Iterations) -> np.ndarray:
     ev = model.events
     start = ev["ts"].to_numpy(dtype=np.float64)[uids]
     one_off = merge(start, start + np.nan_to_num(ev["dur"].to_numpy(dtype=np.float64)[uids]))
-    origin = iterations.origin_us
-    lo = np.array([origin + it.host_start_ms * 1e3 for it in its])
-    hi = np.array([origin + it.host_end_ms * 1e3 for it in its])
+    lo, hi = iterations.host_spans_us()
     return length_within(one_off, lo, hi) if len(its) else np.zeros(0)
 
 
@@ -153,9 +151,7 @@ def _per_iteration(
     its = iterations.iterations
     if not its or summary is None:
         return []
-    origin = iterations.origin_us
-    lo = np.array([origin + it.host_start_ms * 1e3 for it in its])
-    hi = np.array([origin + it.host_end_ms * 1e3 for it in its])
+    lo, hi = iterations.host_spans_us()
     by_cause = np.stack([length_within(pieces[c], lo, hi) for c in CAUSES], axis=1)
     idle = length_within(work.idle, lo, hi)
     main = by_cause.argmax(axis=1)

@@ -112,6 +112,12 @@ class Iterations(Frozen):
     def count(self) -> int:
         return len(self.iterations)
 
+    def host_spans_us(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each iteration's host start and end on the trace clock (µs)."""
+        start = np.array([self.origin_us + it.host_start_ms * 1e3 for it in self.iterations])
+        end = np.array([self.origin_us + it.host_end_ms * 1e3 for it in self.iterations])
+        return start, end
+
 
 def find_iterations(
     model: TraceModel,
@@ -152,9 +158,7 @@ def launching_threads(model: TraceModel) -> np.ndarray | None:
     launch = launch[launch != MISSING]
     if len(launch) == 0:
         return None
-    pid = pd.factorize(model.events["pid"].to_numpy())[0].astype(np.int64)
-    tid = pd.factorize(model.events["tid"].to_numpy())[0].astype(np.int64)
-    codes = pid * (int(tid.max(initial=0)) + 1) + tid
+    codes = model.thread_code
     return np.isin(codes, np.unique(codes[launch]))
 
 

@@ -104,6 +104,13 @@ class TraceModel:
                 thread[(pid, tid)] = text
         return process, label, thread
 
+    @cached_property
+    def thread_code(self) -> np.ndarray:
+        """One integer per (pid, tid) of each event (two integer columns hashed, no tuples)."""
+        pid = pd.factorize(self.events["pid"].to_numpy())[0].astype(np.int64)
+        tid = pd.factorize(self.events["tid"].to_numpy())[0].astype(np.int64)
+        return pd.factorize(pid * (int(tid.max(initial=0)) + 1) + tid)[0].astype(np.int64)
+
     def thread_labels(self, uids: np.ndarray) -> pd.DataFrame:
         """process_name, process_label, thread_name of events ("Unknown" when not recorded)."""
         process, label, thread = self._thread_names

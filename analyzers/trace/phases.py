@@ -59,9 +59,7 @@ def find_phases(
     its = iterations.iterations
     if not its:
         return PhaseRegions({p: Intervals.empty() for p in PHASES}, None)
-    origin = iterations.origin_us
-    start = np.array([origin + it.host_start_ms * 1e3 for it in its])
-    end = np.array([origin + it.host_end_ms * 1e3 for it in its])
+    start, end = iterations.host_spans_us()
     host = end - start
     marked = np.array([WARMUP_MARK.fullmatch(it.label) is not None for it in its])
     warm = _warmup(host, one_off_us if one_off_us is not None else np.zeros(len(its)), marked)
