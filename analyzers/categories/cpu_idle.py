@@ -144,7 +144,7 @@ WARMUP_CAUSES_SHOWN = 3
 
 
 def warmup_sentence(idle: IdleBreakdown) -> str:
-    """`11,776.98 ms of GPU idle before the steady state: 11,500.00 ms memory allocator
+    """`11,776.98 ms of GPU idle in warm-up, before the steady state: 11,500.00 ms memory allocator
     (`cudaFree`), …; one-time initialisation, excluded from the priorities` ("" without a
     warm-up or set-up idle)."""
     if idle.phases is None or not (idle.phases.warmup or idle.phases.setup_ms > 0):
@@ -162,9 +162,18 @@ def warmup_sentence(idle: IdleBreakdown) -> str:
         shown.append(f"{ms:,.2f} ms {part.label}{culprit}")
     total = sum(ms for ms, _ in early)
     return (
-        f"{total:,.2f} ms of GPU idle before the steady state: {'; '.join(shown)}; one-time "
+        f"{total:,.2f} ms of GPU idle {_before(idle.phases)}: {'; '.join(shown)}; one-time "
         "initialisation, excluded from the priorities"
     )
+
+
+def _before(phases: PhaseSummary) -> str:
+    """Where the excluded idle lies: set-up (before the first iteration), warm-up or both."""
+    if not phases.warmup:
+        return "in set-up, before the first iteration"
+    if phases.setup_ms > 0:
+        return "in set-up and warm-up, before the steady state"
+    return "in warm-up, before the steady state"
 
 
 def host_side(idle: IdleBreakdown | None) -> HostSide | None:

@@ -9,7 +9,7 @@ heuristic estimate, and findings group by bound and library alone (`eff_bucket` 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from rooflens.analyzers.categories.models import Finding, ImpactEstimate, Operation
@@ -86,6 +86,25 @@ def impact_estimates(
     return tuple(sorted(found, key=lambda e: -e.impact_score))
 
 
+def _kept(members: list[ImpactEstimate], mid: float) -> bool:
+    return mid >= MIN_PITEM_IMPACT_SCORE
+
+
+def _judged_floor(judged_ms: float) -> Callable[[list[ImpactEstimate], float], bool]:
+    def kept(members: list[ImpactEstimate], mid: float) -> bool:
+        saving_ms = sum(_mid_ms(m) for m in members)
+        return judged_ms > 0 and saving_ms / judged_ms * 100 >= MIN_PITEM_IMPACT_SCORE
+
+    return kept
+
+
+def _mid_ms(e: ImpactEstimate) -> float:
+    """An estimate's mid saving in ms, unrounded: its kernel time times the mid fraction."""
+    if e.estimate_method == "quantified" and e.efficiency_pct is not None:
+        return max(0.0, 1 - e.efficiency_pct / TARGET_HIGH) * TARGET_MID / TARGET_HIGH * e.time_ms
+    return HEURISTIC_MID * e.time_ms
+
+
 def eff_bucket(efficiency_pct: float | None) -> str:
     if efficiency_pct is None:
         return "unknown"
@@ -95,9 +114,18 @@ def eff_bucket(efficiency_pct: float | None) -> str:
 
 
 def category_findings(
-    estimates: Iterable[ImpactEstimate], *, comparative: bool = False
+    estimates: Iterable[ImpactEstimate],
+    *,
+    comparative: bool = False,
+    judged_ms: float | None = None,
 ) -> tuple[Finding, ...]:
-    """Group, sum, drop groups under 0.5 % E2E (mid), rank by mid score."""
+    """Group, sum, drop groups under 0.5 % (mid) of the window, rank by mid score.
+
+    With `judged_ms` (the judged window, when the window's set-up, warm-up or tail idle is
+    excluded) a group is kept when its unrounded mid saving is 0.5 % of the
+    judged window: scores rounded to 0.01 % of a window that is mostly warm-up are too coarse
+    to set against a floor 50 times smaller."""
+    kept = _kept if judged_ms is None else _judged_floor(judged_ms)
     groups: dict[tuple[Any, ...], list[ImpactEstimate]] = {}
     for e in estimates:
         if e.estimate_method == "quantified":
@@ -114,7 +142,7 @@ def category_findings(
     for key, members in groups.items():
         members = sorted(members, key=lambda e: -e.impact_score)
         sums = {s: sum(getattr(m, s) for m in members) for s in SCORES}
-        if sums["impact_score"] < MIN_PITEM_IMPACT_SCORE:
+        if not kept(members, sums["impact_score"]):
             continue
         if key[0] == "q":
             head = {

@@ -74,6 +74,12 @@ def baseline_ms(metadata: CategoryMetadata) -> float | None:
     return finite_number(metadata.gpu_utilization.total_time_ms)
 
 
+def judged_window_ms(metadata: CategoryMetadata) -> float | None:
+    """The judged window when a one-off part of the window is excluded, else None."""
+    total, judged = metadata.gpu_utilization.total_time_ms, metadata.judged_window_ms
+    return judged if judged is not None and 0 < judged < total else None
+
+
 def records(ops: pd.DataFrame) -> list[dict[str, Any]]:
     """Rows as dicts, NaN turned into None."""
     return [
@@ -414,6 +420,8 @@ def score(
         operations=operations,
         category_specific=dict(specific or {}),
         impact_estimates=estimates,
-        category_findings=category_findings(estimates, comparative=comparative),
+        category_findings=category_findings(
+            estimates, comparative=comparative, judged_ms=judged_window_ms(metadata)
+        ),
         simt_kernels=simt_kernels(ops, operations) or None,
     )

@@ -14,6 +14,7 @@ from rooflens.analyzers.categories.documents import Metrics
 from rooflens.analyzers.categories.models import CategoryMetrics
 from rooflens.analyzers.findings.contract import Findings, Status
 from rooflens.analyzers.findings.drafts import FUSION_KEY, SYSTEM_KEYS, num
+from rooflens.analyzers.findings.impact_scale import PriorityItem
 from rooflens.analyzers.findings.model_info import ModelIdentification
 from rooflens.analyzers.findings.priorities import PriorityData
 from rooflens.analyzers.findings.report_cards import cap_text, ms, ms_range, saving_text
@@ -235,7 +236,7 @@ def _facts(run: ReportInputs) -> str:
         lines.append(f"- **Iterations**: {iterations}")
     found = run.iterations()
     if found is not None and found.warmup_detail:
-        lines.append(f"- **Warm-up**: {found.warmup_detail}.")
+        lines.append(f"- **Before the steady state**: {found.warmup_detail}.")
     if run.comparison is not None:
         u2 = run.comparison.utilization2
         lines.append(f"- **Against trace 2**: {slower_sentence(window, u2.total_time_ms)}")
@@ -250,11 +251,18 @@ def _facts(run: ReportInputs) -> str:
         f"{part(u.exposed_memcpy_time_percent)}.",
         f"- **GPU idle**: {part(u.idle_time_percent)}{_idle_counted(run)}.",
     ]
-    top = [i for i in run.priorities.priorities if i.saving is not None][:3]
+    top = top_fixes(run)
     if top:
         lines.append("- **Top fixes**:")
         lines += [f"  - P{i.p_number}: {i.title} — could save {saving_text(i)}" for i in top]
     return "\n".join(lines)
+
+
+def top_fixes(run: ReportInputs) -> list[PriorityItem]:
+    """The first three items that could save something: a one-time cost priced at nothing
+    (an upload in set-up) is ranked and explained, but it is no fix."""
+    found = run.priorities.priorities
+    return [i for i in found if i.saving is not None and i.saving.high_ms > 0][:3]
 
 
 def _idle_counted(run: ReportInputs) -> str:
@@ -265,7 +273,7 @@ def _idle_counted(run: ReportInputs) -> str:
     host = idle.host_side if isinstance(idle, CpuIdleMetrics) else None
     whole = run.util.total_time_ms * run.util.idle_time_percent / 100
     parts = []
-    for item in [i for i in run.priorities.priorities if i.saving is not None][:3]:
+    for item in top_fixes(run):
         size = item.saving.cap_ms if item.category == "cpu_idle" and item.saving else None
         if size is None or same_idle(whole, size):
             continue

@@ -98,7 +98,7 @@ class Manifest(OmitNone):
 
     model_config = ConfigDict(extra="forbid")
     OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset(
-        {"trace2_gpu_utilization", "trace2_ops_summary_by_category", "notes"}
+        {"trace2_gpu_utilization", "trace2_ops_summary_by_category", "notes", "judged_window_ms"}
     )
 
     platform: str | None  # null: no platform known, no roofline (docs/analysis.md)
@@ -106,6 +106,9 @@ class Manifest(OmitNone):
     output_dir: str
     comparison_scope: ComparisonScope
     gpu_utilization: GpuUtilization
+    # the window less its one-off idle (set-up, warm-up, tail), when iterations show one:
+    # what a finding's size is judged against (docs/analysis.md#phases)
+    judged_window_ms: float | None = None
     categories: list[CategoryEntry]
     time_metric_note: str = TIME_METRIC_NOTE
     trace2_gpu_utilization: GpuUtilization | None = None
@@ -120,7 +123,7 @@ class CategoryMetadata(OmitNone):
 
     model_config = ConfigDict(extra="forbid")
     OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset(
-        {"trace_loading_policy", "time_breakdown", "tier"}
+        {"trace_loading_policy", "time_breakdown", "tier", "judged_window_ms"}
     )
 
     platform: str | None  # null, with no roofs: no platform known
@@ -132,6 +135,7 @@ class CategoryMetadata(OmitNone):
     category: str
     category_name: str
     gpu_utilization: GpuUtilization
+    judged_window_ms: float | None = None  # as the manifest's
     trace_loading_policy: str | None = None
     time_breakdown: TimeBreakdown | None = None
     tier: CategoryTier | None = None
@@ -188,6 +192,7 @@ def categorise(
     scope: ComparisonScope = "standalone",
     computation: RowComputation | None = None,
     kernel_table: pd.DataFrame | None = None,
+    one_off_idle_ms: float = 0.0,
 ) -> CategoryTables:
     """Split the unified table into categories, with their metadata and the manifest.
 
@@ -198,15 +203,20 @@ def categorise(
     rows that ran only copies or memsets leave the compute categories
     (docs/analysis.md#category-time); without it the figures are TraceLens's. A trace with no
     unified table takes `kernel_table`, its kernels by name (prepare/kernel_rows.py).
+    `one_off_idle_ms`, the idle of the window's set-up, warm-up and tail, sets the judged
+    window.
     """
     utilization = GpuUtilization(**gpu_utilization(report.sheets.get("gpu_timeline")))
+    judged = judged_window_ms(utilization, one_off_idle_ms)
     common = _common_metadata(platform, trace_path, output_dir, utilization)
+    common["judged_window_ms"] = judged
     manifest = Manifest(
         platform=platform.name if platform else None,
         trace_path=trace_path,
         output_dir=output_dir,
         comparison_scope=scope,
         gpu_utilization=utilization,
+        judged_window_ms=judged,
         categories=[],
         top_operations=top_operations(report.sheets.get("ops_summary")),
         notes=[*report.notes, *([] if platform else [NO_PLATFORM_NOTE])] or None,
@@ -225,6 +235,16 @@ def categorise(
         fusion = _system_entry("kernel_fusion", KERNEL_FUSION_DISPLAY, None, fusion_count)
         entries.append(fusion.with_breakdown(TimeBreakdown.zeros()))
     return tables
+
+
+def judged_window_ms(utilization: GpuUtilization, one_off_idle_ms: float) -> float | None:
+    """The window less its one-off idle, never below the GPU's busy time; None when nothing
+    is one-off (the analysed window is judged as it is)."""
+    total = utilization.total_time_ms
+    if one_off_idle_ms <= 0 or total <= 0:
+        return None
+    busy = total * (1 - utilization.idle_time_percent / 100)
+    return round(max(busy, total - one_off_idle_ms), 3)
 
 
 def _with_cpu_idle(manifest: Manifest, common: dict) -> CategoryTables:

@@ -92,6 +92,7 @@ def prepare(
         scope="standalone" if comparison is None else "comparative",
         computation=row_computation(model, report.unified) if report.unified else None,
         kernel_table=None if report.unified else kernel_rows(model, default_table()),
+        one_off_idle_ms=parts.idle.one_off_idle_ms if parts.idle is not None else 0.0,
     )
     if comparison is not None:
         tables = with_trace2(tables, comparison)

@@ -83,6 +83,14 @@ class IdleBreakdown(Frozen):
     host_recorded: bool
     host_partial: bool = False  # the host side was filtered to its launches (host_filter.py)
 
+    @property
+    def one_off_idle_ms(self) -> float:
+        """GPU idle outside the steady state (set-up, warm-up, tail): a one-time cost that no
+        fix wins back per step; 0 without a steady state to set it against."""
+        if self.phases is None or not self.phases.steady:
+            return 0.0
+        return sum(self.idle_by_phase_ms[p] for p in PHASES if p != "steady")
+
     def part(self, cause: IdleCause) -> CauseIdle:
         return next(p for p in self.parts if p.cause == cause)
 

@@ -113,18 +113,19 @@ def to_host(
     *,
     stream: int = 7,
     names: tuple[str, ...] = TO_CPU,
+    kind: str = D2H_PAGEABLE,
 ) -> float:
-    """`tensor.to("cpu")` (or `.item()`, `names=ITEM`) into pageable memory: nested
-    operators 2 µs apart around a cudaMemcpyAsync DtoH 2 µs after the innermost. The copy
-    waits for everything queued before it on the stream, and a copy into pageable memory
-    returns only once it has landed; each operator returns 2 µs after the one inside it.
-    Returns when the outermost does."""
+    """`tensor.to("cpu")` (or `.item()`, `names=ITEM`) into pageable memory (or, with
+    `kind=H2D_PAGEABLE`, `.to("cuda")` from it): nested operators 2 µs apart around a
+    cudaMemcpyAsync 2 µs after the innermost. The copy waits for everything queued before it
+    on the stream, and a copy to or from pageable memory returns only once it has landed;
+    each operator returns 2 µs after the one inside it. Returns when the outermost does."""
     ops = []
     for i, name in enumerate(names):
         w.op(name, start + 2.0 * i, start + 2.0 * i)
         ops.append(w.events[-1])
     call = start + 2.0 * len(names) + 2.0
-    got = w.copy(D2H_PAGEABLE, call, nbytes, copy_us, stream=stream, blocking=True)
+    got = w.copy(kind, call, nbytes, copy_us, stream=stream, blocking=True)
     for depth, event in enumerate(ops):
         end = got.call_end + 2.0 * (len(names) - depth)
         event["dur"] = round(round(end, 3) - event["ts"], 3)

@@ -7,6 +7,7 @@ from functools import partial
 
 from rooflens.analyzers.trace import synthetic_busy as busy
 from rooflens.analyzers.trace import synthetic_collectives as collectives
+from rooflens.analyzers.trace import synthetic_copies as copies
 from rooflens.analyzers.trace import synthetic_dispatch as dispatch
 from rooflens.analyzers.trace import synthetic_formats as formats
 from rooflens.analyzers.trace import synthetic_idle as idle
@@ -106,6 +107,14 @@ _ALL = (
         busy.write_compiled_copies_trace,
         busy.COMPILED_COPIES,
         lambda seed: busy.compiled_copies_planted(),
+    ),
+    Situation(
+        "setup_weight_upload",
+        "a benchmark profiling its model load: 168 ms of pageable weight uploads before the "
+        "first step, 73.7 % of the GPU's busy time; the steps GPU-bound on bf16 GEMMs",
+        copies.write_setup_upload_trace,
+        copies.SETUP_UPLOAD,
+        lambda seed: copies.setup_upload_planted(),
     ),
     Situation(
         "filtered_host_side",

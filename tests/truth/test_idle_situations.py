@@ -17,6 +17,7 @@ import pytest
 from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics
 from rooflens.analyzers.findings.idle_advice import ACTIONS, CAUSE_RECOVERY, TITLES
 from rooflens.analyzers.markdown_text import md_code
+from rooflens.analyzers.perf.base import NO_MODEL
 from rooflens.analyzers.trace.synthetic_situations import SITUATIONS
 from tests.helpers.truth import assert_truthful, ranked
 
@@ -168,3 +169,23 @@ def test_warm_up_is_excluded_from_the_priorities(folder: Path) -> None:
     assert iterations.max_ms < 100.0  # not the 11.8 s warm-up step
     assert "`cudaFree`" in iterations.warmup_detail
     assert "excluded from the priorities" in iterations.warmup_detail
+
+
+def test_warm_up_leaves_the_steady_compute_first(folder: Path) -> None:
+    """Without the warm-up's idle the window is 0.2 s of 99.9 %-busy iterations, 82 % of it
+    convolutions: the findings are judged against that, so the convolutions are P1 (no
+    shapes: not quantifiable, with the reason) where the whole 12 s window ranked nothing."""
+    steps, planted = _run("warmup_in_window", folder)
+    manifest = steps.category_data().manifest
+    window = manifest.gpu_utilization.total_time_ms
+    excluded = sum(planted.excluded_idle_ms.values())
+    assert manifest.judged_window_ms == pytest.approx(window - excluded, abs=0.01)
+    top = steps.priorities().items[0]
+    assert planted.p1 == "compute"
+    assert (top.p_number, top.kind, top.category) == (1, "compute", "conv_fwd"), top.title
+    assert md_code(planted.call_site, 80) in top.title
+    assert top.saving is None and top.unquantified_reason == NO_MODEL
+    # the parent convolution's own 1.8 ms (0.27 % of the judged window at mid) stays out
+    titles = [i.title for i in steps.priorities().items]
+    assert not any("`aten::convolution`" in t for t in titles)
+    assert_truthful(steps)
