@@ -91,6 +91,12 @@ def _is_nan(value: Any) -> bool:
     return isinstance(value, float) and math.isnan(value)
 
 
+def share_of_window(kernel_ms: float, window_ms: float) -> float:
+    """Kernel time in % of the window, at most 100: kernels running concurrently on several
+    streams can add up to more than the window, which holds them all (docs/deviations.md)."""
+    return min(100.0, kernel_ms / window_ms * 100)
+
+
 def compute_ms(metadata: CategoryMetadata) -> float | None:
     """The timeline's computation time in ms (the denominator of `percent_of_compute`)."""
     util = metadata.gpu_utilization
@@ -111,7 +117,7 @@ def time_metrics(ops: pd.DataFrame, metadata: CategoryMetadata) -> dict[str, Any
     return {
         "total_time_ms": round(total_ms, 3),
         "percent_of_compute": round(category_ms / compute * 100, 2) if compute else None,
-        "percent_of_total": round(total_ms / baseline * 100, 2) if baseline else 0.0,
+        "percent_of_total": round(share_of_window(total_ms, baseline), 2) if baseline else 0.0,
         "operation_count": count,
     }
 
@@ -306,7 +312,7 @@ def _operation(
     time_ms = time_us / 1000
     count = finite_number(row.get("count"))
     count = count if count is not None else finite_number(row.get("operation_count"))
-    pct_total = time_ms / baseline * 100 if baseline else None
+    pct_total = share_of_window(time_ms, baseline) if baseline else None
     eff = efficiency(row, metadata)
     if comparative:
         eff = comparative_efficiency(row, eff)

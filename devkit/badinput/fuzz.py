@@ -56,11 +56,8 @@ Kind = Literal["refused", "loaded", "crash", "hang"]  # "hang": set by a runner'
 Mutation = Callable[[Damage], None]
 ALL_MUTATIONS: tuple[Mutation, ...] = DOCUMENT_MUTATIONS + LAYOUT_MUTATIONS
 # Shares of a whole in the run's JSON. Not checked: efficiencies and differences (may pass
-# 100 or go below 0) and a category's or op's `percent_of_total`, TraceLens's Σ kernel time
-# over the window, which passes 100 when kernels of one category run concurrently.
-SHARE_KEY = re.compile(
-    r"percent(_of_(?!total$)\w+|_low|_mid|_high)?|\w+_time_percent|\w+_percent_of_total"
-)
+# 100 or go below 0).
+SHARE_KEY = re.compile(r"percent(_of_\w+|_low|_mid|_high)?|\w+_time_percent|\w+_percent_of_total")
 
 
 @dataclass(frozen=True)

@@ -308,6 +308,26 @@ def test_operations_sorted_by_time_with_shares() -> None:
     assert metrics.percent_of_compute is None  # the metadata gives no computation time
 
 
+def test_concurrent_kernels_hold_at_most_the_whole_window() -> None:
+    """120 + 30 ms of kernels on several streams in a 100 ms window: each share is at most
+    100 %; the times keep the sums."""
+    metrics = score(frame(row("a", 120_000.0), row("b", 30_000.0)), META, "x")
+    a, b = metrics.operations
+    assert (a.time_ms, a.percent_of_total, b.percent_of_total) == (120.0, 100.0, 30.0)
+    assert (metrics.total_time_ms, metrics.percent_of_total) == (150.0, 100.0)
+
+
+def test_a_judged_window_lowers_the_floor_on_unrounded_savings() -> None:
+    """A 10,000 ms window of which 200 ms is judged (the rest warm-up idle): 0.5 % of the
+    judged window is 1 ms of mid saving. 4 ms of unmodelled kernels save 1.2 ms at mid (kept),
+    3 ms save 0.9 ms (dropped); against the whole window neither reaches 0.5 %."""
+    conv = heuristic("conv", 0.04).model_copy(update={"time_ms": 4.0})
+    bn = heuristic("bn", 0.03).model_copy(update={"time_ms": 3.0})
+    assert category_findings([conv, bn]) == ()
+    found = category_findings([conv, bn], judged_ms=200.0)
+    assert [f.members[0].operation for f in found] == ["conv"]
+
+
 def test_percent_of_compute_is_a_share_of_computation_time() -> None:
     """4 ms of kernels in a 100 ms window whose computation time is 40 ms: the category holds
     3.8 ms of it (0.8 + 3.0, its kernels overlapping others), 9.5 % of compute; 4 % of E2E."""
