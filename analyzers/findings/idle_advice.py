@@ -138,6 +138,8 @@ def culprit_words(part: IdleCauseShare) -> str:
         words += f" under {md_code(top.operator, 80)}"
     if top.module:
         words += f" in {md_code(top.module, 60)}"
+    elif top.frame and not top.operator:  # a bare runtime call: where the code made it
+        words += f" from {md_code(top.frame, 80)}"
     return f" ({words})"
 
 
@@ -146,6 +148,6 @@ def idle_title(cause: IdleCause, part: IdleCauseShare, blocking_site: str = "") 
     title = TITLES[cause]
     if cause == "sync" and blocking_site:
         return f"{title} ({blocking_site})"
-    if cause in ("launch_bound", "gpu_wait"):
+    if cause == "launch_bound":
         return title
     return title + culprit_words(part)

@@ -31,6 +31,7 @@ from rooflens.analyzers.trace.tree import nearest_ancestor
 # after its launch call returns, an event on an empty queue starts within this; a longer wait
 # with the event already queued is the GPU waiting on something of its own
 LAUNCH_LATENCY_US = 50.0
+STREAM_WAITS = ("cudaStreamWaitEvent", "hipStreamWaitEvent", "cuStreamWaitEvent")
 TOP_CULPRITS = 5
 # causes whose annotation, not the frames inside it, is the name a user acts on
 NAMED_BY_NOTES: frozenset[IdleCause] = frozenset({"input_pipeline", "optimizer_step"})
@@ -115,6 +116,7 @@ def attribute(
         )
         for cause in (*_HOST_SIGNATURES, "dispatch")
     }
+    culprits["gpu_wait"] = _wait_culprits(model, work, pieces["gpu_wait"], start, thread)
     return Attribution(pieces=pieces, culprits=culprits)
 
 
@@ -159,6 +161,41 @@ def _gpu_wait(work: GpuWork, idle: Intervals, end: np.ndarray) -> Intervals:
     wait_from = np.maximum(idle.start, queued_at)
     waits = wait_from < idle.end
     return merge(wait_from[waits], idle.end[waits])
+
+
+def _wait_culprits(
+    model: TraceModel, work: GpuWork, waits: Intervals, start: np.ndarray, thread: np.ndarray
+) -> pd.DataFrame:
+    """What each GPU-side wait's queued event waited for, as the host recorded it: the last
+    stream-wait call (`cudaStreamWaitEvent`...) its launching thread made after launching the
+    event the gap follows and before launching it; else that launch itself (the operator
+    whose kernel sat queued). Runtime calls do not record their stream, so a wait on another
+    stream of the same thread in that span is named too: it is the dependency the thread set
+    up just before the queued launch."""
+    launch = _ending_launch(work, waits)
+    linked = launch != MISSING
+    if not linked.any():
+        return pd.DataFrame({"uid": np.empty(0, np.int64), "idle_us": np.empty(0)})
+    launch, length = launch[linked], (waits.end - waits.start)[linked]
+    nxt = np.searchsorted(work.start, waits.end[linked], side="left")
+    before = work.launch[np.maximum(nxt - 1, 0)]
+    lower = np.where((nxt > 0) & (before != MISSING), start[np.maximum(before, 0)], -np.inf)
+    names = model.events["name"]
+    is_wait = (
+        model.events["cat"].isin(LAUNCH_CATEGORIES).to_numpy()
+        & names.isin(STREAM_WAITS).to_numpy()
+    )
+    calls = np.flatnonzero(is_wait)
+    named = launch.copy()
+    for code in np.unique(thread[calls]):
+        mine = calls[thread[calls] == code]
+        mine = mine[np.argsort(start[mine], kind="stable")]
+        here = thread[launch] == code
+        k = np.searchsorted(start[mine], start[launch[here]], side="left") - 1
+        found = (k >= 0) & (start[mine[np.maximum(k, 0)]] > lower[here])
+        named[np.flatnonzero(here)[found]] = mine[k[found]]
+    table = pd.DataFrame({"uid": named, "idle_us": length})
+    return table.groupby("uid", as_index=False)["idle_us"].sum()
 
 
 def _owners(work: GpuWork, gaps: Intervals, thread: np.ndarray) -> np.ndarray:

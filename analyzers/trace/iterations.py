@@ -238,9 +238,13 @@ def _benchmark_marks(model: TraceModel) -> tuple[np.ndarray, np.ndarray, list[st
 
 
 def _main_thread_ops(model: TraceModel) -> pd.DataFrame:
-    """Top-level cpu_ops (no cpu_op above them) of the thread whose top-level ops span longest."""
+    """Top-level cpu_ops (no cpu_op above them) of the thread whose top-level ops span longest.
+    Only recorded ones: operators grafted from a graph capture sit inside their replay's
+    launch call, layer after layer, and would repeat at the period of a layer, not a step."""
     ev = model.events
     is_op = (ev["cat"] == "cpu_op").to_numpy()
+    if model.recorded_events >= 0:
+        is_op = is_op & (np.arange(len(is_op)) < model.recorded_events)
     uids = np.flatnonzero(is_op)
     top = uids[nearest_ancestor(model.tree.parent, is_op, uids) == MISSING]
     ops = pd.DataFrame(

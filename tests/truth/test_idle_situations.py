@@ -145,6 +145,12 @@ def test_the_gpu_side_wait_is_not_blamed_on_the_host(folder: Path) -> None:
     items = steps.priorities().items
     idle_items = [i for i in items if i.category == "cpu_idle"]
     assert idle_items and idle_items[0].title.startswith(TITLES["gpu_wait"])
+    # named by the dependency the launching thread set up before the queued launch
+    assert planted.call_site == "cudaStreamWaitEvent"
+    assert f"(most in {md_code(planted.call_site)}" in idle_items[0].title
+    wait = next(c for c in host.idle_causes if c.cause == "gpu_wait")
+    assert wait.culprits[0].name == planted.call_site
+    assert wait.culprits[0].idle_ms == pytest.approx(planted.idle_by_cause_ms["gpu_wait"], 1e-3)
     (card,) = steps.findings_of("cpu_idle").cards
     assert "feed the GPU" not in dict(card.fields)["Action"].replace("do not try to feed", "")
 

@@ -13,6 +13,7 @@ from rooflens.analyzers.trace.idle_causes import idle_causes
 from rooflens.analyzers.trace.iterations import find_iterations
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import build_model
+from rooflens.analyzers.trace.open_trace import open_trace
 from rooflens.analyzers.trace.periodicity import find_period, period_score
 from rooflens.analyzers.trace.synthetic_host import (
     BLOCKING,
@@ -22,6 +23,7 @@ from rooflens.analyzers.trace.synthetic_host import (
     write_host_bound_trace,
     write_launch_bound_trace,
 )
+from tests.helpers.capture_traces import MM_DIMS
 
 NS = 1e-6  # ms
 
@@ -234,3 +236,33 @@ def test_no_period_in_a_sequence_without_repeats():
     codes = rng.integers(0, 50, size=400)
     assert find_period(codes, *_times(len(codes), set())) is None
     assert find_period(np.array([1, 2, 1]), *_times(3, set())) is None
+
+
+def test_operators_grafted_from_a_graph_capture_are_not_iterations(tb) -> None:
+    """One graph launch replays a capture of eight identical layers (`aten::mm` each): the
+    grafted operators all sit inside the launch call and repeat at the period of a layer.
+    They are not the host's steps: the recorded main thread has no repeating sequence."""
+    folder = tb.folder / "capture_traces"
+    folder.mkdir(exist_ok=True)
+    layers = [tb.runtime("hipStreamBeginCapture", 0, 1)]
+    for k in range(8):
+        layers += [
+            tb.cpu_op("aten::mm", 10 + 30 * k, 20, args=MM_DIMS),
+            tb.runtime("hipLaunchKernel", 12 + 30 * k, 3, args={"kernel": "gemm_a"}),
+        ]
+    layers.append(tb.runtime("hipStreamEndCapture", 300, 2))
+    annotation = {"ph": "X", "cat": "user_annotation", "name": "capture_32_FULL", "pid": 1}
+    tb.write(
+        [annotation | {"tid": 1, "ts": -10, "dur": 400}, *layers], name="capture_traces/bs32.json"
+    )
+    replay = [
+        {"ph": "X", "cat": "user_annotation", "pid": 1, "tid": 1, "ts": 0, "dur": 900}
+        | {"name": "execute_16_context_0(sq0sk0sqsq0sqsk0)_generation_16(x)"},
+        tb.cpu_op("aten::empty", 2, 3),
+        tb.runtime("hipGraphLaunch", 10, 20, correlation=100),  # under no operator
+        *(tb.kernel("gemm_a", 50 + 20 * j, 10, correlation=100) for j in range(8)),
+    ]
+    model = open_trace(tb.write(replay, name="replay.json"))
+    assert model.capture is not None and model.capture.merged_gpu_events == 8
+    found = find_iterations(model)
+    assert (found.method, found.count) == ("none", 0), found.detail
