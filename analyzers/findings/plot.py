@@ -181,7 +181,16 @@ class Savings:
 
 
 def draw_png(title: str, total: float, segments: list[Segment], savings: Savings) -> bytes:
-    """Lay out the three panels (breakdown bar, its legend, savings) and return the PNG."""
+    """The plot as PNG bytes (what the run folder and the MCP resource hold)."""
+    fig = draw_figure(title, total, segments, savings)
+    buf = io.BytesIO()
+    # a tight bounding box keeps long titles, category labels and range texts whole
+    fig.savefig(buf, format="png", facecolor="white", bbox_inches="tight", pad_inches=0.3)
+    return buf.getvalue()
+
+
+def draw_figure(title: str, total: float, segments: list[Segment], savings: Savings) -> Figure:
+    """Lay out the three panels (breakdown bar, its legend, savings) under the title."""
     legend_rows = (len(segments) + 1) // 2
     first = 2.0 if any(seg.time2_ms is not None for seg in segments) else 1.3
     heights = [first, 0.3 * legend_rows + 0.2, 1.0 + 0.5 * max(len(savings.bars), 1)]
@@ -207,7 +216,8 @@ def draw_png(title: str, total: float, segments: list[Segment], savings: Savings
         _draw_no_savings(bx)
     for side in ("top", "right"):
         bx.spines[side].set_visible(False)
-    return _titled_png(fig, title)
+    _title(fig, title)
+    return fig
 
 
 def _draw_breakdown(ax: Axes, total: float, segments: list[Segment]) -> None:
@@ -294,8 +304,8 @@ def _draw_no_savings(bx: Axes) -> None:
     )
 
 
-def _titled_png(fig: Figure, title: str) -> bytes:
-    """Wrap the title, leave room for it above the panels, and render the figure to PNG."""
+def _title(fig: Figure, title: str) -> None:
+    """Wrap the title and leave room for it above the panels."""
     lines = textwrap.wrap(title, TITLE_WIDTH) or [""]
     fig.suptitle("\n".join(lines), fontsize=14, fontweight="bold")
     fig.subplots_adjust(
@@ -304,10 +314,6 @@ def _titled_png(fig: Figure, title: str) -> bytes:
         top=1 - (0.5 + 0.3 * len(lines)) / fig.get_figheight(),
         bottom=0.55 / fig.get_figheight(),
     )
-    buf = io.BytesIO()
-    # a tight bounding box keeps long titles, category labels and range texts whole
-    fig.savefig(buf, format="png", facecolor="white", bbox_inches="tight", pad_inches=0.3)
-    return buf.getvalue()
 
 
 Drawer = Callable[[str, float, list[Segment], Savings], bytes]
@@ -324,16 +330,25 @@ def render_plot(
     `draw` turns the laid-out data into PNG bytes (`PlotProcess.draw` does it in a helper
     process whose matplotlib import overlapped the run). With `comparison` the breakdown
     shows trace 1 and trace 2 per category."""
+    laid = plot_layout(manifest, priorities, comparison)
+    if isinstance(laid, str):
+        return PlotResult(None, reason=laid)
+    total, segments, savings = laid
+    return PlotResult(draw(title, total, segments, savings), [s.name for s in segments])
+
+
+def plot_layout(
+    manifest: Manifest, priorities: PriorityData | None, comparison: ReportComparison | None
+) -> tuple[float, list[Segment], Savings] | str:
+    """What the plot draws (window, segments, savings), or why there is nothing to draw."""
     total, segments = compute_segments(manifest, comparison)
     if total <= 0:
-        return PlotResult(None, reason="baseline (total_time_ms) is not positive")
+        return "baseline (total_time_ms) is not positive"
     if not any(s.name != "non_compute" for s in segments):
-        return PlotResult(None, reason="no segments: no compute category has GPU time")
+        return "no segments: no compute category has GPU time"
     bars = read_savings(priorities)
     together_ms, together_pct = _together(priorities, bars, total)
-    savings = Savings(bars[:MAX_BARS], len(bars), together_ms, together_pct)
-    png = draw(title, total, segments, savings)
-    return PlotResult(png, [s.name for s in segments])
+    return total, segments, Savings(bars[:MAX_BARS], len(bars), together_ms, together_pct)
 
 
 def plot_title(
