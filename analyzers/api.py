@@ -24,7 +24,6 @@ from rooflens.analyzers.findings.impact_scale import PriorityItem
 from rooflens.analyzers.findings.plot import draw_figure, plot_layout, plot_title
 from rooflens.analyzers.findings.priorities import PriorityData
 from rooflens.analyzers.perf.categories import load_table
-from rooflens.analyzers.perf.platform_choice import choose_platform
 from rooflens.analyzers.pipeline.ledger import (
     ComparedTrace,
     RunRecord,
@@ -45,10 +44,10 @@ from rooflens.analyzers.pipeline.steps import (
     RunResults,
     missing_gpu_work,
 )
-from rooflens.analyzers.report.build import build_report
-from rooflens.analyzers.trace.health import TraceHealth, assess
+from rooflens.analyzers.report.loading import Loaded, load_step, read_trace
+from rooflens.analyzers.trace.health import TraceHealth
 from rooflens.analyzers.trace.inspect import Inspection, inspect_trace
-from rooflens.analyzers.trace.open_trace import AUTO, CaptureChoice, open_trace
+from rooflens.analyzers.trace.open_trace import AUTO, CaptureChoice
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -78,20 +77,23 @@ def analyze(
     if until not in STEP_ORDER:
         raise ValueError(f"until must be one of {', '.join(STEP_ORDER)}, not {until!r}")
     table = load_table(categories)
-    model = open_trace(trace, captures=captures)
-    health = assess(model)
-    chosen, source = choose_platform(platform, platform_file, health.gpu)
+    model, health = read_trace(trace, captures=captures)
     missing = missing_gpu_work(model) if until != LOADED else None
     if missing:
         raise NotAnalysable(f"{Path(trace).name} cannot be analysed: {missing}")
-    report = build_report(model, chosen, categories=table)
+    loaded = load_step(
+        model, health=health, platform=platform, platform_file=platform_file, categories=table
+    )
     comparison = None
     if compare_with is not None:
         comparison = load_comparison(
-            model, report, compare_with, platform=platform2, captures=captures, categories=table
-        )
-    results = RunResults(model, report, chosen, str(trace), IN_MEMORY, comparison=comparison)
-    run = Run(results, health, source, Settings(platform_file, compare_with, captures))
+            model, loaded.report, compare_with, platform=platform2, captures=captures,
+            categories=table,
+        )  # fmt: skip
+    results = RunResults.of(loaded, str(trace), IN_MEMORY, comparison)
+    run = Run(
+        results, health, loaded.platform_source, Settings(platform_file, compare_with, captures)
+    )
     run.compute(until)
     return run
 
@@ -205,18 +207,12 @@ class Run:
             compare_with=self._compared(),
         )
         r = self.results
+        loaded = Loaded(r.model, self.health, r.platform, self.platform_source, r.report)
         with staged_output(out) as stage:
             sealed = SealedRun(stage, record)
-            results = RunResults(
-                r.model, r.report, r.platform, str(trace), str(out.absolute()), r.comparison
-            )
-            steps = sealed.pipeline(results, label=f"the run of {trace.name}")
-            assert steps.folder is not None
-            steps.folder.write_perf_report(r.report, trace.name, self.health.gpu.model)
-            if r.comparison is not None:
-                steps.folder.write_comparison(r.comparison)
-            sealed.mark(LOADED)
-            steps.run(REPORTED)
+            sealed.write_loaded(loaded, trace.name, r.comparison)
+            results = RunResults.of(loaded, str(trace), str(out.absolute()), r.comparison)
+            sealed.pipeline(results, label=f"the run of {trace.name}").run(REPORTED)
         return out
 
     def _compared(self) -> ComparedTrace | None:

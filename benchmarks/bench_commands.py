@@ -15,7 +15,7 @@ is, and inflations of it made in a temporary folder (never in the repository): i
 previous one with every id made unique (bench_load.py's `write_inflated`), written as plain
 JSON. The 16x file is about 575 MB.
 
-Targets checked (issue 11): on the trace itself `analyze` <= 3x, `report` <= 2x, `inspect`
+Targets checked: on the trace itself `analyze` <= 3x, `report` <= 2x, `inspect`
 <= 1.3x the yardstick and `rooflens --help` <= 0.3 s; on the largest inflation `analyze`
 <= 1.0x with peak RSS <= 0.5x the yardstick's; from the smallest to the largest inflation
 `analyze` time grows no faster than the factor (linear or better).
@@ -173,7 +173,7 @@ def table(rows: list[Row]) -> None:
 
 
 def checks(rows: list[Row]) -> list[tuple[str, bool, str]]:
-    """(target, met, measured) for issue 11's targets that these rows can answer."""
+    """(target, met, measured) for the targets that these rows can answer."""
     one = {r.name: r for r in rows if r.factor == 1}
     out = []
     for name, limit in (("analyze", 3.0), ("report", 2.0), ("inspect", 1.3)):

@@ -7,7 +7,7 @@ both sides, and each figure is the minimum over the rounds (--runs, >= 3). The p
 byte-compiled and every command runs once untimed first.
 
 Default pair: the OWLv2 traces of ../shared/traces (MI300X trace 1, H100 trace 2), each on
-its own platform. Target (issue 13): `compare` <= 2x the two `analyze` runs together.
+its own platform. Target: `compare` <= 2x the two `analyze` runs together.
 
 Run:  python benchmarks/bench_compare.py [--trace1 PATH] [--trace2 PATH] [--platform MI300X]
       [--platform2 H100_SXM] [--runs 3] [--check (exit 1 when the target is missed)]

@@ -17,7 +17,6 @@ from typing import Any
 from rooflens.analyzers.compare.comparison import SAME_TRACE, Comparison, compare, read_trace2
 from rooflens.analyzers.compare.what_changed_md import headline
 from rooflens.analyzers.perf.categories import CategoryTable
-from rooflens.analyzers.perf.platform_choice import choose_platform
 from rooflens.analyzers.perf.platforms import (
     Platform,
     PlatformFileError,
@@ -27,7 +26,7 @@ from rooflens.analyzers.perf.platforms import (
 )
 from rooflens.analyzers.pipeline.ledger import ComparedTrace
 from rooflens.analyzers.report.build import PerfReport
-from rooflens.analyzers.trace.health import TraceHealth
+from rooflens.analyzers.report.loading import Loaded, load_step
 from rooflens.analyzers.trace.model import TraceModel
 from rooflens.analyzers.trace.open_trace import AUTO
 from rooflens.server.cli_report import run_report
@@ -47,10 +46,7 @@ class SecondTrace:
 
     args: argparse.Namespace
     read: TraceRead
-    model: TraceModel | None = None
-    health: TraceHealth | None = None
-    platform: Platform | None = None
-    source: str = ""
+    loaded: Loaded | None = None  # trace 2 read and reported, once load() ran
     comparison: Comparison | None = field(default=None, repr=False)
 
     @property
@@ -69,14 +65,25 @@ class SecondTrace:
         except (UnknownPlatform, PlatformFileError) as exc:
             raise type(exc)(f"trace 2's platform: {exc}") from None
 
-    def load(self) -> None:
-        """Read trace 2 and choose its platform (raises TraceError naming trace 2)."""
-        self.model, self.health = read_trace2(
-            self.read.trace, captures=self.captures, text=self.read.text
+    def load(self, categories: CategoryTable | None = None) -> None:
+        """Read trace 2, choose its platform and build its perf report (raises TraceError
+        naming trace 2)."""
+        model, health = read_trace2(self.read.trace, captures=self.captures, text=self.read.text)
+        self.loaded = load_step(
+            model,
+            health=health,
+            platform=self.args.platform2,
+            platform_file=self.args.platform2_file,
+            categories=categories,
         )
-        self.platform, self.source = choose_platform(
-            self.args.platform2, self.args.platform2_file, self.health.gpu
-        )
+
+    @property
+    def platform(self) -> Platform | None:
+        return self.loaded.platform if self.loaded else None
+
+    @property
+    def source(self) -> str:
+        return self.loaded.platform_source if self.loaded else ""
 
     def record(self) -> ComparedTrace:
         pfile = self.args.platform2_file
@@ -88,20 +95,10 @@ class SecondTrace:
             captures=self.captures,
         )
 
-    def compare(
-        self, model1: TraceModel, report1: PerfReport, categories: CategoryTable | None
-    ) -> Comparison:
-        assert self.model is not None, "load() first"
-        self.comparison = compare(
-            model1,
-            report1,
-            self.model,
-            self.platform,
-            trace_path=str(self.read.trace),
-            platform_source=self.source,
-            health=self.health,
-            categories=categories,
-        )
+    def compare(self, model1: TraceModel, report1: PerfReport) -> Comparison:
+        assert self.loaded is not None, "load() first"
+        trace = str(self.read.trace)
+        self.comparison = compare(model1, report1, self.loaded, trace_path=trace)
         return self.comparison
 
     def outcome(self) -> dict[str, Any]:

@@ -25,16 +25,14 @@ from rooflens.analyzers.findings.plot import Drawer, draw_png
 from rooflens.analyzers.findings.plot_process import PlotProcess
 from rooflens.analyzers.markdown_text import plain_line
 from rooflens.analyzers.perf.categories import CategoryFileError, load_table
-from rooflens.analyzers.perf.platform_choice import choose_platform, platform_warnings
+from rooflens.analyzers.perf.platform_choice import platform_warnings
 from rooflens.analyzers.perf.platforms import (
-    Platform,
     PlatformFileError,
     UnknownPlatform,
     get_platform,
     load_platform_file,
     platform_table,
 )
-from rooflens.analyzers.pipeline.folder import RunFolder
 from rooflens.analyzers.pipeline.ledger import (
     RUN_FILE,
     RunFolderError,
@@ -45,7 +43,7 @@ from rooflens.analyzers.pipeline.ledger import (
     read_record,
     staged_output,
 )
-from rooflens.analyzers.pipeline.sealed import SealedRun, write_report
+from rooflens.analyzers.pipeline.sealed import SealedRun
 from rooflens.analyzers.pipeline.steps import (
     LOADED,
     PREPARED,
@@ -56,10 +54,8 @@ from rooflens.analyzers.pipeline.steps import (
 )
 from rooflens.analyzers.report.csv_cells import csv_cells_of
 from rooflens.analyzers.report.files import roofline_coverage
+from rooflens.analyzers.report.loading import Loaded, load_step, read_trace
 from rooflens.analyzers.trace.errors import TraceError
-from rooflens.analyzers.trace.health import TraceHealth, assess
-from rooflens.analyzers.trace.model import TraceModel
-from rooflens.analyzers.trace.open_trace import open_trace
 from rooflens.server.cli_common import EXIT_OK, capture_choice, fail, print_json
 from rooflens.server.cli_progress import Progress
 from rooflens.server.cli_trace_read import TraceRead
@@ -150,30 +146,36 @@ def _run_report(
                 check_destination(out, read.identity(), force=args.force)
             earlier = read_record(out) if out.is_dir() else None
         with progress.step("reading the trace"):
-            model = open_trace(trace, captures=capture_choice(args), text=read.text)
+            model, health = read_trace(trace, captures=capture_choice(args), text=read.text)
             identity = read.identity()  # hashed meanwhile, on its own thread
-            health = assess(model)
-        platform, source = choose_platform(args.platform, args.platform_file, health.gpu)
         if second is not None:
             with progress.step("reading trace 2"):
-                second.load()
+                second.load(categories)
+        missing = missing_gpu_work(model) if until != LOADED else None
+        if missing:
+            return fail(f"{trace.name} cannot be analysed: {missing}")
+        with progress.step("building the perf report"):
+            loaded = load_step(
+                model,
+                health=health,
+                platform=args.platform,
+                platform_file=args.platform_file,
+                categories=categories,
+            )
     except BAD_INPUT as exc:
         return fail(str(exc))
     except OSError as exc:
         return fail(str(exc))
-    missing = missing_gpu_work(model) if until != LOADED else None
-    if missing:
-        return fail(f"{trace.name} cannot be analysed: {missing}")
     pfile = Path(args.platform_file).absolute() if args.platform_file else None
-    name = platform.name if platform else None
+    name = loaded.platform.name if loaded.platform else None
     compared = second.record() if second is not None else None
     fields = record_fields(trace.absolute(), identity, name, pfile, capture_choice(args), compared)
     cells = csv_cells_of(getattr(args, "raw_csv", False))
     record = RunRecord(run_id=new_run_id(), csv_cells=cells, **fields)
-    run = _Run(args, record, model, health, platform, source, progress, draw, second)
+    run = _Run(args, record, loaded, progress, draw, second)
     try:
         with staged_output(out) as stage:
-            outcome = run.build(stage, categories, until=until)
+            outcome = run.build(stage, until=until)
     except OSError as exc:
         return fail(f"cannot write the run into {out}: {exc}")
     outcome.replaced_run = earlier.run_id if earlier else None
@@ -190,34 +192,21 @@ class _Run:
 
     args: argparse.Namespace
     record: RunRecord
-    model: TraceModel
-    health: TraceHealth
-    platform: Platform | None
-    source: str
+    loaded: Loaded
     progress: Progress
     draw: Drawer
     second: SecondTrace | None = None
 
-    def build(self, stage: Path, categories, *, until: str) -> Outcome:
-        step = self.progress.step
-        folder = RunFolder(stage, csv_cells=self.record.csv_cells)
+    def build(self, stage: Path, *, until: str) -> Outcome:
+        step, loaded = self.progress.step, self.loaded
         run = SealedRun(stage, self.record)
-        with step("building and writing the perf report (tables and workbook)"):
-            report, files = write_report(
-                self.model,
-                self.platform,
-                folder,
-                Path(self.args.trace).name,
-                self.health.gpu.model,
-                categories,
-            )
         comparison = None
         if self.second is not None:
-            with step("comparing with trace 2 (its perf report and the tree diff)"):
-                comparison = self.second.compare(self.model, report, categories)
-                folder.write_comparison(comparison)
-        run.mark(LOADED)
-        coverage = roofline_coverage(report)
+            with step("comparing with trace 2 (the tree diff)"):
+                comparison = self.second.compare(loaded.model, loaded.report)
+        with step("writing the perf report (tables and workbook)"):
+            files = run.write_loaded(loaded, Path(self.args.trace).name, comparison)
+        coverage = roofline_coverage(loaded.report)
         outcome = Outcome(
             command="compare" if comparison else "report" if until == LOADED else "analyze",
             out=str(Path(self.args.out).absolute()),
@@ -225,22 +214,15 @@ class _Run:
             trace=self.record.trace_path,
             trace_sha256=self.record.trace.sha256,
             platform=self.record.platform,
-            platform_source=self.source,
+            platform_source=loaded.platform_source,
             roofline_coverage_percent=None if coverage is None else round(coverage * 100, 2),
-            notes=list(report.notes),
-            warnings=[w.message for w in platform_warnings(self.health.gpu, self.platform)],
+            notes=list(loaded.report.notes),
+            warnings=[w.message for w in platform_warnings(loaded.health.gpu, loaded.platform)],
             tables=[p.relative_to(stage).as_posix() for p in files.csvs],
             csv_cells=self.record.csv_cells,
             workbook=files.xlsx.relative_to(stage).as_posix(),
         )
-        results = RunResults(
-            self.model,
-            report,
-            self.platform,
-            str(self.args.trace),
-            str(Path(self.args.out)),
-            comparison=comparison,
-        )
+        results = RunResults.of(loaded, str(self.args.trace), str(Path(self.args.out)), comparison)
         if self.second is not None:
             outcome.compare_with = self.second.outcome()
         steps = run.pipeline(

@@ -24,6 +24,7 @@ from rooflens.analyzers.layout import SYSTEM_KEYS
 from rooflens.analyzers.pipeline.steps import AGGREGATED, PREPARED, REPORTED, STEPS
 from rooflens.analyzers.trace.synthetic import write_sample_trace
 from rooflens.server.cli_common import EXIT_OK, EXIT_PROBLEMS, fail
+from rooflens.server.step_tools import TOOL_OF_STEP
 
 DEMO_FOLDER = "rooflens_demo"
 SAMPLE_NAME = "sample_step.json.gz"
@@ -117,15 +118,16 @@ async def _drive(client: Client, trace: Path) -> bool:
         done: dict[str, dict[str, Any]] = {}
         categories: list[str] = []
         for step in STEPS[1:]:  # the declared pipeline, one tool call per step
+            tool = TOOL_OF_STEP[step.name]
             if step.per_category:
                 for category in categories:
-                    await _call(client, step.tool, run_id=run_id, category=category)
+                    await _call(client, tool, run_id=run_id, category=category)
             elif step.name == REPORTED:
                 summary = executive_summary(done[AGGREGATED].get("priorities", []))
                 await _identify_and_plot(client, run_id, loaded["platform"])
-                await _call(client, step.tool, run_id=run_id, executive_summary=summary)
+                await _call(client, tool, run_id=run_id, executive_summary=summary)
             else:
-                done[step.name] = await _call(client, step.tool, run_id=run_id)
+                done[step.name] = await _call(client, tool, run_id=run_id)
             if step.name == PREPARED:
                 categories = _ordered(done[PREPARED]["categories"])
             if step.name == AGGREGATED:

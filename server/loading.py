@@ -6,11 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from rooflens.analyzers.compare.comparison import Comparison, load_comparison
-from rooflens.analyzers.perf.platform_choice import choose_platform
-from rooflens.analyzers.perf.platforms import get_platform, load_platform_file
+from rooflens.analyzers.perf.platforms import get_platform
 from rooflens.analyzers.pipeline.folder import RunFolder
 from rooflens.analyzers.pipeline.ledger import ComparedTrace, TraceIdentity
 from rooflens.analyzers.pipeline.steps import (
@@ -20,14 +18,17 @@ from rooflens.analyzers.pipeline.steps import (
     RunResults,
     missing_gpu_work,
 )
-from rooflens.analyzers.report.build import build_report
+from rooflens.analyzers.report.loading import Loaded, load_step, read_trace
 from rooflens.analyzers.trace.health import TraceHealth, assess
-from rooflens.analyzers.trace.open_trace import AUTO, open_trace
+from rooflens.analyzers.trace.open_trace import AUTO
 from rooflens.analyzers.trace.read import require_regular_file
 from rooflens.server.owners import Owner
 from rooflens.server.paths import PathRefused
 from rooflens.server.runs import Run, record_fields
 from rooflens.server.state import AppState
+from rooflens.server.step_tools import step_call
+
+EARLIER_PLATFORM = "the earlier run's platform"
 
 
 class LoadArguments(ValueError):
@@ -51,7 +52,9 @@ class LoadRequest:
 
 
 @dataclass
-class Loaded:
+class LoadedRun:
+    """A server run after load_trace: new (its load step done) or the caller's earlier one."""
+
     run: Run
     results: RunResults
     health: TraceHealth
@@ -59,7 +62,7 @@ class Loaded:
     platform_source: str
 
 
-def load_run(st: AppState, req: LoadRequest, owner: Owner) -> Loaded:
+def load_run(st: AppState, req: LoadRequest, owner: Owner) -> LoadedRun:
     """The caller's earlier run of the same trace and options, else a new run whose perf
     report is written into a new folder (under `output_dir`, else the workspace)."""
     if req.platform and req.platform_file:
@@ -82,28 +85,26 @@ def load_run(st: AppState, req: LoadRequest, owner: Owner) -> Loaded:
         options["compare_with"] = (compared.trace_path, compared.platform, compared.captures)
     if not req.fresh and (held := st.runs.held(trace, options, owner)) is not None:
         run, results = held  # in memory and the file unchanged: no hashing, no reading
-        return Loaded(run, results, assess(results.model), True, "the earlier run's platform")
+        return LoadedRun(run, results, assess(results.model), True, EARLIER_PLATFORM)
     fields = record_fields(trace, TraceIdentity.of(trace), req.platform, pfile, captures, compared)
     if not req.fresh and (earlier := st.runs.find_same(fields, owner)) is not None:
         results = run_results(st, earlier)
-        return Loaded(earlier, results, assess(results.model), True, "the earlier run's platform")
-    model = open_trace(trace, captures=captures, allow=st.policy.contains)
+        return LoadedRun(earlier, results, assess(results.model), True, EARLIER_PLATFORM)
+    model, health = read_trace(trace, captures=captures, allow=st.policy.contains)
     if req.whole and (missing := missing_gpu_work(model)):
         raise NotAnalysable(f"{trace.name} cannot be analysed: {missing}")
-    health = assess(model)
-    chosen, source = choose_platform(req.platform, pfile, health.gpu)
-    report = build_report(model, chosen)
-    comparison = None if compared is None else _compare(st, model, report, compared)
-    fields["platform"] = chosen.name if chosen else None
+    loaded = load_step(model, health=health, platform=req.platform, platform_file=pfile)
+    comparison = None if compared is None else _compare(st, loaded, compared)
+    fields["platform"] = loaded.platform.name if loaded.platform else None
     run = st.runs.create(out_parent, fields, owner, requested=req.platform)
     folder = RunFolder(st.policy.folder_without_links(run.folder))
-    folder.write_perf_report(report, trace.name, health.gpu.model)
+    folder.write_perf_report(loaded.report, trace.name, health.gpu.model)
     if comparison is not None:
         folder.write_comparison(comparison)
     run.mark(LOADED)
-    results = RunResults(model, report, chosen, str(trace), str(run.folder), comparison)
+    results = RunResults.of(loaded, str(trace), str(run.folder), comparison)
     st.runs.keep(run.run_id, results, options)
-    return Loaded(run, results, health, False, source)
+    return LoadedRun(run, results, health, False, loaded.platform_source)
 
 
 def _trace2(st: AppState, req: LoadRequest) -> ComparedTrace | None:
@@ -130,11 +131,11 @@ def _trace2(st: AppState, req: LoadRequest) -> ComparedTrace | None:
     )
 
 
-def _compare(st: AppState, model: Any, report: Any, compared: ComparedTrace) -> Comparison:
+def _compare(st: AppState, loaded: Loaded, compared: ComparedTrace) -> Comparison:
     """Read trace 2 and set it against trace 1 (docs/compare.md#a-comparative-run)."""
     return load_comparison(
-        model,
-        report,
+        loaded.model,
+        loaded.report,
         Path(compared.trace_path),
         platform=compared.platform,
         captures=compared.captures or AUTO,
@@ -165,15 +166,8 @@ def pipeline(st: AppState, run: Run) -> Pipeline:
         done=run.done,
         mark=run.mark,
         label=f"run {run.id}",
-        call_hint=lambda tool, category: _call(tool, run.id, category),
+        call_hint=lambda step, category: step_call(step, run.id, category),
     )
-
-
-def _call(tool: str, run_id: str, category: str | None) -> str:
-    if tool == "load_trace":
-        return "load_trace(path)"
-    where = f", category={category!r}" if category else ""
-    return f"{tool}(run_id={run_id!r}{where})"
 
 
 def _rebuild(st: AppState, run: Run) -> RunResults:
@@ -184,16 +178,14 @@ def _rebuild(st: AppState, run: Run) -> RunResults:
             f"the trace of {run.id} ({trace.name}) has changed since the run started; call "
             "load_trace again to analyse the new content"
         )
-    platform: Any = None
+    pfile = None
     if record.platform_file:
-        platform = load_platform_file(st.policy.recheck(Path(record.platform_file), "platform"))
-    elif record.platform:
-        platform = get_platform(record.platform)
+        pfile = st.policy.recheck(Path(record.platform_file), "platform")
     captures = record.captures
     if captures not in (None, AUTO):
         captures = str(st.policy.recheck(Path(captures), "capture folder"))
-    model = open_trace(trace, captures=captures, allow=st.policy.contains)
-    report = build_report(model, platform)
+    model, health = read_trace(trace, captures=captures, allow=st.policy.contains)
+    loaded = load_step(model, health=health, platform=record.platform, platform_file=pfile)
     comparison = None
     if (compared := record.compare_with) is not None:
         trace2 = require_regular_file(st.policy.recheck(Path(compared.trace_path), "trace 2"))
@@ -205,5 +197,5 @@ def _rebuild(st: AppState, run: Run) -> RunResults:
         if compared.captures not in (None, AUTO):
             folder2 = st.policy.recheck(Path(compared.captures), "capture folder of trace 2")
             compared = compared.model_copy(update={"captures": str(folder2)})
-        comparison = _compare(st, model, report, compared)
-    return RunResults(model, report, platform, record.trace_path, str(run.folder), comparison)
+        comparison = _compare(st, loaded, compared)
+    return RunResults.of(loaded, record.trace_path, str(run.folder), comparison)

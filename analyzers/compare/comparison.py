@@ -20,13 +20,13 @@ from rooflens.analyzers.compare.diff_stats import diff_stats
 from rooflens.analyzers.compare.tree_diff import TreeDiff, diff_traces
 from rooflens.analyzers.compare.what_changed import WhatChanged, what_changed
 from rooflens.analyzers.perf.categories import CategoryTable
-from rooflens.analyzers.perf.platform_choice import choose_platform
 from rooflens.analyzers.perf.platforms import Platform
-from rooflens.analyzers.report.build import PerfReport, build_report
+from rooflens.analyzers.report.build import PerfReport
+from rooflens.analyzers.report.loading import Loaded, load_step, read_trace
 from rooflens.analyzers.trace.errors import TraceError
-from rooflens.analyzers.trace.health import HealthWarning, TraceHealth, assess
+from rooflens.analyzers.trace.health import HealthWarning, TraceHealth
 from rooflens.analyzers.trace.model import TraceModel
-from rooflens.analyzers.trace.open_trace import AUTO, CaptureChoice, open_trace
+from rooflens.analyzers.trace.open_trace import AUTO, CaptureChoice
 
 TRACE2 = "trace 2"  # how messages name the second trace
 SAME_TRACE = HealthWarning(
@@ -57,20 +57,10 @@ class Comparison:
 
 
 def compare(
-    model1: TraceModel,
-    report1: PerfReport,
-    model2: TraceModel,
-    platform2: Platform | None,
-    *,
-    trace_path: str,
-    platform_source: str,
-    health: TraceHealth | None = None,
-    categories: CategoryTable | None = None,
+    model1: TraceModel, report1: PerfReport, loaded2: Loaded, *, trace_path: str
 ) -> Comparison:
-    """Set an already-read trace 2 against trace 1 (`report1` built from `model1`); `health`
-    is `assess(model2)` when the caller has it."""
-    report2 = build_report(model2, platform2, categories=categories)
-    health = health or assess(model2)
+    """Set a loaded trace 2 against trace 1 (`report1` built from `model1`)."""
+    model2, report2, health = loaded2.model, loaded2.report, loaded2.health
     if same_events(model1, model2):
         health = health.model_copy(update={"warnings": [SAME_TRACE, *health.warnings]})
     diff = diff_traces(model1, model2)
@@ -79,8 +69,8 @@ def compare(
         trace_path=trace_path,
         model=model2,
         report=report2,
-        platform=platform2,
-        platform_source=platform_source,
+        platform=loaded2.platform,
+        platform_source=loaded2.platform_source,
         health=health,
         diff=diff,
         diff_stats=stats,
@@ -109,7 +99,7 @@ def read_trace2(
     """Read trace 2 as trace 1 is read (its graph-capture folder included) and check that it
     has GPU work; a TraceError names it as trace 2."""
     try:
-        model2 = open_trace(trace2, captures=captures, allow=allow, text=text)
+        model2, health = read_trace(trace2, captures=captures, allow=allow, text=text)
     except TraceError as exc:
         raise TraceError(exc.path, f"{TRACE2}: {exc.problem}", exc.hint) from None
     if len(model2.gpu) == 0:
@@ -119,7 +109,7 @@ def read_trace2(
             "nothing to compare trace 1 with",
             "profile it with the GPU activity on, as trace 1 was",
         )
-    return model2, assess(model2)
+    return model2, health
 
 
 def load_comparison(
@@ -137,14 +127,7 @@ def load_comparison(
     """Read trace 2 (`read_trace2`), choose its platform (a name, a file, else what the trace
     suggests) and compare it with trace 1."""
     model2, health = read_trace2(trace2, captures=captures, allow=allow, text=text)
-    chosen, source = choose_platform(platform, platform_file, health.gpu)
-    return compare(
-        model1,
-        report1,
-        model2,
-        chosen,
-        trace_path=str(trace2),
-        platform_source=source,
-        health=health,
-        categories=categories,
+    loaded2 = load_step(
+        model2, health=health, platform=platform, platform_file=platform_file, categories=categories
     )
+    return compare(model1, report1, loaded2, trace_path=str(trace2))

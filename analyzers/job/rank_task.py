@@ -19,16 +19,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rooflens.analyzers.job.summary import RankSummary, summarise_rank
-from rooflens.analyzers.perf.platform_choice import choose_platform
 from rooflens.analyzers.perf.platforms import PlatformFileError, UnknownPlatform
-from rooflens.analyzers.pipeline.folder import RunFolder
 from rooflens.analyzers.pipeline.ledger import RunRecord, TraceIdentity, new_run_id
-from rooflens.analyzers.pipeline.sealed import SealedRun, write_report
+from rooflens.analyzers.pipeline.sealed import SealedRun
 from rooflens.analyzers.pipeline.steps import LOADED, RunResults, missing_gpu_work
+from rooflens.analyzers.report.loading import load_step, read_trace
 from rooflens.analyzers.trace.errors import TraceError
-from rooflens.analyzers.trace.health import assess
+from rooflens.analyzers.trace.health import TraceHealth
 from rooflens.analyzers.trace.model import TraceModel
-from rooflens.analyzers.trace.open_trace import AUTO, open_trace
+from rooflens.analyzers.trace.open_trace import AUTO
 
 NO_RUN = "none"  # `until` for summaries only: no per-rank run folder
 BAD_TRACE = "unreadable trace"
@@ -82,7 +81,7 @@ def run_rank(task: RankTask) -> RankOutcome:
     start = time.perf_counter()
     try:
         digest = hashlib.sha256()
-        model = open_trace(task.path, captures=AUTO, on_read=digest.update)
+        model, health = read_trace(task.path, captures=AUTO, on_read=digest.update)
         identity = _identity(Path(task.path), digest.hexdigest())
         if (recorded := _recorded_rank(model)) not in (None, task.rank):
             reason = (
@@ -93,7 +92,7 @@ def run_rank(task: RankTask) -> RankOutcome:
         summary = summarise_rank(model, task.rank, task.platform)
         run_id, note = None, None
         if task.run_folder is not None and task.until != NO_RUN:
-            run_id, note = rank_run(model, identity, task)
+            run_id, note = rank_run(model, health, identity, task)
     except (TraceError, UnknownPlatform, PlatformFileError) as exc:
         return RankFailed(task.rank, task.path, BAD_TRACE, str(exc))
     except Exception as exc:  # a bug on one rank must not stop the other ranks
@@ -124,30 +123,28 @@ def _identity(path: Path, sha256: str) -> TraceIdentity:
     )
 
 
-def rank_run(model: TraceModel, identity: TraceIdentity, task: RankTask) -> tuple[str, str | None]:
+def rank_run(
+    model: TraceModel, health: TraceHealth, identity: TraceIdentity, task: RankTask
+) -> tuple[str, str | None]:
     """The rank's normal run (perf report, then the pipeline up to `task.until`) written into
     `task.run_folder`, sealed step by step like any run; its id, and why it stopped early."""
     out = Path(task.run_folder or "")
     out.mkdir(parents=True, exist_ok=True)
-    health = assess(model)
-    platform, _ = choose_platform(task.platform, None, health.gpu)
+    loaded = load_step(model, health=health, platform=task.platform)
     record = RunRecord(
         run_id=new_run_id(),
         trace=identity,
         trace_path=str(Path(task.path).absolute()),
-        platform=platform.name if platform else None,
+        platform=loaded.platform.name if loaded.platform else None,
         captures=AUTO,
         owner=task.owner,
     )
-    report, _ = write_report(
-        model, platform, RunFolder(out), Path(task.path).name, health.gpu.model
-    )
     run = SealedRun(out, record)
-    run.mark(LOADED)
+    run.write_loaded(loaded, Path(task.path).name)
     missing = missing_gpu_work(model)
     if task.until == LOADED or missing:
         return record.run_id, missing
-    results = RunResults(model, report, platform, task.path, str(out))
+    results = RunResults.of(loaded, task.path, str(out))
     run.pipeline(results, label=f"the run of rank {task.rank}").run(task.until)
     return record.run_id, None
 

@@ -1,9 +1,9 @@
 """A run written straight into a folder it owns, its ledger sealed after every step.
 
 The CLI's `report`/`analyze`/`compare` (into a staging folder) and each rank of a job (on a
-Dask worker) run this way; the server's runs seal through their `Run` objects instead. The
-load step is the same everywhere: the perf report built on the run's platform and written
-into the folder (docs/run-folder.md).
+Dask worker) and the Python API's `Run.save` run this way; the server's runs seal through their
+`Run` objects instead. The load step is the same everywhere (report/loading.py), and
+`write_loaded` writes what it built (docs/run-folder.md).
 """
 
 from __future__ import annotations
@@ -13,27 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rooflens.analyzers.perf.categories import CategoryTable
-from rooflens.analyzers.perf.platforms import Platform
+from rooflens.analyzers.compare.comparison import Comparison
 from rooflens.analyzers.pipeline.folder import RunFolder
 from rooflens.analyzers.pipeline.ledger import RunRecord, seal
-from rooflens.analyzers.pipeline.steps import Pipeline, RunResults
-from rooflens.analyzers.report.build import PerfReport, build_report
+from rooflens.analyzers.pipeline.steps import LOADED, Pipeline, RunResults
 from rooflens.analyzers.report.files import ReportFiles
-from rooflens.analyzers.trace.model import TraceModel
-
-
-def write_report(
-    model: TraceModel,
-    platform: Platform | None,
-    folder: RunFolder,
-    trace_name: str,
-    gpu_model: str,
-    categories: CategoryTable | None = None,
-) -> tuple[PerfReport, ReportFiles]:
-    """The load step's artifacts: the perf report built and written into `folder`."""
-    report = build_report(model, platform, categories=categories)
-    return report, folder.write_perf_report(report, trace_name, gpu_model)
+from rooflens.analyzers.report.loading import Loaded
 
 
 @dataclass
@@ -50,6 +35,18 @@ class SealedRun:
 
     def done(self, step: str) -> bool:
         return step in self.record.steps
+
+    def write_loaded(
+        self, loaded: Loaded, trace_name: str, comparison: Comparison | None = None
+    ) -> ReportFiles:
+        """The load step's artifacts (the perf report, a comparison's tables) written into
+        the run, and the step sealed."""
+        folder = RunFolder(self.root, csv_cells=self.record.csv_cells)
+        files = folder.write_perf_report(loaded.report, trace_name, loaded.health.gpu.model)
+        if comparison is not None:
+            folder.write_comparison(comparison)
+        self.mark(LOADED)
+        return files
 
     def pipeline(self, results: RunResults, **options: Any) -> Pipeline:
         """The pipeline of this run; `options` are Pipeline's (label, draw, ...)."""

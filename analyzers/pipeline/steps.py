@@ -1,13 +1,14 @@
 """The analysis pipeline, declared once (docs/architecture.md#the-pipeline).
 
-`STEPS` says what each step needs and which MCP tool runs it. A run's state is the list of
-steps done, per category where a step is per category ("analysed:gemm"). `Pipeline` runs the
+`STEPS` says what each step needs (the server maps each to its tool). A run's state is the list
+of steps done, per category where a step is per category ("analysed:gemm"). `Pipeline` runs the
 steps on a run's in-memory results (`RunResults`): each takes the typed results of the steps
 before it, keeps its own, and hands them to the run folder to write. The CLI, the server's
 step tools, `run_full_analysis` and the demo all go through it, so the order is enforced in
 one place: kernel fusion before the compute categories (they flag ops a fusion candidate
 covers), drafts after analyses, the report last. A step asked for too early raises
-`StepMissing` naming the tool to call first.
+`StepMissing` naming the step to run first, in the caller's words (`call_hint`: the server
+names its tool).
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ from rooflens.analyzers.perf.platforms import Platform
 from rooflens.analyzers.pipeline.folder import RunFolder
 from rooflens.analyzers.prepare.run import CategoryData, prepare
 from rooflens.analyzers.report.build import PerfReport
+from rooflens.analyzers.report.loading import Loaded
 from rooflens.analyzers.trace.health import HealthWarning, assess, counters_only_message
 from rooflens.analyzers.trace.model import TraceModel
 
@@ -63,18 +65,17 @@ ANALYSED, DRAFTED = "analysed", "drafted"
 @dataclass(frozen=True)
 class Step:
     name: str
-    tool: str  # the MCP tool that runs it
     needs: tuple[str, ...] = ()
     per_category: bool = False
 
 
 STEPS = (
-    Step(LOADED, "load_trace"),
-    Step(PREPARED, "prepare_category_data", (LOADED,)),
-    Step(ANALYSED, "run_category_analysis", (PREPARED,), per_category=True),
-    Step(DRAFTED, "draft_findings", (ANALYSED,), per_category=True),
-    Step(AGGREGATED, "aggregate_findings", (ANALYSED,)),
-    Step(REPORTED, "compose_report", (AGGREGATED,)),
+    Step(LOADED),
+    Step(PREPARED, (LOADED,)),
+    Step(ANALYSED, (PREPARED,), per_category=True),
+    Step(DRAFTED, (ANALYSED,), per_category=True),
+    Step(AGGREGATED, (ANALYSED,)),
+    Step(REPORTED, (AGGREGATED,)),
 )
 BY_NAME = {s.name: s for s in STEPS}
 STEP_ORDER = tuple(s.name for s in STEPS)
@@ -113,6 +114,13 @@ class RunResults:
     prose: ReportProse | None = None
     report_text: str | None = None
 
+    @classmethod
+    def of(
+        cls, loaded: Loaded, trace_path: str, output_dir: str, comparison: Comparison | None = None
+    ) -> RunResults:
+        """A run's results once its load step is done (report/loading.py)."""
+        return cls(loaded.model, loaded.report, loaded.platform, trace_path, output_dir, comparison)
+
 
 @dataclass
 class Pipeline:
@@ -124,7 +132,9 @@ class Pipeline:
     done: Callable[[str], bool]
     mark: Callable[..., None]
     label: str = "the run"  # how messages name the run, e.g. "run run-3f9a1c2b7d4e"
-    call_hint: Callable[[str, str | None], str] = field(default=lambda tool, cat: f"{tool}")
+    # what a message tells the caller to do to run a step (step, category): the server names
+    # its tool call
+    call_hint: Callable[[str, str | None], str] = field(default=lambda step, _: f"run {step}")
     draw: Drawer = draw_png  # the CLI passes PlotProcess.draw (findings/plot_process.py)
 
     # -- order ---------------------------------------------------------------------------
@@ -139,8 +149,8 @@ class Pipeline:
             elif category is not None:
                 self.require(need, category)
         what = f"{category} of {self.label}" if category else self.label
-        tool = self.call_hint(BY_NAME[step].tool, category)
-        raise StepMissing(f"{what} has not been {step} yet; call {tool} first")
+        hint = self.call_hint(step, category)
+        raise StepMissing(f"{what} has not been {step} yet; {hint} first")
 
     def category_data(self) -> CategoryData:
         self.require(PREPARED)
@@ -286,8 +296,8 @@ class Pipeline:
     def aggregate(self) -> PriorityData:
         self.require(PREPARED)
         if not any(map(self._analysed, self.analysable())):
-            tool = self.call_hint(BY_NAME[ANALYSED].tool, None)
-            raise StepMissing(f"no category of {self.label} is analysed yet; call {tool} first")
+            hint = self.call_hint(ANALYSED, None)
+            raise StepMissing(f"no category of {self.label} is analysed yet; {hint} first")
         data = self.results.priorities = self._ranked()
         self._written(lambda folder: folder.write_priorities(data), AGGREGATED)
         return data

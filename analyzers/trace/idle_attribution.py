@@ -182,8 +182,7 @@ def _wait_culprits(
     lower = np.where((nxt > 0) & (before != MISSING), start[np.maximum(before, 0)], -np.inf)
     names = model.events["name"]
     is_wait = (
-        model.events["cat"].isin(LAUNCH_CATEGORIES).to_numpy()
-        & names.isin(STREAM_WAITS).to_numpy()
+        model.events["cat"].isin(LAUNCH_CATEGORIES).to_numpy() & names.isin(STREAM_WAITS).to_numpy()
     )
     calls = np.flatnonzero(is_wait)
     named = launch.copy()

@@ -19,7 +19,7 @@ from rooflens.analyzers.trace.inspect import inspect_trace as engine_inspect
 from rooflens.analyzers.trace.open_trace import AUTO
 from rooflens.analyzers.trace.read import require_regular_file
 from rooflens.server import results as r
-from rooflens.server.loading import Loaded, LoadRequest, load_run
+from rooflens.server.loading import LoadedRun, LoadRequest, load_run
 from rooflens.server.notify import log_to_client, runs_changed
 from rooflens.server.paths import PathPolicy
 from rooflens.server.tools.common import (
@@ -111,7 +111,7 @@ def gpu_rows(report: PerfReport) -> list[r.GpuRow]:
     ]
 
 
-def load_result(loaded: Loaded) -> r.LoadResult:
+def load_result(loaded: LoadedRun) -> r.LoadResult:
     run, data, health = loaded.run, loaded.results, loaded.health
     coverage = roofline_coverage(data.report)
     return r.LoadResult(

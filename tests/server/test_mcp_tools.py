@@ -133,11 +133,11 @@ async def test_a_second_load_of_an_unchanged_trace_neither_reads_nor_hashes_it(
     async with connect() as client:
         first = await call(client, "load_trace", {"path": str(sample)})
         with monkeypatch.context() as patched:
-            patched.setattr(loading, "open_trace", refuse)
+            patched.setattr(loading, "read_trace", refuse)
             patched.setattr(loading.TraceIdentity, "of", refuse)
             again = await call(client, "load_trace", {"path": str(sample)})
         os.utime(sample, ns=(sample.stat().st_atime_ns, sample.stat().st_mtime_ns + 10**9))
-        monkeypatch.setattr(loading, "open_trace", refuse)
+        monkeypatch.setattr(loading, "read_trace", refuse)
         touched = await call(client, "load_trace", {"path": str(sample)})  # same bytes
     assert again["run_id"] == touched["run_id"] == first["run_id"]
     assert again["reused"] and touched["reused"]

@@ -1,4 +1,4 @@
-"""The GPUs added for issue 12 and the link figures: hand-checked values, schema rules."""
+"""The GPUs of the catalogue beyond the first four, and the link figures: hand-checked values, schema rules."""
 
 from __future__ import annotations
 

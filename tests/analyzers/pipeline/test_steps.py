@@ -19,7 +19,7 @@ from tests.helpers.pipeline_runs import sample_pipeline, written
 
 def test_a_step_asked_too_early_names_the_earliest_missing_step(tmp_path: Path) -> None:
     steps, _ = sample_pipeline(tmp_path, with_folder=False)
-    with pytest.raises(StepMissing, match="not been prepared yet; call prepare_category_data"):
+    with pytest.raises(StepMissing, match="not been prepared yet; run prepared first"):
         steps.draft("gemm")  # needs analysed:gemm, which needs prepared: prepared is named
     with pytest.raises(StepMissing, match="not been prepared yet"):
         steps.aggregate()
@@ -28,7 +28,7 @@ def test_a_step_asked_too_early_names_the_earliest_missing_step(tmp_path: Path) 
         steps.draft("gemm")
     with pytest.raises(StepMissing, match="no category of the sample run is analysed yet"):
         steps.aggregate()
-    with pytest.raises(StepMissing, match="not been aggregated yet; call aggregate_findings"):
+    with pytest.raises(StepMissing, match="not been aggregated yet; run aggregated first"):
         steps.compose()
 
 
