@@ -48,7 +48,7 @@ from rooflens.analyzers.job.fanout import cluster_client
 from rooflens.analyzers.job.inputs import job_inputs
 from rooflens.analyzers.job.job_run import analyse_job, rank_tasks
 from rooflens.analyzers.job.rank_task import RankDone, run_rank
-from rooflens.analyzers.trace.synthetic_job import JobPlan, write_job
+from rooflens.analyzers.synthetic.job import JobPlan, write_job
 
 MB = 1 << 20
 ONE_RANK = """

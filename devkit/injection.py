@@ -36,8 +36,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from rooflens.analyzers.trace.synthetic import write_document, write_sample_trace
-from rooflens.analyzers.trace.synthetic_host import write_blocking_item_trace
+from rooflens.analyzers.synthetic.host import write_blocking_item_trace
+from rooflens.analyzers.synthetic.sample import write_document, write_sample_trace
 
 MARK = "INJECTED"
 HOSTILE: tuple[str, ...] = (

@@ -22,7 +22,7 @@ from mcp.client.stdio import stdio_client
 
 from rooflens.analyzers.layout import SYSTEM_KEYS
 from rooflens.analyzers.pipeline.steps import AGGREGATED, PREPARED, REPORTED, STEPS
-from rooflens.analyzers.trace.synthetic import write_sample_trace
+from rooflens.analyzers.synthetic.sample import write_sample_trace
 from rooflens.server.cli_common import EXIT_OK, EXIT_PROBLEMS, fail
 from rooflens.server.step_tools import TOOL_OF_STEP
 

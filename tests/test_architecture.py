@@ -12,6 +12,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 STAGES = (
+    "synthetic",
     "layout",
     "trace",
     "perf",

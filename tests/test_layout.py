@@ -113,6 +113,21 @@ def test_devkit_is_not_in_the_wheel() -> None:
     assert shipped and not any(p == "devkit" or p.startswith("devkit.") for p in shipped)
 
 
+def test_every_code_folder_is_a_shipped_package() -> None:
+    """A package folder left out of pyproject's list is missing from the wheel (an editable
+    install does not notice)."""
+    setuptools = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"][
+        "setuptools"
+    ]
+    folders = {folder: name for name, folder in setuptools["package-dir"].items()}
+    found = set()
+    for folder, name in folders.items():
+        for init in (REPO / folder).rglob("__init__.py"):
+            parts = init.parent.relative_to(REPO / folder).parts
+            found.add(".".join([name, *parts]))
+    assert found - set(setuptools["packages"]) == set()
+
+
 # the locator itself is tested outside golden/ (on folders it makes)
 LOCATOR_TESTS = {"tests/test_shared_location.py", "tests/conftest.py", "tests/helpers/golden.py"}
 SHARED_CALLS = {"shared_dir", "require_shared"}

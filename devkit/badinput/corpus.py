@@ -24,7 +24,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
-from rooflens.analyzers.trace.synthetic import write_sample_trace
+from rooflens.analyzers.synthetic.sample import write_sample_trace
 
 Document = dict[str, Any]
 DEEP = 10_000  # nesting levels: far past any recursion limit

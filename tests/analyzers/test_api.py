@@ -17,9 +17,9 @@ import rooflens
 from devkit.injection import MARK, write_injection_trace
 from rooflens.analyzers.pipeline.ledger import RunFolderError
 from rooflens.analyzers.pipeline.steps import NotAnalysable
+from rooflens.analyzers.synthetic.copies import SETUP_UPLOAD
+from rooflens.analyzers.synthetic.situations import SITUATIONS
 from rooflens.analyzers.trace.errors import TraceError
-from rooflens.analyzers.trace.synthetic_copies import SETUP_UPLOAD
-from rooflens.analyzers.trace.synthetic_situations import SITUATIONS
 from rooflens.server.cli import main as cli
 
 UPLOAD = "setup_weight_upload"

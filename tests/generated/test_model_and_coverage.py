@@ -17,8 +17,8 @@ from rooflens.analyzers.findings.model_info import model_identification, op_rows
 from rooflens.analyzers.perf.platforms import get_platform
 from rooflens.analyzers.report.build import build_report
 from rooflens.analyzers.report.files import roofline_coverage
+from rooflens.analyzers.synthetic.sample import H
 from rooflens.analyzers.trace.open_trace import open_trace
-from rooflens.analyzers.trace.synthetic import H
 from tests.helpers.golden import REPO
 from tests.helpers.sample_traces import gpu_only, write_document, write_variant
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from rooflens.analyzers.trace.synthetic_situations import SITUATIONS
+from rooflens.analyzers.synthetic.situations import SITUATIONS
 from rooflens.server.cli import main
 
 README = Path(__file__).resolve().parents[2] / "README.md"

@@ -22,9 +22,9 @@ from rooflens.analyzers.categories.system_inputs import SystemInputs, Timeline
 from rooflens.analyzers.perf.platforms import get_platform
 from rooflens.analyzers.prepare.run import prepare
 from rooflens.analyzers.report.build import build_report
+from rooflens.analyzers.synthetic.sample import ALL_REDUCE, COMM_STREAM, GELU, GEMM
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import build_model
-from rooflens.analyzers.trace.synthetic import ALL_REDUCE, COMM_STREAM, GELU, GEMM
 from tests.helpers.sample_traces import (
     COPY_BYTES,
     Document,

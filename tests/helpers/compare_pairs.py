@@ -9,8 +9,8 @@ import gzip
 import json
 from pathlib import Path
 
-from rooflens.analyzers.trace.synthetic import GELU, write_document, write_sample_trace
-from rooflens.analyzers.trace.synthetic_host import HostBoundPlan, write_host_bound_trace
+from rooflens.analyzers.synthetic.host import HostBoundPlan, write_host_bound_trace
+from rooflens.analyzers.synthetic.sample import GELU, write_document, write_sample_trace
 
 FAST_GELU = "gelu_fast_kernel"
 

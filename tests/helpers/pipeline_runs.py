@@ -1,7 +1,7 @@
 """Builders for the typed stages' inputs: a Pipeline over the generator's sample trace (with
 no folder or a RunFolder), a manifest, category metadata and the system analyses' inputs.
 
-The sample trace is `rooflens.analyzers.trace.synthetic`'s: a training step of a two-layer
+The sample trace is `rooflens.analyzers.synthetic.sample`'s: a training step of a two-layer
 transformer on one MI300X, so every stage has real input without ../shared.
 """
 
@@ -23,9 +23,9 @@ from rooflens.analyzers.prepare.fusion import FusionCandidate
 from rooflens.analyzers.prepare.manifest import CategoryEntry, CategoryMetadata, Manifest
 from rooflens.analyzers.prepare.multi_kernel import MultiKernelData
 from rooflens.analyzers.report.build import build_report
+from rooflens.analyzers.synthetic.sample import write_sample_trace
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import build_model
-from rooflens.analyzers.trace.synthetic import write_sample_trace
 
 SAMPLE_PLATFORM = "MI300X"
 

@@ -1,7 +1,7 @@
 """Generated traces for the tests that run without ../shared, and facts read from their raw
 JSON to hold the engine's numbers against.
 
-The traces come from the package's generator (`rooflens.analyzers.trace.synthetic`): a
+The traces come from the package's generator (`rooflens.analyzers.synthetic.sample`): a
 training step of a small transformer on one MI300X. Its planted facts: per layer, ten
 forward kernels (two layer norms, four GEMMs, attention, two adds, GELU) and nine backward
 ones (eight GEMMs, GELU backward); besides the layers, the LM-head GEMM, a mul, one HtoD copy
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rooflens.analyzers.trace.synthetic import GPU_PID, B, S, write_sample_trace
+from rooflens.analyzers.synthetic.sample import GPU_PID, B, S, write_sample_trace
 
 Document = dict[str, Any]
 Interval = tuple[float, float]

@@ -23,7 +23,7 @@ import pytest
 from mcp import Client
 
 from rooflens.analyzers.prepare.categories import SKILLS
-from rooflens.analyzers.trace.synthetic_job import JobPlan, write_job
+from rooflens.analyzers.synthetic.job import JobPlan, write_job
 from rooflens.server.app import ServerConfig, build_server
 from tests.helpers.mcp_client import call
 
@@ -92,7 +92,7 @@ def template_pattern(template: str) -> re.Pattern[str]:
 async def served(tmp_path_factory: pytest.TempPathFactory):
     """The server's tools and resources, the rendered prompts, and the keys of a full run's
     documents and of a generated job's record and tables."""
-    from rooflens.analyzers.trace.synthetic import write_sample_trace
+    from rooflens.analyzers.synthetic.sample import write_sample_trace
 
     allowed = tmp_path_factory.mktemp("prompt_schema")
     trace = write_sample_trace(allowed / "sample.json.gz")

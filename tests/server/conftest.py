@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from rooflens.analyzers.trace.synthetic import write_sample_trace
+from rooflens.analyzers.synthetic.sample import write_sample_trace
 from rooflens.server.app import ServerConfig, build_server
 
 MODES = ("auto", "legacy")  # the 2026-07-28 era and the 2025-11-25 handshake era

@@ -12,7 +12,7 @@ import pytest
 from rooflens.analyzers import layout
 from rooflens.analyzers.job.job_folder import read_job, verify_job
 from rooflens.analyzers.pipeline.ledger import verify
-from rooflens.analyzers.trace.synthetic_job import JobPlan, write_job
+from rooflens.analyzers.synthetic.job import JobPlan, write_job
 from rooflens.server.cli import main
 
 PLAN = JobPlan(ranks=3, steps=2, collectives=2, slow_rank=1, slow_us=200.0)

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from rooflens.analyzers.pipeline.ledger import file_sha256
-from rooflens.analyzers.trace.synthetic import write_sample_trace
+from rooflens.analyzers.synthetic.sample import write_sample_trace
 from rooflens.server.cli import main
 
 OUT = "run"

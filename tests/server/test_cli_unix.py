@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from rooflens.analyzers.pipeline.ledger import file_sha256
-from rooflens.analyzers.trace.synthetic import write_sample_trace
+from rooflens.analyzers.synthetic.sample import write_sample_trace
 from rooflens.server.cli import main
 from rooflens.server.cli_progress import Progress
 from tests.helpers.perf_report_files import CSVS

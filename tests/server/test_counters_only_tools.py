@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rooflens.analyzers.trace.synthetic_situations import SITUATIONS
+from rooflens.analyzers.synthetic.situations import SITUATIONS
 
 DESCRIPTION = "per-kernel hardware counters, no timeline: 18 kernels"
 

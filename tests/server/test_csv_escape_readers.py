@@ -21,7 +21,7 @@ import pytest
 from mcp import Client
 
 from rooflens.analyzers.report.csv_cells import needs_escape
-from rooflens.analyzers.trace import synthetic as syn
+from rooflens.analyzers.synthetic import sample as syn
 from rooflens.resources import run_files as rf
 from rooflens.resources.access import RunInfo
 from rooflens.server.app import ServerConfig, build_server

@@ -11,8 +11,8 @@ from pathlib import Path
 import anyio
 import pytest
 
+from rooflens.analyzers.synthetic.sample import write_sample_trace
 from rooflens.analyzers.trace.capture import DETAILS_FILE
-from rooflens.analyzers.trace.synthetic import write_sample_trace
 from rooflens.server.cli import main
 from tests.helpers.fifo import released_after
 from tests.helpers.mcp_client import call, error_of

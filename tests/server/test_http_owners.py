@@ -14,8 +14,8 @@ import anyio
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
 
-from rooflens.analyzers.trace.synthetic import write_sample_trace
-from rooflens.analyzers.trace.synthetic_job import JobPlan, write_job
+from rooflens.analyzers.synthetic.job import JobPlan, write_job
+from rooflens.analyzers.synthetic.sample import write_sample_trace
 from rooflens.server.state import AppState, ServerConfig
 from tests.helpers.http_clients import (
     resource_uris,

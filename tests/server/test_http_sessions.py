@@ -11,7 +11,7 @@ import pytest
 from mcp import Client, MCPError
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
-from rooflens.analyzers.trace.synthetic import write_sample_trace
+from rooflens.analyzers.synthetic.sample import write_sample_trace
 from tests.helpers.http_server import BEARER, start, stop
 from tests.helpers.mcp_client import call, error_of
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from rooflens.analyzers.trace.synthetic_job import JobPlan, write_job
+from rooflens.analyzers.synthetic.job import JobPlan, write_job
 from rooflens.server.state import DEFAULT_MAX_RESULT_BYTES
 from tests.helpers.recorder import Recorder
 

@@ -13,7 +13,7 @@ import anyio
 import pytest
 from mcp import MCPError
 
-from rooflens.analyzers.trace.synthetic import write_document
+from rooflens.analyzers.synthetic.sample import write_document
 from tests.helpers.compare_pairs import FAST_GELU, planted_pair
 from tests.helpers.mcp_client import call, error_of
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from rooflens.analyzers.trace.synthetic import write_sample_trace
+from rooflens.analyzers.synthetic.sample import write_sample_trace
 from rooflens.server.app import ServerConfig, build_server
 from tests.helpers.mcp_client import call, error_of
 

@@ -16,7 +16,7 @@ from mcp.shared.exceptions import MCPError
 
 from rooflens.analyzers import layout
 from rooflens.analyzers.job.job_folder import verify_job
-from rooflens.analyzers.trace.synthetic_job import JobPlan, write_job
+from rooflens.analyzers.synthetic.job import JobPlan, write_job
 from tests.helpers.mcp_client import call, error_of
 
 PLAN = JobPlan(ranks=4, steps=2, collectives=2, slow_rank=2, slow_us=300.0)

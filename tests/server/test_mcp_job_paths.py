@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from rooflens.analyzers import layout
-from rooflens.analyzers.trace.synthetic_job import JobPlan, write_job
+from rooflens.analyzers.synthetic.job import JobPlan, write_job
 from tests.helpers.mcp_client import call, error_of
 
 CRASH = "Error executing tool load_job"  # all a model sees of an unhandled exception

@@ -11,7 +11,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from rooflens.analyzers.trace.synthetic_job import JobPlan, write_job
+from rooflens.analyzers.synthetic.job import JobPlan, write_job
 from tests.helpers.compare_pairs import planted_pair
 from tests.helpers.mcp_client import call
 

@@ -12,7 +12,7 @@ from mcp import Client
 
 from rooflens.analyzers.findings.validate_report import validate_report_text
 from rooflens.analyzers.pipeline.ledger import read_record, verify
-from rooflens.analyzers.trace.synthetic import write_sample_trace
+from rooflens.analyzers.synthetic.sample import write_sample_trace
 from rooflens.server import loading
 from rooflens.server.app import ServerConfig, build_server
 from tests.helpers.mcp_client import call, error_of

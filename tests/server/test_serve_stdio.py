@@ -34,7 +34,7 @@ async def test_stdio_server_lists_tools_and_answers_a_call(tmp_path) -> None:
 async def test_a_job_over_stdio_keeps_the_protocol_clean(tmp_path) -> None:
     """load_job starts worker processes from a stdio server: they inherit its stdout, which
     is the protocol channel, so nothing they do may write there."""
-    from rooflens.analyzers.trace.synthetic_job import JobPlan, write_job
+    from rooflens.analyzers.synthetic.job import JobPlan, write_job
 
     write_job(tmp_path / "job", JobPlan(ranks=2, steps=1, collectives=2, slow_rank=1, slow_us=50))
     params = StdioServerParameters(

@@ -1,4 +1,4 @@
-"""A 2021-format trace with convolutions (analyzers/trace/synthetic_cases.py): operators have
+"""A 2021-format trace with convolutions (analyzers/synthetic/cases.py): operators have
 shapes and dtypes but no `Concrete Inputs`, categories are spelled `Operator`/`Kernel`/
 `Runtime`, and launches link by correlation id (no flow events).
 
@@ -16,7 +16,7 @@ import pytest
 
 from rooflens.analyzers.categories.models import CategoryMetrics
 from rooflens.analyzers.pipeline.steps import RunResults
-from rooflens.analyzers.trace.synthetic_cases import (
+from rooflens.analyzers.synthetic.cases import (
     ASSUMED_FLOPS_RATIO,
     CONV_LAYERS,
     FC_IN,

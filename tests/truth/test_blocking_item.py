@@ -1,4 +1,4 @@
-"""A blocking `.item()` inside a model step (`BLOCKING` of analyzers/trace/synthetic_host.py).
+"""A blocking `.item()` inside a model step (`BLOCKING` of analyzers/synthetic/host.py).
 
 By hand, per 11 ms step (times from the step's start, in µs): burst A's 30 mm kernels of
 100 µs run 18–3,018. The Router's `.item()` at 600 queues a 3 µs D2H copy (3,018–3,021) and
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import pytest
 
-from rooflens.analyzers.trace.synthetic_host import write_blocking_item_trace
+from rooflens.analyzers.synthetic.host import write_blocking_item_trace
 from tests.helpers.truth import assert_truthful, ranked
 
 BLOCKING_MS = 3 * (427 + 214) / 1000

@@ -24,9 +24,9 @@ import pytest
 from rooflens.analyzers.categories.copies import COMPILED_COPIES
 from rooflens.analyzers.findings.collective_draft import collective_rows, collective_sentence
 from rooflens.analyzers.findings.copy_draft import copy_card
-from rooflens.analyzers.trace.synthetic_busy import COMPILED_COPIES as PLAN
-from rooflens.analyzers.trace.synthetic_collectives import TINY_ALL_REDUCES
-from rooflens.analyzers.trace.synthetic_situations import SITUATIONS
+from rooflens.analyzers.synthetic.busy import COMPILED_COPIES as PLAN
+from rooflens.analyzers.synthetic.collectives import TINY_ALL_REDUCES
+from rooflens.analyzers.synthetic.situations import SITUATIONS
 from tests.helpers.truth import RunView, assert_truthful, ranked
 
 COMPILED_MS, DTOD_MS = 88.32, 92.97

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from rooflens.analyzers.trace.synthetic_copies import COPY_BOUND, write_copy_bound_trace
+from rooflens.analyzers.synthetic.copies import COPY_BOUND, write_copy_bound_trace
 from rooflens.server.cli import main
 
 WINDOW_MS = 50.33

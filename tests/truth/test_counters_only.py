@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 
 from rooflens.analyzers.pipeline.steps import missing_gpu_work
+from rooflens.analyzers.synthetic.situations import SITUATIONS
 from rooflens.analyzers.trace.health import assess
 from rooflens.analyzers.trace.inspect import inspect_trace
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import build_model
-from rooflens.analyzers.trace.synthetic_situations import SITUATIONS
 from rooflens.server.cli import main
 
 SITUATION = SITUATIONS["counters_only"]

@@ -1,4 +1,4 @@
-"""An elementwise-bound model (`ELEMENTWISE_BOUND` of analyzers/trace/synthetic_models.py).
+"""An elementwise-bound model (`ELEMENTWISE_BOUND` of analyzers/synthetic/models.py).
 
 By hand, on the H100 SXM (989 TFLOPS bf16, 3,350 GB/s): a 4096² bf16 add moves 3 · 4096² · 2
 = 100,663,296 bytes, 30.049 µs on the memory roof; planted at 150 µs it runs at 20.03 % of
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import pytest
 
-from rooflens.analyzers.trace.synthetic_models import (
+from rooflens.analyzers.synthetic.models import (
     ELEMENTWISE_BOUND,
     PLATFORM,
     add_roofline_us,

@@ -19,11 +19,11 @@ import pytest
 
 from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics
 from rooflens.analyzers.findings.idle_advice import TITLES
+from rooflens.analyzers.synthetic.situations import SITUATIONS
 from rooflens.analyzers.trace.health import assess
 from rooflens.analyzers.trace.host_filter import PARTIAL_HOST
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import build_model
-from rooflens.analyzers.trace.synthetic_situations import SITUATIONS
 from tests.helpers.truth import assert_truthful, ranked
 
 FILTERED = SITUATIONS["filtered_host_side"]

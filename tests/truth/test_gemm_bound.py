@@ -1,4 +1,4 @@
-"""A GEMM-bound model near its roofline (`GEMM_BOUND` of analyzers/trace/synthetic_models.py).
+"""A GEMM-bound model near its roofline (`GEMM_BOUND` of analyzers/synthetic/models.py).
 
 By hand, on the H100 SXM: a 4096³ bf16 GEMM needs 138.968 µs at 989 TFLOPS; planted at
 146 µs it runs at 95.18 % of its roof. The 4096² add needs 30.049 µs at 3,350 GB/s; planted
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import pytest
 
-from rooflens.analyzers.trace.synthetic_models import (
+from rooflens.analyzers.synthetic.models import (
     GEMM_BOUND,
     PLATFORM,
     gemm_roofline_us,

@@ -1,4 +1,4 @@
-"""The GPU-bound fp32 run without shapes (SITUATIONS["gpu_bound_fp32"], synthetic_busy.py):
+"""The GPU-bound fp32 run without shapes (SITUATIONS["gpu_bound_fp32"], synthetic/busy.py):
 98.4 % busy with its launch queue full, every kernel fp32 on CUDA cores and no shapes, so no
 roofline. Planted answer: compute first, and the compute item is precision, read from the
 kernel names. P1 is "fp32 SIMT kernels take 76.6 % of compute" naming the planted call site
@@ -20,8 +20,8 @@ import pytest
 
 from rooflens.analyzers.findings.precision_item import FRACTIONS, KEY
 from rooflens.analyzers.markdown_text import md_code
-from rooflens.analyzers.trace.synthetic_busy import FP32_CYCLE, SCUDNN, SGEMM
-from rooflens.analyzers.trace.synthetic_situations import SITUATIONS
+from rooflens.analyzers.synthetic.busy import FP32_CYCLE, SCUDNN, SGEMM
+from rooflens.analyzers.synthetic.situations import SITUATIONS
 from tests.helpers.truth import assert_truthful, ranked
 
 NAME = "gpu_bound_fp32"

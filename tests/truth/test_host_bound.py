@@ -1,5 +1,5 @@
 """Host-bound training, ~80 % of the window idle between iterations (`HOST_BOUND` of
-analyzers/trace/synthetic_host.py).
+analyzers/synthetic/host.py).
 
 By hand: each 10 ms step keeps the GPU busy 1.785 ms (a 30 µs copy, then 39 kernels of 45 µs
 back to back), starting 9.018 ms in (the data loader holds the host 9 ms; launch 8 µs into
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import pytest
 
-from rooflens.analyzers.trace.synthetic_host import (
+from rooflens.analyzers.synthetic.host import (
     HOST_BOUND,
     LAUNCH_LATENCY_US,
     OP_LAUNCH_AT_US,

@@ -1,4 +1,4 @@
-"""Every generated situation of an idle GPU (analyzers/trace/synthetic_situations.py): P1 is
+"""Every generated situation of an idle GPU (analyzers/synthetic/situations.py): P1 is
 the idle time of the planted cause, named by its call site, with that cause's action; the
 named causes explain all but a sliver of the idle; the steady-state idle of each cause is
 the planted figure (each plan's docstring works it out).
@@ -18,7 +18,7 @@ from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics
 from rooflens.analyzers.findings.idle_advice import ACTIONS, CAUSE_RECOVERY, TITLES
 from rooflens.analyzers.markdown_text import md_code
 from rooflens.analyzers.perf.base import NO_MODEL
-from rooflens.analyzers.trace.synthetic_situations import SITUATIONS
+from rooflens.analyzers.synthetic.situations import SITUATIONS
 from tests.helpers.truth import assert_truthful, ranked
 
 # the situations whose P1 is an idle cause; the plan's action key for each of rooflens's

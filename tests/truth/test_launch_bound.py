@@ -1,5 +1,5 @@
 """Launch-bound: thousands of short kernels, each launched into an empty queue
-(`LAUNCH_BOUND` of analyzers/trace/synthetic_host.py).
+(`LAUNCH_BOUND` of analyzers/synthetic/host.py).
 
 By hand: each of 2 steps launches 1,500 aten::add, 20 µs apart, each 4 µs kernel starting
 10 µs after its launch call, then one optimizer kernel: 1,501 kernels, 1,500 gaps of 16 µs
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from rooflens.analyzers.trace.synthetic_host import LAUNCH_BOUND, write_launch_bound_trace
+from rooflens.analyzers.synthetic.host import LAUNCH_BOUND, write_launch_bound_trace
 from tests.helpers.truth import assert_truthful, ranked
 
 P = LAUNCH_BOUND

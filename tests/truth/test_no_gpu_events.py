@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rooflens.analyzers.trace.synthetic_host import write_host_bound_trace
+from rooflens.analyzers.synthetic.host import write_host_bound_trace
 from rooflens.server.cli import main
 from tests.helpers.sample_traces import read_document, write_document
 

@@ -1,4 +1,4 @@
-"""A trace recorded without shapes (analyzers/trace/synthetic_cases.py): the sample training
+"""A trace recorded without shapes (analyzers/synthetic/cases.py): the sample training
 step with no `Input Dims`, `Input type`, `Input Strides` or `Concrete Inputs` on any operator.
 
 Planted answer: no operator can be sized, so none is modelled. Every row that has a perf model
@@ -21,10 +21,10 @@ from rooflens.analyzers.findings.report_coverage import coverage
 from rooflens.analyzers.perf.base import SHAPES_NOT_RECORDED
 from rooflens.analyzers.pipeline.steps import RunResults
 from rooflens.analyzers.report.files import roofline_coverage
-from rooflens.analyzers.trace.synthetic_cases import write_no_shapes_trace
+from rooflens.analyzers.synthetic.cases import write_no_shapes_trace
 from tests.helpers.trace_runs import run_trace
 
-# the sample step's operators that have a perf model (synthetic.py's _record_step)
+# the sample step's operators that have a perf model (synthetic/sample.py's _record_step)
 MODELLED_IN_THE_SAMPLE = {
     "aten::mm", "aten::addmm", "aten::mul", "aten::gelu", "aten::gelu_backward", "aten::add",
     "aten::layer_norm", "aten::_scaled_dot_product_flash_attention", "aten::copy_",

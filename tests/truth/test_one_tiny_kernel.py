@@ -22,7 +22,7 @@ import pytest
 
 from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics
 from rooflens.analyzers.findings.impact_scale import MIN_WINDOW_US, Saving
-from rooflens.analyzers.trace.synthetic_situations import SITUATIONS
+from rooflens.analyzers.synthetic.situations import SITUATIONS
 from rooflens.server.cli import main
 from tests.helpers.truth import cap_problems, estimate_problems, ranked, share_problems
 

@@ -18,8 +18,8 @@ import pytest
 
 from rooflens.analyzers.categories.copies import ONE_TIME
 from rooflens.analyzers.markdown_text import md_code
-from rooflens.analyzers.trace.synthetic_copies import SETUP_UPLOAD as PLAN
-from rooflens.analyzers.trace.synthetic_situations import SITUATIONS
+from rooflens.analyzers.synthetic.copies import SETUP_UPLOAD as PLAN
+from rooflens.analyzers.synthetic.situations import SITUATIONS
 from tests.helpers.truth import assert_truthful, ranked
 
 NAME = "setup_weight_upload"

@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 
-from rooflens.analyzers.trace.synthetic_models import PLATFORM, write_elementwise_bound_trace
+from rooflens.analyzers.synthetic.models import PLATFORM, write_elementwise_bound_trace
 from tests.helpers.truth import (
     RunView,
     cap_problems,

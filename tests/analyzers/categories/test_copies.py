@@ -17,9 +17,9 @@ from rooflens.analyzers.prepare.copies import (
     copy_route,
     host_memory,
 )
+from rooflens.analyzers.synthetic.copies import D2H, H2D, write_copy_bound_trace
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import build_model
-from rooflens.analyzers.trace.synthetic_copies import D2H, H2D, write_copy_bound_trace
 
 H100 = get_platform("H100")  # PCIe 5.0 x16, 64 GB/s one way; HBM 3350 GB/s; NVLink 4 450 GB/s
 

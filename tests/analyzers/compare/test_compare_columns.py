@@ -17,9 +17,9 @@ from rooflens.analyzers.compare.compare_columns import (
 )
 from rooflens.analyzers.compare.tree_diff import diff_traces
 from rooflens.analyzers.report.build import build_report
+from rooflens.analyzers.synthetic.sample import GELU, write_sample_trace
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import build_model
-from rooflens.analyzers.trace.synthetic import GELU, write_sample_trace
 from tests.helpers.compare_pairs import FAST_GELU, planted_pair
 from tests.helpers.trace_builder import TraceBuilder
 

@@ -18,10 +18,10 @@ from rooflens.analyzers.pipeline.folder import RunFolder
 from rooflens.analyzers.pipeline.steps import LOADED, NotAnalysable, Pipeline, RunResults
 from rooflens.analyzers.prepare.categories import gpu_utilization
 from rooflens.analyzers.report.build import build_report
+from rooflens.analyzers.synthetic.sample import GELU
 from rooflens.analyzers.trace.errors import TraceError
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import build_model
-from rooflens.analyzers.trace.synthetic import GELU
 from tests.helpers.compare_pairs import FAST_GELU, planted_pair
 from tests.helpers.sample_traces import write_variant
 

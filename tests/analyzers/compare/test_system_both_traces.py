@@ -1,7 +1,7 @@
 """Both traces' system analyses in a comparative run (docs/compare.md#system-analyses-of-both-
 traces), on the generated host-bound pair (tests/helpers/compare_pairs.py).
 
-Hand-computed from the two plans (analyzers/trace/synthetic_host.py). A step's GPU work is the
+Hand-computed from the two plans (analyzers/synthetic/host.py). A step's GPU work is the
 pinned copy then 39 kernels of 45 µs; the window runs from the first copy to the end of the
 evaluation kernel launched 2 ms after the last step.
 

@@ -22,9 +22,7 @@ from rooflens.analyzers.compare.what_changed import (
 )
 from rooflens.analyzers.compare.what_changed_md import headline, what_changed_markdown
 from rooflens.analyzers.report.build import build_report
-from rooflens.analyzers.trace.load import load_trace
-from rooflens.analyzers.trace.model import build_model
-from rooflens.analyzers.trace.synthetic import (
+from rooflens.analyzers.synthetic.sample import (
     GELU,
     GPU_PID,
     HOST_PID,
@@ -37,6 +35,8 @@ from rooflens.analyzers.trace.synthetic import (
     write_document,
     write_sample_trace,
 )
+from rooflens.analyzers.trace.load import load_trace
+from rooflens.analyzers.trace.model import build_model
 
 FAST_GELU = "gelu_fast_kernel"
 ATTENTION_KERNEL = "attn_fwd"

@@ -12,7 +12,7 @@ import pytest
 from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics
 from rooflens.analyzers.findings.idle_advice import CAUSE_RECOVERY, TITLES
 from rooflens.analyzers.pipeline.steps import Pipeline
-from rooflens.analyzers.trace.synthetic_host import (
+from rooflens.analyzers.synthetic.host import (
     write_blocking_item_trace,
     write_host_bound_trace,
     write_launch_bound_trace,

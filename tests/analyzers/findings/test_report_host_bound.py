@@ -1,7 +1,7 @@
 """The report of an idle-heavy run: the generator's host-bound trace (five 10 ms steps whose
 data loader holds the host 9 ms each), where the idle GPU is worth more than any kernel fix.
 
-Worked out from the plan (analyzers/trace/synthetic_host.py, HostBoundPlan): each step's 40
+Worked out from the plan (analyzers/synthetic/host.py, HostBoundPlan): each step's 40
 kernels start at 9.018 ms into it (the first operator at 9 ms, its launch call 8 µs later,
 10 µs of launch latency) and run back to back, a 30 µs copy then 39 × 45 µs = 1.785 ms, to
 10.803 ms. After the five steps the host waits 2 ms and launches one 45 µs kernel at
@@ -21,9 +21,9 @@ import pytest
 from rooflens.analyzers.perf.platforms import get_platform
 from rooflens.analyzers.pipeline.steps import LOADED, REPORTED, Pipeline, RunResults
 from rooflens.analyzers.report.build import build_report
+from rooflens.analyzers.synthetic.host import write_host_bound_trace
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import build_model
-from rooflens.analyzers.trace.synthetic_host import write_host_bound_trace
 
 
 def _report(folder: Path, *, marked: bool) -> str:

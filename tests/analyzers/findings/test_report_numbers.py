@@ -1,5 +1,5 @@
 """One set of numbers per run (docs/analysis.md#the-report), on the generator's host-bound
-trace (analyzers/trace/synthetic_host.py, HostBoundPlan; figures worked out in
+trace (analyzers/synthetic/host.py, HostBoundPlan; figures worked out in
 tests/analyzers/findings/test_report_host_bound.py): five 10 ms steps whose data loader holds
 the host, so P1 is the idle GPU.
 
@@ -23,7 +23,7 @@ import pytest
 from rooflens.analyzers import layout
 from rooflens.analyzers.findings.validate_report import validate_report, validate_report_text
 from rooflens.analyzers.findings.validate_run import validate_run
-from rooflens.analyzers.trace.synthetic_host import write_host_bound_trace
+from rooflens.analyzers.synthetic.host import write_host_bound_trace
 from rooflens.server.cli import main
 
 IDLE = (

@@ -41,7 +41,7 @@ def test_a_group_beyond_a_node_crosses_the_network() -> None:
 
 
 def test_generated_messages_split_as_c10d_records_them() -> None:
-    from rooflens.analyzers.trace.synthetic_job import JobPlan
+    from rooflens.analyzers.synthetic.job import JobPlan
 
     n = 1 << 18
     assert JobPlan(ranks=8).message() == (n, n)

@@ -27,7 +27,7 @@ from rooflens.analyzers.job.cluster import (
     scheduler_warning,
 )
 from rooflens.analyzers.job.fanout import cluster_client
-from rooflens.analyzers.trace.synthetic_job import JobPlan, write_job
+from rooflens.analyzers.synthetic.job import JobPlan, write_job
 from tests.helpers import foreign_dask_client
 from tests.helpers.cluster_processes import free_port, no_children_left
 from tests.helpers.foreign_dask_client import plant

@@ -38,7 +38,7 @@ from rooflens.analyzers.job.rank_task import (
     run_rank,
 )
 from rooflens.analyzers.pipeline.ledger import read_record, verify
-from rooflens.analyzers.trace.synthetic_job import JobPlan, write_job
+from rooflens.analyzers.synthetic.job import JobPlan, write_job
 from tests.helpers.cluster_processes import free_port, no_children_left
 from tests.helpers.dying_rank import DOOMED_RANK, run_or_die
 

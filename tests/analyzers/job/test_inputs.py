@@ -17,7 +17,7 @@ from rooflens.analyzers.job.inputs import (
     job_inputs,
     name_rank,
 )
-from rooflens.analyzers.trace.synthetic_job import JobPlan, write_job
+from rooflens.analyzers.synthetic.job import JobPlan, write_job
 
 
 @pytest.fixture(scope="module")

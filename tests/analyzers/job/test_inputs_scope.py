@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from rooflens.analyzers.job.inputs import JobInputError, expand, job_inputs
-from rooflens.analyzers.trace.synthetic_job import JobPlan, write_job
+from rooflens.analyzers.synthetic.job import JobPlan, write_job
 from rooflens.server.paths import PathPolicy
 
 

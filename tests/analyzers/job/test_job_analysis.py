@@ -1,5 +1,5 @@
 """The job analysis, report and plot on generated jobs whose straggler, delay and message sizes
-were planted (analyzers/trace/synthetic_job.py, docs/multirank.md#the-job-analysis)."""
+were planted (analyzers/synthetic/job.py, docs/multirank.md#the-job-analysis)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ from rooflens.analyzers.job.overview import job_overview
 from rooflens.analyzers.job.plot import draw_job_plot
 from rooflens.analyzers.job.report import job_report_md
 from rooflens.analyzers.job.summary import RankSummary, summarise_rank
-from rooflens.analyzers.trace.synthetic_host import write_host_bound_trace
-from rooflens.analyzers.trace.synthetic_job import JobPlan, write_job
+from rooflens.analyzers.synthetic.host import write_host_bound_trace
+from rooflens.analyzers.synthetic.job import JobPlan, write_job
 
 
 def summaries(tmp: Path, plan: JobPlan) -> list[RankSummary]:

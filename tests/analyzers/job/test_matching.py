@@ -17,9 +17,9 @@ from rooflens.analyzers.job.collectives import (
 )
 from rooflens.analyzers.job.matching import match_collectives, synchronising
 from rooflens.analyzers.job.stragglers import straggler, straggler_summary
+from rooflens.analyzers.synthetic.host import write_host_bound_trace
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import build_model
-from rooflens.analyzers.trace.synthetic_host import write_host_bound_trace
 
 
 def table(rows: list[dict]) -> pd.DataFrame:

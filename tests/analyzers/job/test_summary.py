@@ -11,10 +11,10 @@ import pytest
 from rooflens.analyzers.job.collectives import NoRank, collectives_of_file
 from rooflens.analyzers.job.summary import RankSummary, summarise_rank
 from rooflens.analyzers.perf.platforms import get_platform
+from rooflens.analyzers.synthetic.host import write_host_bound_trace
+from rooflens.analyzers.synthetic.job import JobPlan, write_job
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import build_model
-from rooflens.analyzers.trace.synthetic_host import write_host_bound_trace
-from rooflens.analyzers.trace.synthetic_job import JobPlan, write_job
 
 # per step: 3 x (compute, then an all-reduce that ends 40 µs after rank 2's 350 µs compute)
 PLAN = JobPlan(ranks=4, steps=2, collectives=3, slow_rank=2, slow_us=50.0, jitter_us=0.0)

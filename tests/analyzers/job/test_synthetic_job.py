@@ -1,5 +1,5 @@
 """Cross-rank matching and the straggler summary on generated jobs whose waits were planted
-(analyzers/trace/synthetic_job.py, docs/multirank.md#the-synthetic-job-generator)."""
+(analyzers/synthetic/job.py, docs/multirank.md#the-synthetic-job-generator)."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ from rooflens.analyzers.job.collectives import (
 from rooflens.analyzers.job.matching import DuplicateRanks, match_collectives
 from rooflens.analyzers.job.stragglers import longest_waiter, straggler, straggler_summary
 from rooflens.analyzers.job.tables import implicit_sync_table, straggler_table
+from rooflens.analyzers.synthetic.job import JobPlan, write_job
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import build_model
-from rooflens.analyzers.trace.synthetic_job import JobPlan, write_job
 
 SLOW = JobPlan(ranks=16, slow_rank=11, slow_us=250.0)
 SKEWED = JobPlan(ranks=16, steps=2, load_skew_us=300.0)

@@ -1,4 +1,5 @@
-"""The GPUs of the catalogue beyond the first four, and the link figures: hand-checked values, schema rules."""
+"""The GPUs of the catalogue beyond the first four, and the link figures: hand-checked values,
+schema rules."""
 
 from __future__ import annotations
 

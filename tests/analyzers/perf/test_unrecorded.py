@@ -14,7 +14,7 @@ from rooflens.analyzers.perf.base import (
     Unrecorded,
     parse_args,
 )
-from rooflens.analyzers.trace.synthetic_cases import C_IN, C_OUT, CONV_FLOPS, HW, K, N
+from rooflens.analyzers.synthetic.cases import C_IN, C_OUT, CONV_FLOPS, HW, K, N
 
 BF16 = "c10::BFloat16"
 X, W = [N, C_IN, HW, HW], [C_OUT, C_IN, K, K]

@@ -1,4 +1,4 @@
-"""GPU idle split into causes: planted answers from synthetic_host.py and hand-built corner
+"""GPU idle split into causes: planted answers from synthetic/host.py and hand-built corner
 cases (tests/golden/test_idle_causes.py: the parts add up on shared traces too).
 
 Planted figures are worked out from the plan constants (exact timing); compared to 1 ns.
@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import pytest
 
+from rooflens.analyzers.synthetic.host import (
+    write_blocking_item_trace,
+    write_host_bound_trace,
+    write_launch_bound_trace,
+)
 from rooflens.analyzers.trace.host_blocking import ASYNC_COPIES, SYNC_CALLS, SYNC_COPIES
 from rooflens.analyzers.trace.idle_causes import idle_causes
 from rooflens.analyzers.trace.launch_bound import MIN_STRETCH_EVENTS
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import build_model
-from rooflens.analyzers.trace.synthetic_host import (
-    write_blocking_item_trace,
-    write_host_bound_trace,
-    write_launch_bound_trace,
-)
 from tests.helpers.idle_checks import assert_parts_sum_to_timeline_idle
 
 NS = 1e-6  # ms

@@ -1,6 +1,6 @@
 """Iterations: ProfilerStep# spans, else the period of the main thread's top-level operators.
 
-Planted answers come from the plans in synthetic_host.py (exact timing, no jitter); every
+Planted answers come from the plans in synthetic/host.py (exact timing, no jitter); every
 expected figure is worked out from the plan constants here. Times are compared to 1 ns.
 """
 
@@ -9,13 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rooflens.analyzers.trace.idle_causes import idle_causes
-from rooflens.analyzers.trace.iterations import find_iterations
-from rooflens.analyzers.trace.load import load_trace
-from rooflens.analyzers.trace.model import build_model
-from rooflens.analyzers.trace.open_trace import open_trace
-from rooflens.analyzers.trace.periodicity import find_period, period_score
-from rooflens.analyzers.trace.synthetic_host import (
+from rooflens.analyzers.synthetic.host import (
     BLOCKING,
     HOST_BOUND,
     LAUNCH_BOUND,
@@ -23,6 +17,12 @@ from rooflens.analyzers.trace.synthetic_host import (
     write_host_bound_trace,
     write_launch_bound_trace,
 )
+from rooflens.analyzers.trace.idle_causes import idle_causes
+from rooflens.analyzers.trace.iterations import find_iterations
+from rooflens.analyzers.trace.load import load_trace
+from rooflens.analyzers.trace.model import build_model
+from rooflens.analyzers.trace.open_trace import open_trace
+from rooflens.analyzers.trace.periodicity import find_period, period_score
 from tests.helpers.capture_traces import MM_DIMS
 
 NS = 1e-6  # ms

@@ -18,11 +18,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from numpy.testing import assert_array_equal
 
+from rooflens.analyzers.synthetic.host import LAUNCH_BOUND, write_launch_bound_trace
 from rooflens.analyzers.trace.idle_causes import idle_causes
 from rooflens.analyzers.trace.idle_window import GpuWork, busy_runs, gpu_work
 from rooflens.analyzers.trace.intervals import Intervals, merge, subtract
 from rooflens.analyzers.trace.launch_bound import launch_bound_stretches, launch_gaps
-from rooflens.analyzers.trace.synthetic_host import LAUNCH_BOUND, write_launch_bound_trace
 from rooflens.server.cli import main
 from tests.helpers.trace_builder import TraceBuilder
 

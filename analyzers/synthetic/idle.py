@@ -8,7 +8,7 @@
 * `write_loader_stall_trace`: a multi-worker loader keeps up but stalls 0.5-0.8 s every third
   or fourth iteration;
 
-Timing is exact; each plan's docstring works the planted answer out (synthetic_planted.py
+Timing is exact; each plan's docstring works the planted answer out (planted.py
 defines the terms). The seed draws the stated ranges and moves the clock and pid.
 """
 
@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from rooflens.analyzers.trace.synthetic_devices import H100, MI300X, Vendor
-from rooflens.analyzers.trace.synthetic_kernels import (
+from rooflens.analyzers.synthetic.devices import H100, MI300X, Vendor
+from rooflens.analyzers.synthetic.kernels import (
     AMD_CONV,
     AMD_CONV_BWD,
     AMD_GEMM,
@@ -35,8 +35,8 @@ from rooflens.analyzers.trace.synthetic_kernels import (
     seeded,
     to_host,
 )
-from rooflens.analyzers.trace.synthetic_planted import ACTIONS, Planted, ms
-from rooflens.analyzers.trace.synthetic_writer import Writer
+from rooflens.analyzers.synthetic.planted import ACTIONS, Planted, ms
+from rooflens.analyzers.synthetic.writer import Writer
 
 BATCH_BYTES = 8_388_608  # the batch copied to the device each step
 START_US = 18.0  # an idle GPU starts an operator's kernel 8 + 10 µs after the operator

@@ -1,5 +1,5 @@
 """Device properties as Kineto records them, and each vendor's runtime calls, for the
-generated traces (synthetic_writer.py)."""
+generated traces (writer.py)."""
 
 from __future__ import annotations
 

@@ -1,18 +1,18 @@
 """Every generated situation of an idle or misread GPU, by name: its writer, plan and planted
-answer (synthetic_planted.py), for tests and demos to iterate over."""
+answer (planted.py), for tests and demos to iterate over."""
 
 from __future__ import annotations
 
 from functools import partial
 
-from rooflens.analyzers.trace import synthetic_busy as busy
-from rooflens.analyzers.trace import synthetic_collectives as collectives
-from rooflens.analyzers.trace import synthetic_copies as copies
-from rooflens.analyzers.trace import synthetic_dispatch as dispatch
-from rooflens.analyzers.trace import synthetic_formats as formats
-from rooflens.analyzers.trace import synthetic_idle as idle
-from rooflens.analyzers.trace import synthetic_phases as phases
-from rooflens.analyzers.trace.synthetic_planted import Situation
+from rooflens.analyzers.synthetic import busy as busy
+from rooflens.analyzers.synthetic import collectives as collectives
+from rooflens.analyzers.synthetic import copies as copies
+from rooflens.analyzers.synthetic import dispatch as dispatch
+from rooflens.analyzers.synthetic import formats as formats
+from rooflens.analyzers.synthetic import idle as idle
+from rooflens.analyzers.synthetic import phases as phases
+from rooflens.analyzers.synthetic.planted import Situation
 
 _ALL = (
     Situation(

@@ -5,7 +5,7 @@
 * `write_launch_bound_trace`: a small MLP whose 9 µs kernels are shorter than their 17 µs
   launch calls, each launched into an empty queue.
 
-Timing is exact; each plan's docstring works the planted answer out (synthetic_planted.py
+Timing is exact; each plan's docstring works the planted answer out (planted.py
 defines the terms). The seed draws the stated ranges and moves the clock and pid.
 """
 
@@ -14,15 +14,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from rooflens.analyzers.trace.synthetic_devices import H100, MI300X, Vendor
-from rooflens.analyzers.trace.synthetic_idle import (
+from rooflens.analyzers.synthetic.devices import H100, MI300X, Vendor
+from rooflens.analyzers.synthetic.idle import (
     BACKWARD_FRAMES,
     START_US,
     TrainingPlan,
     launch_training,
     total_ms,
 )
-from rooflens.analyzers.trace.synthetic_kernels import (
+from rooflens.analyzers.synthetic.kernels import (
     ADD_BF16,
     ADD_F32,
     FUSED_ADAM,
@@ -31,8 +31,8 @@ from rooflens.analyzers.trace.synthetic_kernels import (
     paced,
     seeded,
 )
-from rooflens.analyzers.trace.synthetic_planted import ACTIONS, Planted, ms
-from rooflens.analyzers.trace.synthetic_writer import Timing, Writer
+from rooflens.analyzers.synthetic.planted import ACTIONS, Planted, ms
+from rooflens.analyzers.synthetic.writer import Timing, Writer
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Traces that lack what the perf models read, for tests with planted answers.
 
-* `write_no_shapes_trace`: the sample training step (synthetic.py) profiled without
+* `write_no_shapes_trace`: the sample training step (sample.py) profiled without
   `record_shapes`: no operator has `Input Dims`, `Input type`, `Input Strides` or
   `Concrete Inputs`, so no perf model can size any operator.
 * `write_2021_conv_trace`: a small convolutional step in the format PyTorch wrote in 2021:
@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rooflens.analyzers.trace.synthetic import (
+from rooflens.analyzers.synthetic.sample import (
     BF16,
     DEVICE,
     GEMM,

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from rooflens.analyzers.synthetic.sample import write_sample_trace
 from rooflens.analyzers.trace.health import assess
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import build_model
-from rooflens.analyzers.trace.synthetic import write_sample_trace
 
 
 def test_sample_trace_is_complete_and_fully_linked(tmp_path: Path) -> None:

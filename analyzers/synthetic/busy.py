@@ -7,7 +7,7 @@
   of them `aten::clone`/`aten::copy_` inside `CompiledFunction`/`CompiledFunctionBackward`)
   are the largest item on a GPU-bound step.
 
-Timing is exact; each plan's docstring works the planted answer out (synthetic_planted.py
+Timing is exact; each plan's docstring works the planted answer out (planted.py
 defines the terms).
 """
 
@@ -16,11 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from rooflens.analyzers.trace.synthetic_devices import H100, V100
-from rooflens.analyzers.trace.synthetic_idle import BACKWARD_FRAMES, START_US
-from rooflens.analyzers.trace.synthetic_kernels import D2D, ITEM, seeded, to_host
-from rooflens.analyzers.trace.synthetic_planted import Planted, ms
-from rooflens.analyzers.trace.synthetic_writer import Timing, Writer
+from rooflens.analyzers.synthetic.devices import H100, V100
+from rooflens.analyzers.synthetic.idle import BACKWARD_FRAMES, START_US
+from rooflens.analyzers.synthetic.kernels import D2D, ITEM, seeded, to_host
+from rooflens.analyzers.synthetic.planted import Planted, ms
+from rooflens.analyzers.synthetic.writer import Timing, Writer
 
 SGEMM = "volta_sgemm_128x64_nn"
 SCUDNN = "scudnn_128x64_relu_interior_nn_v1"

@@ -1,7 +1,7 @@
-"""The generated situations (analyzers/trace/synthetic_situations.py): every trace loads and
+"""The generated situations (analyzers/synthetic/situations.py): every trace loads and
 links with the loader, is byte-for-byte the same for a seed, and its planted answer holds
 on the raw events. The figures are recomputed here from the JSON alone, with numpy and an
-attribution of each idle instant written from synthetic_planted.py's definitions (not from
+attribution of each idle instant written from synthetic/planted.py's definitions (not from
 the plans' arithmetic)."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from rooflens.analyzers.synthetic.planted import IDLE_CAUSES, Planted, Situation
+from rooflens.analyzers.synthetic.situations import SITUATIONS
 from rooflens.analyzers.trace.open_trace import open_trace
-from rooflens.analyzers.trace.synthetic_planted import IDLE_CAUSES, Planted, Situation
-from rooflens.analyzers.trace.synthetic_situations import SITUATIONS
 
 GPU = ("kernel", "gpu_memcpy", "gpu_memset")
 HOST = ("cpu_op", "user_annotation", "python_function", "cuda_runtime", "cuda_driver")

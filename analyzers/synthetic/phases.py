@@ -9,7 +9,7 @@
 * `write_tiny_kernel_trace`: one 1.76 µs Triton kernel is the whole GPU window, and a stray
   `ProfilerStep#` on another thread, with no GPU work, lasts 13.3 s.
 
-Timing is exact; each plan's docstring works the planted answer out (synthetic_planted.py
+Timing is exact; each plan's docstring works the planted answer out (planted.py
 defines the terms).
 """
 
@@ -19,9 +19,9 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
-from rooflens.analyzers.trace.synthetic_devices import H100
-from rooflens.analyzers.trace.synthetic_idle import BACKWARD_FRAMES, START_US
-from rooflens.analyzers.trace.synthetic_kernels import (
+from rooflens.analyzers.synthetic.devices import H100
+from rooflens.analyzers.synthetic.idle import BACKWARD_FRAMES, START_US
+from rooflens.analyzers.synthetic.kernels import (
     COPY_KERNEL,
     FOREACH_ADD,
     H2D_PAGEABLE,
@@ -33,8 +33,8 @@ from rooflens.analyzers.trace.synthetic_kernels import (
     seeded,
     to_host,
 )
-from rooflens.analyzers.trace.synthetic_planted import ACTIONS, Planted, ms
-from rooflens.analyzers.trace.synthetic_writer import Writer
+from rooflens.analyzers.synthetic.planted import ACTIONS, Planted, ms
+from rooflens.analyzers.synthetic.writer import Writer
 
 BN = (
     "void cudnn::bn_fw_inf_1C11_kernel_NCHW<__nv_bfloat16, float, true, 1>(float, float, "

@@ -1,4 +1,4 @@
-"""One rank's events for the synthetic job (synthetic_job.py): launching operators with their
+"""One rank's events for the synthetic job (job.py): launching operators with their
 recorded inputs, runtime launches with their flow events, kernels on a compute and a
 communication stream, and host annotations; and the rank's trace document with its
 `distributedInfo`. Times in µs on the clock the job shares.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rooflens.analyzers.trace.synthetic_host import DEVICE, HOST_PID, MAIN_TID
+from rooflens.analyzers.synthetic.host import DEVICE, HOST_PID, MAIN_TID
 
 COMPUTE_STREAM, COMM_STREAM = 7, 21
 GPU_PID = 0

@@ -5,7 +5,7 @@
 * `write_tiny_all_reduces_trace`: a compiled backward issues a tiny all-reduce per gradient
   from `CompiledFunctionBackward` and waits on each at once (80 a step, none overlapped).
 
-Timing is exact; each plan's docstring works the planted answer out (synthetic_planted.py
+Timing is exact; each plan's docstring works the planted answer out (planted.py
 defines the terms).
 """
 
@@ -14,14 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from rooflens.analyzers.trace.synthetic_devices import H100, MI300X, Vendor
-from rooflens.analyzers.trace.synthetic_idle import (
+from rooflens.analyzers.synthetic.devices import H100, MI300X, Vendor
+from rooflens.analyzers.synthetic.idle import (
     BACKWARD_FRAMES,
     START_US,
     TrainingPlan,
     launch_training,
 )
-from rooflens.analyzers.trace.synthetic_kernels import (
+from rooflens.analyzers.synthetic.kernels import (
     CAT_KERNEL,
     COPY_KERNEL,
     FUSED_ADAM,
@@ -31,8 +31,8 @@ from rooflens.analyzers.trace.synthetic_kernels import (
     paced,
     seeded,
 )
-from rooflens.analyzers.trace.synthetic_planted import ACTIONS, Planted, ms
-from rooflens.analyzers.trace.synthetic_writer import Writer
+from rooflens.analyzers.synthetic.planted import ACTIONS, Planted, ms
+from rooflens.analyzers.synthetic.writer import Writer
 
 
 @dataclass(frozen=True)
