@@ -1,11 +1,12 @@
 """Protocol-level behaviour of the server, in one middleware on every inbound message.
 
-- tools/list: every input schema says `additionalProperties: false` (the tools refuse
-  unknown arguments, tools/common.py), so a client can tell before calling;
-- tools/call: an argument the tool does not take is refused before anything else is
-  checked; a malformed argument is reported as `argument: what is wrong`, not as pydantic's
-  error dump; the text copy of a structured result is compact JSON, not a pretty-printed
-  second copy; a result over the size limit is logged (tools cut their own lists);
+- tools/list: every input schema says `additionalProperties: false` (tools/call refuses
+  unknown arguments), so a client can tell before calling;
+- tools/call: an argument the tool does not take is refused, for every tool, before
+  anything else is checked (the one place this rule lives), naming the ones it takes; a
+  malformed argument is reported as `argument: what is wrong`, not as pydantic's error dump;
+  the text copy of a structured result is compact JSON, not a pretty-printed second copy; a
+  result over the size limit is logged (tools cut their own lists);
 - prompts/get: an unknown prompt or a bad argument is INVALID_PARAMS (-32602), not code 0;
 - initialize: advertises `resources.listChanged` (runs appear) and `logging`;
 - logging/setLevel: remembered per connection (handshake-era clients; notify.py sends);
@@ -80,8 +81,8 @@ class ServerMiddleware:
             log.warning("tool %s returned %d bytes, over the %d-byte limit", name, size, self.limit)
 
     async def _unknown_arguments(self, ctx: ServerRequestContext[Any, Any]) -> str | None:
-        """The refusal of arguments the called tool does not take (tools/common.py's
-        `Strict` does the same, but only once the other arguments have validated)."""
+        """The refusal of arguments the called tool does not take, with the ones it does
+        (silently dropping them hid a model's mistake: comparison_scope, executive_summary)."""
         params = ctx.params or {}
         name, given = params.get("name"), params.get("arguments") or {}
         if self.server is None or not isinstance(given, dict):

@@ -1,9 +1,10 @@
 """What every tool module shares: annotations, argument types, the run and category
 resolvers, and the call into the engine off the event loop.
 
-Tools are thin: arguments are checked here (unknown ones refused, names checked against the
-run before they touch a path), the engine does the work on a worker thread, and anything
-the model can fix comes back as a `ToolError` that says what to do next.
+Tools are thin: arguments are checked here (names checked against the run before they
+touch a path; an unknown argument never gets this far: middleware.py refuses it for every
+tool), the engine does the work on a worker thread, and anything the model can fix comes
+back as a `ToolError` that says what to do next.
 """
 
 from __future__ import annotations
@@ -139,27 +140,7 @@ def owner(ctx: Context) -> Owner:
     return app_state(ctx).owner(ctx.headers)
 
 
-async def refuse_unknown_arguments(ctx: Ctx) -> None:
-    """Every tool declares `strict: Strict`: an argument the tool does not take is refused
-    with the list of the ones it does, instead of being silently dropped."""
-    params = ctx.request_context.params or {}
-    name, given = params.get("name"), params.get("arguments") or {}
-    tool = next((t for t in await ctx.mcp_server.list_tools() if t.name == name), None)
-    if tool is None or not isinstance(given, dict):
-        return
-    valid = sorted((tool.input_schema or {}).get("properties", {}))
-    unknown = sorted(set(given) - set(valid))
-    if unknown:
-        raise ToolError(
-            f"{name} has no argument {', '.join(map(repr, unknown))}; its arguments are: "
-            f"{', '.join(valid) or 'none'}"
-        )
-
-
-Strict = Annotated[None, Resolve(refuse_unknown_arguments)]
-
-
-async def open_run(run_id: str, ctx: Ctx, strict: Strict) -> Run:
+async def open_run(run_id: str, ctx: Ctx) -> Run:
     """The run named by `run_id` (with its key for a stateless HTTP caller), if this caller
     may use it; its paths checked again."""
     if split_handle(run_id, "job") is not None:

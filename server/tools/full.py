@@ -17,7 +17,6 @@ from rooflens.server.tools.common import (
     PathArg,
     PlatformArg,
     PlatformFileArg,
-    Strict,
     app_state,
     engine,
     owner,
@@ -39,7 +38,6 @@ def register(mcp: MCPServer) -> None:
     async def run_full_analysis(
         path: PathArg,
         ctx: Ctx,
-        strict: Strict,
         platform: PlatformArg = None,
         platform_file: PlatformFileArg = None,
         capture_folder: CaptureFolderArg = None,

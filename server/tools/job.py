@@ -29,7 +29,6 @@ from rooflens.server.tools.common import (
     LimitArg,
     OffsetArg,
     PlatformArg,
-    Strict,
     app_state,
     engine,
     owner,
@@ -235,7 +234,6 @@ def register(mcp: MCPServer) -> None:
     async def load_job(
         paths: PathsArg,
         ctx: Ctx,
-        strict: Strict,
         rank_regex: RankRegexArg = None,
         platform: PlatformArg = None,
         output_dir: OutputDirArg = None,
@@ -264,7 +262,6 @@ def register(mcp: MCPServer) -> None:
     async def job_overview_tool(
         job_id: JobIdArg,
         ctx: Ctx,
-        strict: Strict,
         limit: LimitArg = MAX_RANKS_LISTED,
         offset: OffsetArg = 0,
     ) -> JobOverviewResult:

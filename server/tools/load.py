@@ -30,7 +30,6 @@ from rooflens.server.tools.common import (
     PathArg,
     PlatformArg,
     PlatformFileArg,
-    Strict,
     app_state,
     engine,
     owner,
@@ -146,7 +145,7 @@ def _inspect(
 
 def register(mcp: MCPServer) -> None:
     @mcp.tool(title="List platforms", annotations=READ_ONLY)
-    async def list_platforms(strict: Strict) -> r.PlatformList:
+    async def list_platforms() -> r.PlatformList:
         """The GPU platforms of the catalogue, with the roofline figures each one uses."""
         return r.PlatformList(platforms=platform_table())
 
@@ -154,7 +153,6 @@ def register(mcp: MCPServer) -> None:
     async def inspect_trace(
         path: PathArg,
         ctx: Ctx,
-        strict: Strict,
         capture_folder: CaptureFolderArg = None,
         include_unlinked: Annotated[
             bool, Field(description="Also count GPU events whose launch is not in the trace.")
@@ -169,7 +167,6 @@ def register(mcp: MCPServer) -> None:
     async def load_trace(
         path: PathArg,
         ctx: Ctx,
-        strict: Strict,
         platform: PlatformArg = None,
         platform_file: PlatformFileArg = None,
         capture_folder: CaptureFolderArg = None,
