@@ -41,10 +41,8 @@ async def test_every_tool_is_listed_with_annotations_schemas_and_described_argum
 @pytest.mark.anyio
 async def test_server_reports_its_name_and_version(connect) -> None:
     async with connect() as client:
-        info = client.server_info if hasattr(client, "server_info") else None
-        if info is None:
-            info = client.session.server_info  # pragma: no cover - older client shape
-    assert info.name == "rooflens"
+        info = client.server_info
+    assert info is not None and info.name == "rooflens"
     assert info.version and info.version[0].isdigit()
 
 
