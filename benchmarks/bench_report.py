@@ -44,7 +44,7 @@ from typing import Any
 
 from bench_load import decompressed_size, largest_trace, status_mb
 
-from rooflens.analyzers.trace.capture import default_capture_folder
+from rooflens.analyzers.trace.capture_folder import default_capture_folder
 
 MB = 1e6
 TARGET = 2.0
@@ -67,7 +67,7 @@ def run_report(path: str, out_dir: Path, phases: dict[str, float]) -> None:
     from rooflens.analyzers.perf.platforms import get_platform
     from rooflens.analyzers.report import files
     from rooflens.analyzers.report.build import build_report
-    from rooflens.analyzers.trace.capture import load_captures
+    from rooflens.analyzers.trace.capture_folder import load_captures
     from rooflens.analyzers.trace.health import assess
     from rooflens.analyzers.trace.load import load_trace
     from rooflens.analyzers.trace.model import build_model

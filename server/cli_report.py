@@ -62,7 +62,7 @@ from rooflens.server.cli_trace_read import TraceRead
 from rooflens.server.runs import record_fields
 
 if TYPE_CHECKING:
-    from rooflens.server.cli_compare import SecondTrace
+    from rooflens.server.cli_trace2 import SecondTrace
 
 TOP_PRINTED = 5  # priorities printed after a run; the rest are in priority_data.json
 BAD_INPUT = (TraceError, PlatformFileError, UnknownPlatform, CategoryFileError, RunFolderError)

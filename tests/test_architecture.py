@@ -82,3 +82,128 @@ def test_the_rules_catch_what_they_forbid(tmp_path: Path) -> None:
         "mcp: the engine imports no mcp and no face",
         "rooflens.analyzers.findings: stage trace imports the later stage findings",
     ]
+
+
+# --- no import cycles -------------------------------------------------------------------------
+# Every import counts, at the top, inside a function or under TYPE_CHECKING: a cycle hidden in
+# a function is still two modules that cannot be understood one without the other.
+PACKAGE_DIRS = {
+    "analyzers": "rooflens.analyzers",
+    "server": "rooflens.server",
+    "resources": "rooflens.resources",
+    "prompts": "rooflens.prompts",
+    "entry": "rooflens",
+}
+
+
+def module_names(root: Path = REPO) -> dict[str, Path]:
+    """Import name -> file, for every module of the code folders (read from the files)."""
+    found = {}
+    for folder, package in PACKAGE_DIRS.items():
+        for path in sorted((root / folder).rglob("*.py")):
+            parts = path.relative_to(root / folder).with_suffix("").parts
+            parts = parts[:-1] if parts[-1] == "__init__" else parts
+            found[".".join([package, *parts])] = path
+    return found
+
+
+def import_graph(root: Path = REPO) -> dict[str, set[str]]:
+    """Module -> the modules of the code folders it imports (relative imports resolved; `from
+    package import module` is an edge to the module)."""
+    names = module_names(root)
+    graph: dict[str, set[str]] = {name: set() for name in names}
+    for name, path in names.items():
+        package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = package[: len(package) - node.level + 1] if node.level else []
+                module = ".".join([*base, *([node.module] if node.module else [])])
+                targets = [f"{module}.{alias.name}" for alias in node.names] + [module]
+            for target in targets:
+                if target in names and target != name:
+                    graph[name].add(target)
+                    break
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        top = stack.pop()
+                        on_stack.discard(top)
+                        component.append(top)
+                        if top == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+            elif child not in index:
+                index[child] = low[child] = len(index)
+                stack.append(child)
+                on_stack.add(child)
+                work.append((child, iter(sorted(graph[child]))))
+            elif child in on_stack:
+                low[node] = min(low[node], index[child])
+    return found
+
+
+def test_no_import_cycles() -> None:
+    assert cycles(import_graph()) == []
+
+
+def test_the_cycle_finder_finds_what_it_should(tmp_path: Path) -> None:
+    pkg = tmp_path / "analyzers" / "trace"
+    pkg.mkdir(parents=True)
+    (pkg / "a.py").write_text("def f():\n    from . import b\n")
+    (pkg / "b.py").write_text("from rooflens.analyzers.trace.c import x\n")
+    (pkg / "c.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import f\n"
+    )
+    (pkg / "d.py").write_text("from rooflens.analyzers.trace import a\n")
+    graph = import_graph(tmp_path)
+    assert graph["rooflens.analyzers.trace.d"] == {"rooflens.analyzers.trace.a"}
+    assert cycles(graph) == [
+        ["rooflens.analyzers.trace.a", "rooflens.analyzers.trace.b", "rooflens.analyzers.trace.c"]
+    ]
+
+
+def test_the_engine_floors_follow_the_pipeline() -> None:
+    """Drawn from the files alone, the engine's stages connect in pipeline order: every stage
+    but the first imports an earlier one."""
+    graph = import_graph()
+    stage_of = {
+        name: name.split(".")[2] for name in graph if name.startswith("rooflens.analyzers.")
+    }
+    edges = {
+        (stage_of[a], stage_of[b])
+        for a, targets in graph.items()
+        for b in targets
+        if a in stage_of and b in stage_of and stage_of[a] != stage_of[b]
+    }
+    floors = [s for s in STAGES if s not in ("synthetic", "layout")]
+    for later in floors[1:]:
+        earlier = floors[: floors.index(later)]
+        assert any((later, e) in edges for e in earlier), f"{later} imports no earlier stage"

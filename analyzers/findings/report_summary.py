@@ -13,18 +13,18 @@ from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics, IterationSumm
 from rooflens.analyzers.categories.documents import Metrics
 from rooflens.analyzers.categories.models import CategoryMetrics
 from rooflens.analyzers.findings.contract import Findings, Status
+from rooflens.analyzers.findings.differences import (
+    DIFF_HEAD,
+    ms_difference,
+    point_difference,
+    slower_sentence,
+)
 from rooflens.analyzers.findings.drafts import FUSION_KEY, SYSTEM_KEYS, num
 from rooflens.analyzers.findings.impact_scale import PriorityItem
 from rooflens.analyzers.findings.model_info import ModelIdentification
 from rooflens.analyzers.findings.priorities import PriorityData
 from rooflens.analyzers.findings.report_cards import cap_text, ms, ms_range, saving_text
-from rooflens.analyzers.findings.report_compare import (
-    DIFF_HEAD,
-    ReportComparison,
-    ms_difference,
-    point_difference,
-    slower_sentence,
-)
+from rooflens.analyzers.findings.report_compare import ReportComparison
 from rooflens.analyzers.findings.report_numbers import (
     RANK_HEAD,
     RANK_NOTE,

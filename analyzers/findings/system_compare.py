@@ -17,7 +17,7 @@ from typing import Any
 
 from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics, IterationSummary
 from rooflens.analyzers.categories.multi_kernel import MultiKernelMetrics
-from rooflens.analyzers.findings.report_compare import DIFF_HEAD, ms_difference
+from rooflens.analyzers.findings.differences import DIFF_HEAD, ms_difference
 
 POOLS = ("idle", "exposed_copies", "exposed_comm")
 POOL_WORDS = {

@@ -7,17 +7,13 @@ well below the link they cross (what reaching the link's figure would save).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 import pandas as pd
 
 from rooflens.analyzers.findings.impact_scale import Candidate, PriorityItem, Saving, rank_items
 from rooflens.analyzers.job.bandwidth import bus_factor
+from rooflens.analyzers.job.records import JobAnalysis
 from rooflens.analyzers.markdown_text import md_code
-
-if TYPE_CHECKING:
-    from rooflens.analyzers.job.analysis import JobAnalysis
 
 CATEGORY = "job"
 LINK_SHARES = (0.75, 0.875, 1.0)  # low / mid / high: the link's figure reached to this share

@@ -16,7 +16,7 @@ from typing import Literal
 
 import numpy as np
 
-from rooflens.analyzers.trace.capture import default_capture_folder, load_captures
+from rooflens.analyzers.trace.capture_folder import default_capture_folder, load_captures
 from rooflens.analyzers.trace.columns import name_matches
 from rooflens.analyzers.trace.errors import TraceError
 from rooflens.analyzers.trace.graft import CaptureMerge

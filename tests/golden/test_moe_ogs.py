@@ -14,7 +14,7 @@ import pytest
 from rooflens.analyzers.perf.platforms import get_platform
 from rooflens.analyzers.report.build import build_report
 from rooflens.analyzers.report.files import roofline_coverage
-from rooflens.analyzers.trace.capture import default_capture_folder, load_captures
+from rooflens.analyzers.trace.capture_folder import default_capture_folder, load_captures
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import build_model
 from rooflens.analyzers.trace.pseudo import MOE_OGS_DOWN, MOE_OGS_UP

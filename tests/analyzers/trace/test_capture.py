@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from rooflens.analyzers.report.launchers import find_launchers
-from rooflens.analyzers.trace.capture import capture_windows, default_capture_folder, load_captures
+from rooflens.analyzers.trace.capture import capture_windows
+from rooflens.analyzers.trace.capture_folder import default_capture_folder, load_captures
 from rooflens.analyzers.trace.errors import TraceError
 from rooflens.analyzers.trace.health import assess
 from rooflens.analyzers.trace.open_trace import open_trace

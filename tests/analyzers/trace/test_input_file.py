@@ -11,7 +11,8 @@ import pytest
 
 from rooflens.analyzers.perf.categories import CategoryFileError, load_table
 from rooflens.analyzers.perf.platforms import PlatformFileError, load_platform_file
-from rooflens.analyzers.trace.capture import DETAILS_FILE, load_captures
+from rooflens.analyzers.trace.capture import DETAILS_FILE
+from rooflens.analyzers.trace.capture_folder import load_captures
 from rooflens.analyzers.trace.errors import TraceError
 from rooflens.analyzers.trace.input_file import InputFileError, read_side_file
 from rooflens.analyzers.trace.read import read_trace_bytes
