@@ -8,8 +8,6 @@ is left as it is; the comparative sheets are new tables.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 
@@ -18,7 +16,6 @@ from rooflens.analyzers.compare.tree_diff import TreeDiff
 from rooflens.analyzers.report.build import PerfReport
 from rooflens.analyzers.report.kernel_stats import group_ids
 from rooflens.analyzers.report.unified_table import GROUP_KEYS, UnifiedTable
-from rooflens.analyzers.report.write_csv import write_csv_folder
 
 UNIFIED = "unified_perf_summary"
 ANCHOR = "Kernel Time (µs)_sum"  # the comparison columns come right after it
@@ -125,11 +122,3 @@ def _row_lcas(unified: UnifiedTable, summary: pd.DataFrame, stats: pd.DataFrame)
             "count2": grouped["lca"].size(),
         }
     )
-
-
-def write_comparison_csvs(report: PerfReport, diff: TreeDiff, folder: Path) -> list[Path]:
-    """Write trace 1's comparative CSV folder (conventionally `perf_report_trace1_csvs/`):
-    every sheet with the comparison columns, and `diff_stats.csv`; returns the paths."""
-    stats = diff_stats(diff)
-    sheets = comparison_sheets(report, diff, stats)
-    return write_csv_folder({**sheets, DIFF_STATS_SHEET: stats}, folder)

@@ -7,15 +7,11 @@ table; times are µs.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 
-from rooflens.analyzers.compare.merged_text import merged_tree_text
 from rooflens.analyzers.compare.tree_diff import TreeDiff
 from rooflens.analyzers.report.ops_tables import ARG_COLUMNS
-from rooflens.analyzers.report.write_csv import atomic_write_bytes, write_csv_folder
 from rooflens.analyzers.trace.columns import MISSING
 from rooflens.analyzers.trace.intervals import grouped_union_length
 from rooflens.analyzers.trace.model import MODULE_PREFIX, TraceModel
@@ -158,14 +154,3 @@ def lca_totals(stats: pd.DataFrame) -> pd.DataFrame:
         out[f"kernels_{side}"] = wide["count"].get(side, 0)
     out = out.reset_index().rename(columns={keys[0]: "lca_id", keys[1]: "lca_name"})
     return out.astype({"kernels_trace1": int, "kernels_trace2": int})[LCA_TOTALS_COLUMNS]
-
-
-def write_diff_stats(diff: TreeDiff, folder: Path) -> list[Path]:
-    """Write `diff_stats.csv`, `diff_stats_unique_args_summary.csv` and the merged tree as
-    `merged_tree_output.txt` (TraceLens's file names), each atomically."""
-    stats = diff_stats(diff)
-    sheets = {"diff_stats": stats, "diff_stats_unique_args_summary": diff_stats_unique_args(stats)}
-    written = write_csv_folder(sheets, folder)
-    text = folder / MERGED_TREE_FILE
-    atomic_write_bytes(text, merged_tree_text(diff).encode("utf-8"))
-    return [*written, text]

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from rooflens.analyzers.perf.dtypes import bytes_per_element, precision
+from rooflens.analyzers.perf.dtypes import bytes_per_element
 
 Unit = Literal["matrix", "vector"]
 Shape = tuple[int, ...]
@@ -143,10 +143,6 @@ class PerfModel:
     # the `Concrete Inputs` its FLOPs or bytes depend on, in words ("convolution stride/
     # padding/dilation"); a trace without any leaves the row unmodelled (OpArgs.check_recorded)
     needs_values: str | None = None
-
-
-def precision_of(args: OpArgs, i: int) -> str | None:
-    return precision(args.dtype(i)) if i < len(args.types) else None
 
 
 def _freeze(value: Any) -> Any:

@@ -11,12 +11,10 @@ Lookups of data in/out and input shapes live in fusion_lookup.py.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from dataclasses import asdict, dataclass
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -28,7 +26,6 @@ from rooflens.analyzers.prepare.fusion_lookup import data_in_out as data_in_out 
 from rooflens.analyzers.prepare.kernel_types import classify_kernel
 from rooflens.analyzers.report.launchers import subtree_pairs
 from rooflens.analyzers.report.unified import UnifiedOps, attribute_unified
-from rooflens.analyzers.report.write_csv import atomic_write_bytes
 from rooflens.analyzers.trace.columns import MISSING, name_matches
 from rooflens.analyzers.trace.model import TraceModel
 from rooflens.analyzers.trace.pseudo_rows import PSEUDO_PREFIX
@@ -401,12 +398,3 @@ def fusion_candidates(
                     k["data_in_mb"] = info["data_in_mb"]
                     k["data_out_mb"] = info["data_out_mb"]
     return sorted(candidates, key=lambda c: -c.total_kernel_time_us)
-
-
-def write_fusion_candidates(run_dir: Path, candidates: list[FusionCandidate]) -> Path:
-    """Write `category_data/fusion_candidates.json` atomically; returns its path."""
-    path = Path(run_dir) / "category_data" / FUSION_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps([c.as_dict() for c in candidates], indent=2, default=str)
-    atomic_write_bytes(path, text.encode())
-    return path

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
 import pandas as pd
 
 SGLANG_PROFILER = re.compile(r"^(sglang_profiler::.+?)_\d+$")
@@ -42,10 +41,3 @@ def normalise_op_names(events: pd.DataFrame) -> pd.DataFrame | None:
     values[hit] = [renamed[v] for v in values[hit]]
     new = pd.Series(values, index=events.index)
     return events.assign(name=new.astype("category") if hasattr(names, "cat") else new)
-
-
-def rename_mask(events: pd.DataFrame) -> np.ndarray:
-    """Rows whose name the normalisation would change (for tests and diagnostics)."""
-    names = events["name"].astype(object).to_numpy()
-    is_cpu_op = (events["cat"] == "cpu_op").to_numpy()
-    return is_cpu_op & np.array([normalised_name(str(n)) != n for n in names], dtype=bool)

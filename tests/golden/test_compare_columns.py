@@ -23,12 +23,12 @@ from rooflens.analyzers.compare.compare_columns import (
     ANCHOR,
     COMPARISON_COLUMNS,
     comparison_sheets,
-    write_comparison_csvs,
 )
 from rooflens.analyzers.compare.tree_diff import TreeDiff, diff_traces
 from rooflens.analyzers.report.build import PerfReport, build_report
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import TraceModel, build_model
+from tests.helpers.comparison_files import write_comparison_csvs
 from tests.helpers.golden import (
     COMPARE,
     PAIRS,

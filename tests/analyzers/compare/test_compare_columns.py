@@ -13,7 +13,6 @@ from rooflens.analyzers.compare.compare_columns import (
     ANCHOR,
     COMPARISON_COLUMNS,
     comparison_sheets,
-    write_comparison_csvs,
 )
 from rooflens.analyzers.compare.tree_diff import diff_traces
 from rooflens.analyzers.report.build import build_report
@@ -21,6 +20,7 @@ from rooflens.analyzers.synthetic.sample import GELU, write_sample_trace
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import build_model
 from tests.helpers.compare_pairs import FAST_GELU, planted_pair
+from tests.helpers.comparison_files import write_comparison_csvs
 from tests.helpers.trace_builder import TraceBuilder
 
 

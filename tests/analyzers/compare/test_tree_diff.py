@@ -12,10 +12,10 @@ from rooflens.analyzers.compare.diff_stats import (
     diff_stats,
     diff_stats_unique_args,
     lca_totals,
-    write_diff_stats,
 )
 from rooflens.analyzers.compare.merged_text import merged_tree_text
 from rooflens.analyzers.compare.tree_diff import align, diff_traces
+from tests.helpers.comparison_files import write_diff_stats
 from tests.helpers.trace_builder import Event, TraceBuilder
 
 # (op name, kernel name, kernel duration) under one top-level `model_step` operator

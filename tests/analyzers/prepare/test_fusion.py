@@ -18,8 +18,8 @@ from rooflens.analyzers.prepare.fusion import (
     fusion_candidates,
     gemm_norm_only,
     narrow_attention,
-    write_fusion_candidates,
 )
+from tests.helpers.fusion_files import write_fusion_candidates
 from tests.helpers.trace_builder import TraceBuilder
 
 tb = TraceBuilder
