@@ -17,7 +17,7 @@ from rooflens.analyzers.categories.multi_kernel import MultiKernelMetrics, analy
 from rooflens.analyzers.categories.system_inputs import SystemInputs, Timeline
 from rooflens.analyzers.compare.comparison import Comparison
 from rooflens.analyzers.prepare.manifest import Manifest
-from rooflens.analyzers.prepare.run import system_parts
+from rooflens.analyzers.prepare.category_data import system_parts
 
 TRACE2_SYSTEM_KEYS = layout.TRACE2_SYSTEM_KEYS
 

@@ -20,7 +20,7 @@ from itertools import pairwise
 
 import numpy as np
 
-from rooflens.analyzers.compare.diff_tree import DiffTree, diff_tree
+from rooflens.analyzers.compare.call_tree import CallTree, call_tree
 from rooflens.analyzers.trace.columns import MISSING
 from rooflens.analyzers.trace.model import TraceModel
 from rooflens.analyzers.trace.tree import nearest_ancestor
@@ -33,8 +33,8 @@ Pairing = tuple[list[tuple[int, int]], list[int], list[int]]
 class TreeDiff:
     """The merged tree of trace 1 and trace 2, one row per merged node in pre-order."""
 
-    tree1: DiffTree
-    tree2: DiffTree
+    tree1: CallTree
+    tree2: CallTree
     uid1: np.ndarray
     uid2: np.ndarray
     parent: np.ndarray  # merged id of the parent node, -1 at the top
@@ -67,12 +67,12 @@ class TreeDiff:
 def diff_traces(model1: TraceModel, model2: TraceModel, *, python_frames: bool = False) -> TreeDiff:
     """Merge the call trees of two traces (trace 1 is the one being optimised)."""
     return merge_trees(
-        diff_tree(model1, python_frames=python_frames),
-        diff_tree(model2, python_frames=python_frames),
+        call_tree(model1, python_frames=python_frames),
+        call_tree(model2, python_frames=python_frames),
     )
 
 
-def merge_trees(tree1: DiffTree, tree2: DiffTree) -> TreeDiff:
+def merge_trees(tree1: CallTree, tree2: CallTree) -> TreeDiff:
     """Walk both trees from their top-level nodes, pairing children as the module says."""
     uid1: list[int] = []
     uid2: list[int] = []
@@ -100,7 +100,7 @@ def merge_trees(tree1: DiffTree, tree2: DiffTree) -> TreeDiff:
     )
 
 
-def _children_of(tree1: DiffTree, tree2: DiffTree, a: int, b: int) -> list[tuple[int, int]]:
+def _children_of(tree1: CallTree, tree2: CallTree, a: int, b: int) -> list[tuple[int, int]]:
     if a != MISSING and b != MISSING:
         kids1, kids2 = tree1.children(a).tolist(), tree2.children(b).tolist()
         return _ordered(pair_children(tree1, tree2, kids1, kids2))
@@ -115,7 +115,7 @@ def _ordered(pairing: Pairing) -> list[tuple[int, int]]:
     return pairs + [(x, MISSING) for x in only1] + [(MISSING, y) for y in only2]
 
 
-def pair_children(tree1: DiffTree, tree2: DiffTree, kids1: list[int], kids2: list[int]) -> Pairing:
+def pair_children(tree1: CallTree, tree2: CallTree, kids1: list[int], kids2: list[int]) -> Pairing:
     """Align two sibling lists by name, opening unmatched nodes that hide a match below
     them, then pairing lone renames (docs/compare.md#how-nodes-are-matched)."""
     while True:
@@ -134,7 +134,7 @@ def pair_children(tree1: DiffTree, tree2: DiffTree, kids1: list[int], kids2: lis
         kids2 = kids2 if opened2 is None else opened2
 
 
-def _open(tree: DiffTree, kids: list[int], taken: set[int], wanted: set[str]) -> list[int] | None:
+def _open(tree: CallTree, kids: list[int], taken: set[int], wanted: set[str]) -> list[int] | None:
     """`kids` with every unmatched node that holds a node named in `wanted` below it replaced
     by its children; None when no node qualifies."""
     out: list[int] = []
@@ -148,7 +148,7 @@ def _open(tree: DiffTree, kids: list[int], taken: set[int], wanted: set[str]) ->
     return out if changed else None
 
 
-def _holds_name(tree: DiffTree, uid: int, wanted: set[str]) -> bool:
+def _holds_name(tree: CallTree, uid: int, wanted: set[str]) -> bool:
     """Does any node below `uid` (GPU-path nodes only) have a name in `wanted`?"""
     if not wanted:
         return False
@@ -163,8 +163,8 @@ def _holds_name(tree: DiffTree, uid: int, wanted: set[str]) -> bool:
 
 
 def _with_renames(
-    tree1: DiffTree,
-    tree2: DiffTree,
+    tree1: CallTree,
+    tree2: CallTree,
     kids1: list[int],
     kids2: list[int],
     pairs: list[tuple[int, int]],

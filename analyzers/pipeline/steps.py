@@ -52,7 +52,7 @@ from rooflens.analyzers.findings.system_compare import system_comparison
 from rooflens.analyzers.perf.platform_choice import platform_warnings, run_warnings
 from rooflens.analyzers.perf.platforms import Platform
 from rooflens.analyzers.pipeline.folder import RunFolder
-from rooflens.analyzers.prepare.run import CategoryData, prepare
+from rooflens.analyzers.prepare.category_data import CategoryData, prepare
 from rooflens.analyzers.report.build import PerfReport
 from rooflens.analyzers.report.loading import Loaded
 from rooflens.analyzers.trace.health import HealthWarning, assess, counters_only_message

@@ -20,7 +20,7 @@ from rooflens.analyzers.categories.kernel_fusion import analyze_kernel_fusion
 from rooflens.analyzers.categories.multi_kernel import analyze_multi_kernel
 from rooflens.analyzers.categories.system_inputs import SystemInputs, Timeline
 from rooflens.analyzers.perf.platforms import get_platform
-from rooflens.analyzers.prepare.run import prepare
+from rooflens.analyzers.prepare.category_data import prepare
 from rooflens.analyzers.report.build import build_report
 from rooflens.analyzers.synthetic.sample import ALL_REDUCE, COMM_STREAM, GELU, GEMM
 from rooflens.analyzers.trace.load import load_trace

@@ -9,7 +9,7 @@ import pytest
 
 from rooflens.analyzers.findings.validate_run import validate_run
 from rooflens.analyzers.perf.platforms import get_platform
-from rooflens.analyzers.prepare.run import prepare
+from rooflens.analyzers.prepare.category_data import prepare
 from rooflens.analyzers.report.build import build_report
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import build_model

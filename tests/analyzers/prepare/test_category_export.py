@@ -20,7 +20,7 @@ from rooflens.analyzers.prepare.categories import (
     time_breakdown,
 )
 from rooflens.analyzers.prepare.manifest import CategoryTables, Manifest, categorise
-from rooflens.analyzers.prepare.run import prepare
+from rooflens.analyzers.prepare.category_data import prepare
 from rooflens.analyzers.report.build import PerfReport
 from rooflens.analyzers.trace.timeline import GpuTimeline, Timeline
 from tests.helpers.pipeline_runs import sample_results

@@ -25,7 +25,7 @@ PYTHON_CATEGORY = "python_function"
 
 
 @dataclass(frozen=True)
-class DiffTree:
+class CallTree:
     """`children(uid)` are the GPU-path children of a node in start order; `roots` every
     top-level operator (or Python frame) of the diff tree, with or without GPU work, in start
     order (a runtime call outside any operator is not a root)."""
@@ -43,7 +43,7 @@ class DiffTree:
         return self.child_uids[self.child_start[uid] : self.child_start[uid + 1]]
 
 
-def diff_tree(model: TraceModel, *, python_frames: bool = False) -> DiffTree:
+def call_tree(model: TraceModel, *, python_frames: bool = False) -> CallTree:
     """The tree of `model` the merge walks: operators, launches and GPU events, plus Python
     frames when `python_frames` (TraceLens builds it that way when call stacks are kept)."""
     events = model.events
@@ -67,7 +67,7 @@ def diff_tree(model: TraceModel, *, python_frames: bool = False) -> DiffTree:
     child_start = np.concatenate(([0], np.cumsum(counts)))
     renamable = np.isin(cat, ["cpu_op", PYTHON_CATEGORY])
     names = match_names(model) if python_frames else model.names
-    return DiffTree(model, names, parent, is_gpu, renamable, roots, child_start, linked)
+    return CallTree(model, names, parent, is_gpu, renamable, roots, child_start, linked)
 
 
 def match_names(model: TraceModel) -> np.ndarray:
