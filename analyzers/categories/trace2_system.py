@@ -16,8 +16,8 @@ from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics, analyze_cpu_i
 from rooflens.analyzers.categories.multi_kernel import MultiKernelMetrics, analyze_multi_kernel
 from rooflens.analyzers.categories.system_inputs import SystemInputs, Timeline
 from rooflens.analyzers.compare.comparison import Comparison
-from rooflens.analyzers.prepare.manifest import Manifest
 from rooflens.analyzers.prepare.category_data import system_parts
+from rooflens.analyzers.prepare.manifest import Manifest
 
 TRACE2_SYSTEM_KEYS = layout.TRACE2_SYSTEM_KEYS
 

@@ -34,8 +34,8 @@ from rooflens.analyzers.findings.plot import PlotResult
 from rooflens.analyzers.findings.priorities import PriorityData
 from rooflens.analyzers.findings.report_prose import ReportProse
 from rooflens.analyzers.prepare.categories import gpu_utilization
-from rooflens.analyzers.prepare.manifest import CategoryTables, Manifest
 from rooflens.analyzers.prepare.category_data import CategoryData
+from rooflens.analyzers.prepare.manifest import CategoryTables, Manifest
 from rooflens.analyzers.report import files
 from rooflens.analyzers.report.build import PerfReport
 from rooflens.analyzers.report.csv_cells import ESCAPED, CsvCells

@@ -30,8 +30,8 @@ from rooflens.analyzers.categories.multi_kernel import analyze_multi_kernel
 from rooflens.analyzers.categories.system_inputs import SystemInputs, Timeline
 from rooflens.analyzers.pipeline.folder import RunFolder
 from rooflens.analyzers.prepare.categories import GpuUtilization
-from rooflens.analyzers.prepare.multi_kernel import MultiKernelData
 from rooflens.analyzers.prepare.category_data import CategoryData, prepare
+from rooflens.analyzers.prepare.multi_kernel import MultiKernelData
 from rooflens.analyzers.report.build import PerfReport
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import TraceModel, build_model

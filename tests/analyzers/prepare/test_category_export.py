@@ -19,8 +19,8 @@ from rooflens.analyzers.prepare.categories import (
     skill_for,
     time_breakdown,
 )
-from rooflens.analyzers.prepare.manifest import CategoryTables, Manifest, categorise
 from rooflens.analyzers.prepare.category_data import prepare
+from rooflens.analyzers.prepare.manifest import CategoryTables, Manifest, categorise
 from rooflens.analyzers.report.build import PerfReport
 from rooflens.analyzers.trace.timeline import GpuTimeline, Timeline
 from tests.helpers.pipeline_runs import sample_results

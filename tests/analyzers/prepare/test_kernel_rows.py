@@ -8,8 +8,8 @@ import pytest
 
 from rooflens.analyzers.perf.categories import default_table
 from rooflens.analyzers.perf.platforms import get_platform
-from rooflens.analyzers.prepare.kernel_rows import NOTE, kernel_rows
 from rooflens.analyzers.prepare.category_data import prepare
+from rooflens.analyzers.prepare.kernel_rows import NOTE, kernel_rows
 from rooflens.analyzers.report.build import build_report
 from tests.helpers.trace_builder import TraceBuilder
 
