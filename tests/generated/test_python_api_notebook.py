@@ -61,7 +61,11 @@ def test_the_notebook_runs_and_shows_a_table_the_priorities_and_the_plot(tmp_pat
     client = NotebookClient(
         notebook, km=manager, timeout=300, resources={"metadata": {"path": str(tmp_path)}}
     )
-    client.execute()
+    try:
+        client.execute()
+    finally:  # a kernel the test started is the test's to stop
+        if manager.has_kernel:
+            manager.shutdown_kernel(now=True)
     cells = [_outputs(c) for c in notebook.cells if c.cell_type == "code"]
     assert not any("error" in c for c in cells)
     run_cell = next(c for c in cells if "Run('allocator_churn.json.gz'" in c.get("text/plain", ""))
