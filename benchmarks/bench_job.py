@@ -4,7 +4,7 @@ Two measurements (docs/multirank.md#fan-out):
 
 1. **Fan-out vs sequential.** A generated job of `--ranks` ranks (64 by default, the issue's
    size) is analysed twice: every rank's task (`run_rank`) called one after another in this
-   process, then the same tasks on an embedded LocalCluster sized to the machine (`analyse_job`,
+   process, then the same tasks on an embedded LocalCluster sized to the machine (`analyze_job`,
    cluster start-up included). Reported: both wall times and their ratio, each worker's peak RSS
    (VmHWM, from the tasks' own reports) and the whole cluster's peak RSS (every process of the
    tree, sampled every 50 ms).
@@ -46,7 +46,7 @@ from rooflens.analyzers.job.cluster import (
 )
 from rooflens.analyzers.job.fanout import cluster_client
 from rooflens.analyzers.job.inputs import job_inputs
-from rooflens.analyzers.job.job_run import analyse_job, rank_tasks
+from rooflens.analyzers.job.job_run import analyze_job, rank_tasks
 from rooflens.analyzers.job.rank_task import RankDone, run_rank
 from rooflens.analyzers.synthetic.job import JobPlan, write_job
 
@@ -112,7 +112,7 @@ def fan_out_vs_sequential(work: Path, ranks: int, steps: int, until: str) -> dic
         startup_s = time.perf_counter() - start  # what a job pays before its first rank
     start = time.perf_counter()
     with TreeSampler() as tree:
-        result = analyse_job(inputs, folder / "dask", choice, until=until)
+        result = analyze_job(inputs, folder / "dask", choice, until=until)
     fanout_s = time.perf_counter() - start
     assert not result.failed, result.failed
     workers = per_worker_peaks(result.outcomes)
@@ -157,7 +157,7 @@ def bounded_memory(work: Path, ranks: int, steps: int, budget_ranks: float) -> d
     choice = ClusterChoice(workers=workers).resolved(paths)
     start = time.perf_counter()
     with TreeSampler() as tree:
-        result = analyse_job(inputs, folder / "dask", choice, until="none")
+        result = analyze_job(inputs, folder / "dask", choice, until="none")
     assert not result.failed, result.failed
     return {
         "ranks": ranks,

@@ -23,7 +23,7 @@ from rooflens.analyzers import layout
 from rooflens.analyzers.job.cluster import ClusterChoice, ClusterError, cluster_warnings
 from rooflens.analyzers.job.inputs import JobInputError, job_inputs
 from rooflens.analyzers.job.job_folder import check_job_destination
-from rooflens.analyzers.job.job_run import JobFailed, JobResult, analyse_job, write_job_folder
+from rooflens.analyzers.job.job_run import JobFailed, JobResult, analyze_job, write_job_folder
 from rooflens.analyzers.job.overview import JobOverview, job_overview
 from rooflens.analyzers.job.rank_task import RankDone, RankOutcome
 from rooflens.analyzers.perf.platforms import UnknownPlatform, get_platform
@@ -80,7 +80,7 @@ def run_job(args: argparse.Namespace) -> int:
                 "an external Dask scheduler" if choice.scheduler else f"{choice.workers} workers"
             )
             with progress.step(f"analysing {len(inputs.files)} ranks on {where}"):
-                result = analyse_job(
+                result = analyze_job(
                     inputs, stage, choice, platform=args.platform, until=until, progress=tell
                 )
             with progress.step("writing the job folder"):

@@ -13,7 +13,7 @@ from pathlib import Path
 from rooflens.analyzers.job.cluster import ClusterChoice, Progress
 from rooflens.analyzers.job.inputs import job_inputs
 from rooflens.analyzers.job.job_folder import JobRecord, new_job_id, read_job
-from rooflens.analyzers.job.job_run import JobResult, analyse_job, write_job_folder
+from rooflens.analyzers.job.job_run import JobResult, analyze_job, write_job_folder
 from rooflens.analyzers.job.rank_task import RankDone
 from rooflens.analyzers.perf.platforms import get_platform
 from rooflens.server.owners import Owner, split_handle, with_key
@@ -66,7 +66,7 @@ def load_job(
     folder = parent / job_id
     folder.mkdir(parents=True)
     choice = ClusterChoice.from_args(None, req.workers).resolved([f.path for f in inputs.files])
-    result = analyse_job(
+    result = analyze_job(
         inputs,
         folder,
         choice,

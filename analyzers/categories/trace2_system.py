@@ -54,7 +54,7 @@ def trace2_inputs(manifest: Manifest, comparison: Comparison) -> SystemInputs | 
     )
 
 
-def analyse_trace2(manifest: Manifest, comparison: Comparison) -> Trace2System | None:
+def analyze_trace2(manifest: Manifest, comparison: Comparison) -> Trace2System | None:
     """Both system analyses of trace 2 (None outside a comparative run)."""
     inputs = trace2_inputs(manifest, comparison)
     if inputs is None:

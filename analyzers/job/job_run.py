@@ -75,7 +75,7 @@ def rank_tasks(
     ]
 
 
-def analyse_job(
+def analyze_job(
     inputs: JobInputs,
     folder: Path,
     choice: ClusterChoice,

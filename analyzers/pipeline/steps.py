@@ -25,7 +25,7 @@ from rooflens.analyzers.categories.kernel_fusion import CATEGORY as KERNEL_FUSIO
 from rooflens.analyzers.categories.kernel_fusion import analyze_kernel_fusion
 from rooflens.analyzers.categories.multi_kernel import analyze_multi_kernel
 from rooflens.analyzers.categories.system_inputs import SystemInputs, Timeline
-from rooflens.analyzers.categories.trace2_system import Trace2System, analyse_trace2
+from rooflens.analyzers.categories.trace2_system import Trace2System, analyze_trace2
 from rooflens.analyzers.compare.comparison import Comparison
 from rooflens.analyzers.findings.contract import Findings
 from rooflens.analyzers.findings.drafts import draft_findings
@@ -189,7 +189,7 @@ class Pipeline:
             r.model, r.report, r.platform, r.trace_path, r.output_dir, comparison=r.comparison
         )
 
-    def analyse(self, key: str) -> Metrics:
+    def analyze(self, key: str) -> Metrics:
         keys = self.analysable()
         if key not in keys:
             raise NotAnalysable(
@@ -212,7 +212,7 @@ class Pipeline:
         if r.comparison is None:
             return None
         if r.trace2_system is None:
-            r.trace2_system = analyse_trace2(self.category_data().manifest, r.comparison)
+            r.trace2_system = analyze_trace2(self.category_data().manifest, r.comparison)
         return r.trace2_system
 
     def metrics_of(self, key: str, *, run: bool = False) -> Metrics:
@@ -220,7 +220,7 @@ class Pipeline:
         if not self.done(state(ANALYSED, key)):
             if not run:
                 self.require(ANALYSED, key)
-            return self.analyse(key)
+            return self.analyze(key)
         if key not in self.results.metrics:  # restored: recompute in memory
             self.results.metrics[key] = self._analysis(key)
         return self.results.metrics[key]
@@ -436,7 +436,7 @@ class Pipeline:
             for key in self.analysable():
                 progress(f"analysing {key}")
                 if not self._analysed(key):
-                    self.analyse(key)
+                    self.analyze(key)
                 if stop >= STEP_ORDER.index(DRAFTED) and not self.done(state(DRAFTED, key)):
                     self.draft(key)
         if stop >= STEP_ORDER.index(AGGREGATED):

@@ -64,9 +64,9 @@ def briefs(found: Findings) -> list[r.FindingBrief]:
     return out
 
 
-def analyse(st: AppState, run: Run, key: str) -> r.AnalysisResult:
+def analyze(st: AppState, run: Run, key: str) -> r.AnalysisResult:
     try:
-        metrics = pipeline(st, run).analyse(key)
+        metrics = pipeline(st, run).analyze(key)
     except NotAnalysable as exc:
         raise ToolError(
             f"{exc}; the others are listed for information only (prepare_category_data marks "
@@ -94,4 +94,4 @@ def register(mcp: MCPServer) -> None:
     ) -> r.AnalysisResult:
         """Score one category against the roofline (or analyse a system category) and write
         its metrics. Next: draft_findings for the same category."""
-        return await engine(analyse, app_state(ctx), run, key)
+        return await engine(analyze, app_state(ctx), run, key)

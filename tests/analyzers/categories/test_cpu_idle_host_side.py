@@ -15,7 +15,7 @@ from tests.helpers.pipeline_runs import sample_pipeline
 def test_kernel_counts_and_idle_causes_come_from_the_trace(tmp_path: Path) -> None:
     steps, _ = sample_pipeline(tmp_path, with_folder=False)
     steps.prepare()
-    metrics = steps.analyse("cpu_idle")
+    metrics = steps.analyze("cpu_idle")
     assert isinstance(metrics, CpuIdleMetrics)
     with gzip.open(steps.results.trace_path) as raw:
         events = json.load(raw)["traceEvents"]

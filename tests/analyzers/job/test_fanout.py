@@ -28,7 +28,7 @@ from rooflens.analyzers.job.cluster import (
 from rooflens.analyzers.job.fanout import cluster_client, fan_out
 from rooflens.analyzers.job.inputs import job_inputs
 from rooflens.analyzers.job.job_folder import read_job, verify_job
-from rooflens.analyzers.job.job_run import analyse_job, write_job_folder
+from rooflens.analyzers.job.job_run import analyze_job, write_job_folder
 from rooflens.analyzers.job.rank_task import (
     BAD_TRACE,
     WORKER_LOST,
@@ -81,7 +81,7 @@ def test_the_embedded_cluster_runs_every_rank_in_worker_processes(job, tmp_path)
     choice = ClusterChoice(workers=2).resolved([f.path for f in inputs.files])
     seen: list[tuple[int, int, int]] = []
     out = tmp_path / "out"
-    result = analyse_job(
+    result = analyze_job(
         inputs,
         out,
         choice,
@@ -206,7 +206,7 @@ def tcp_scheduler(tmp_path: Path) -> Iterator[str]:
 def test_a_job_runs_on_a_scheduler_and_worker_started_apart(job, tmp_path, tcp_scheduler):
     inputs = job_inputs([str(job)])
     choice = ClusterChoice.from_args(tcp_scheduler, None).resolved([f.path for f in inputs.files])
-    result = analyse_job(inputs, tmp_path / "out", choice, until="loaded")
+    result = analyze_job(inputs, tmp_path / "out", choice, until="loaded")
     assert [o.rank for o in result.done] == [0, 1, 2, 3] and result.failed == []
     (pid,) = {o.pid for o in result.done}  # the one worker process did every rank
     assert pid != os.getpid()
@@ -225,7 +225,7 @@ def test_an_unreachable_scheduler_is_a_clear_error(job, tmp_path) -> None:
     inputs = job_inputs([str(job)])
     choice = ClusterChoice(scheduler=f"tcp://127.0.0.1:{free_port()}", timeout_s=2.0)
     with pytest.raises(ClusterError, match=r"cannot reach the Dask scheduler at tcp://127\.0"):
-        analyse_job(inputs, tmp_path, choice, until="none")
+        analyze_job(inputs, tmp_path, choice, until="none")
 
 
 def test_workers_are_sized_to_cores_ranks_and_memory(job) -> None:

@@ -39,15 +39,15 @@ def test_unknown_category_lists_the_analysable_ones(tmp_path: Path) -> None:
     assert keys[:3] == ["cpu_idle", "multi_kernel", "kernel_fusion"]  # system analyses first
     assert {"gemm", "elementwise"} <= set(keys[3:])
     with pytest.raises(NotAnalysable, match="analysable: cpu_idle, multi_kernel, kernel_fusion"):
-        steps.analyse("nope")
+        steps.analyze("nope")
 
 
 def test_kernel_fusion_runs_before_the_first_compute_category(tmp_path: Path) -> None:
     steps, ledger = sample_pipeline(tmp_path, with_folder=False)
     steps.prepare()
-    steps.analyse("gemm")
+    steps.analyze("gemm")
     assert ledger.steps == ["loaded", "prepared", "analysed:kernel_fusion", "analysed:gemm"]
-    steps.analyse("elementwise")  # fusion is not analysed twice
+    steps.analyze("elementwise")  # fusion is not analysed twice
     assert ledger.steps.count(state("analysed", "kernel_fusion")) == 1
 
 
