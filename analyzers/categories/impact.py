@@ -28,10 +28,10 @@ def estimate(
     """Quantified when the op has a sane efficiency, else (standalone only) heuristic on its
     share of E2E."""
     time_ms = op.time_ms
-    if op.get("fusion_flagged") or time_ms <= 0:
+    if op.fusion_flagged or time_ms <= 0:
         return None
     eff = op.efficiency
-    library = op.get("library")
+    library = op.library
     if eff.efficiency_percent is not None and not eff.is_anomaly and baseline and baseline > 0:
         gap_high = max(0.0, 1 - eff.efficiency_percent / TARGET_HIGH)
         share = time_ms / baseline * 100

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 from rooflens.analyzers.categories.precision_mix import SimtKernel
 from rooflens.analyzers.prepare.documents import ComparisonScope
@@ -31,10 +38,11 @@ class Efficiency(BaseModel):
 
 
 class Operation(BaseModel):
-    """One row of the category CSV. Optional keys (extra fields with TraceLens headers such as
-    `Input Dims`, `cov`, `classification`, `call_chain` ...) are present only when they apply."""
+    """One row of the category CSV. The optional fields (some under TraceLens headers such as
+    `Input Dims`) are written only when scoring set them: a field never set is left out of
+    the document, one set to None is written as null."""
 
-    model_config = ConfigDict(frozen=True, extra="allow")
+    model_config = ConfigDict(frozen=True, validate_by_name=True, serialize_by_alias=True)
 
     name: str
     count: int
@@ -42,12 +50,41 @@ class Operation(BaseModel):
     percent_of_category: float
     percent_of_total: float | None
     efficiency: Efficiency
+    efficiency_warning: str | None = None
+    unmodelled_reason: str | None = None  # why the perf report has no model for the row
+    # the category's own columns as the table holds them (structured cells parsed)
+    input_dims: JsonValue = Field(None, alias="Input Dims")
+    input_type: JsonValue = Field(None, alias="Input type")
+    flops_per_byte: JsonValue = Field(None, alias="FLOPS/Byte")
+    has_perf_model: JsonValue = None
+    perf_params: JsonValue = None
+    kernel_details_summary: JsonValue = None
+    args: str | None = None
+    # comparative: trace 2's time and count under the row's common ancestors
+    t2_time_ms: float | None = None
+    count_trace2: int | None = None
+    difference_ms: float | None = None
+    cov: float | None = None
+    high_variance: bool | None = None
+    classification: dict[str, JsonValue] | None = None  # the category's per-row classifier
+    library: str | None = None
+    fusion_flagged: bool | None = None
+    fusion_candidate_name: str | None = None
+    launcher_path: str | None = None
+    kernel_name: str | None = None
+    kernel_name_trunc: str | None = None
+    module_chain: list[str] | None = None
+    call_chain: list[str] | None = None
 
-    def get(self, key: str, default: Any = None) -> Any:
-        """A declared field or an extra key by its document name."""
-        if key in type(self).model_fields:
-            return getattr(self, key)
-        return (self.__pydantic_extra__ or {}).get(key, default)
+    @model_serializer(mode="wrap")
+    def _set_fields_only(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        unset = {
+            field.alias or name
+            for name, field in type(self).model_fields.items()
+            if not field.is_required() and name not in self.model_fields_set
+        }
+        return {k: v for k, v in data.items() if k not in unset}
 
 
 class ImpactEstimate(BaseModel):

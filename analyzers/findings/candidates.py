@@ -284,7 +284,7 @@ def _finding_kernels(metrics: Mapping[str, Metrics], item: PriorityItem) -> list
         return []
     names = {m.operation for m in finding.members}
     return [
-        {KERNEL_LABEL.sub("", k) for k in str(op.get("kernel_name") or "").split("<br>")}
+        {KERNEL_LABEL.sub("", k) for k in str(op.kernel_name or "").split("<br>")}
         for op in analysed.operations or ()
         if op.name in names
     ]

@@ -371,9 +371,9 @@ def warnings(run: ReportInputs) -> str | None:
         if not isinstance(metrics, CategoryMetrics):
             continue
         for op in metrics.operations or ():
-            if op.get("high_variance") is True:
+            if op.high_variance is True:
                 cat = md_cell(metrics.category or key)
-                variance.append((md_cell(op.name), cat, num(op.get("cov")), num(op.time_ms)))
+                variance.append((md_cell(op.name), cat, num(op.cov), num(op.time_ms)))
     if not failed and not variance:
         return None
     out = ["## Warnings"]

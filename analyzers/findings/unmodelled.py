@@ -53,12 +53,12 @@ def modelled(op: Operation) -> bool:
 
 def unmodelled_reason(op: Operation) -> str:
     """Why `op` has no usable roofline, in words."""
-    stated = op.get("unmodelled_reason")
+    stated = op.unmodelled_reason
     if isinstance(stated, str) and stated:
         return stated
     if op.efficiency.is_anomaly:
         return ANOMALOUS
-    dims = op.get("Input Dims")
+    dims = op.input_dims
     if not isinstance(dims, list) or not any(isinstance(d, list) and d for d in dims):
         return NO_SHAPES
     return NO_MODEL

@@ -61,7 +61,7 @@ def test_no_estimate_from_the_convolution(run: RunResults) -> None:
     assert isinstance(conv, CategoryMetrics)
     found = [m for m in run.metrics.values() if isinstance(m, CategoryMetrics)]
     ops = {op.name: op for m in found for op in m.operations or ()}
-    assert ops["aten::convolution"].get("unmodelled_reason") == REASON
+    assert ops["aten::convolution"].unmodelled_reason == REASON
     assert ops["aten::convolution"].efficiency.efficiency_percent is None
     # TraceLens's heuristic guess stays in the metrics; it never becomes a saving below
     assert [f.estimate_method for f in conv.category_findings or ()] == ["heuristic"]

@@ -55,7 +55,7 @@ def test_category_operations_carry_the_reason_and_coverage_is_zero(run: RunResul
         for op in m.operations or ()
     ]
     assert {op.name for op in ops} == MODELLED_IN_THE_SAMPLE - {"aten::copy_"}  # a copy only
-    assert all(op.get("unmodelled_reason") == SHAPES_NOT_RECORDED for op in ops)
+    assert all(op.unmodelled_reason == SHAPES_NOT_RECORDED for op in ops)
     assert all(op.efficiency.efficiency_percent is None for op in ops)
     rows = coverage(run.metrics)
     assert rows and all(r.modelled_ms == 0.0 and r.kernel_ms > 0 for r in rows)

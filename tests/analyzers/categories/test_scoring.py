@@ -86,7 +86,7 @@ def test_efficiency_up_to_110_is_a_zero_gap_and_dropped() -> None:
 
 def test_anomaly_above_110_goes_heuristic() -> None:
     ops = build_operations(frame(row(time_us=10_000.0, pct=110.01)), META)
-    assert ops[0].efficiency.is_anomaly and ops[0].get("efficiency_warning").startswith("[ANOMALY]")
+    assert ops[0].efficiency.is_anomaly and ops[0].efficiency_warning.startswith("[ANOMALY]")
     (e,) = impact_estimates(ops, "x", 100.0)
     assert e.estimate_method == "heuristic" and e.type == "unmodeled_significant"
     assert scores(e) == (1.5, 3.0, 4.5)  # 0.15 / 0.30 / 0.45 x 10 % of E2E
@@ -221,7 +221,7 @@ def test_variance_flag_needs_count_share_and_cov() -> None:
             ),
             META,
         )
-        return {k: ops[0].get(k) for k in ("cov", "high_variance")}
+        return {k: getattr(ops[0], k) for k in ("cov", "high_variance")}
 
     assert flagged(11, 5000.0, 10.5) == {"cov": 1.05, "high_variance": True}
     assert flagged(11, 5000.0, 10.0) == {"cov": 1.0, "high_variance": False}
@@ -236,9 +236,9 @@ def test_fusion_flagged_ops_are_not_estimated() -> None:
         META,
         fusion_map={"void at::native::foo_kernel": "fuse foo+bar"},
     )
-    assert ops[0].get("fusion_flagged") is True
-    assert ops[0].get("fusion_candidate_name") == "fuse foo+bar"
-    assert ops[0].get("library") == "PyTorch Native"
+    assert ops[0].fusion_flagged is True
+    assert ops[0].fusion_candidate_name == "fuse foo+bar"
+    assert ops[0].library == "PyTorch Native"
     assert impact_estimates(ops, "x", 100.0) == ()
 
 
