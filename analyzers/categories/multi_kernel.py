@@ -26,12 +26,19 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, SerializerFunctionWrapHandler, field_validator, model_serializer
 
 from rooflens.analyzers.categories.copies import CopyAnalysis, analyse_copies
 from rooflens.analyzers.categories.system_inputs import SystemInputs, Timeline
 from rooflens.analyzers.prepare.collective_table import CollectiveGroup
 from rooflens.analyzers.prepare.documents import OmitNone
+from rooflens.analyzers.prepare.multi_kernel import (
+    DirectionSummary,
+    MemcpySummary,
+    NcclSummary,
+    OverlapAnalysis,
+    TopOp,
+)
 
 MEMCPY_DIRECTIONS = ("D2H", "H2D")
 MEMCPY_PERCENT_LIMIT = 5.0
@@ -118,13 +125,13 @@ class CrossValidation(BaseModel):
 class MemcpySummaryOut(BaseModel):
     total_count: int
     total_time_ms: float
-    by_direction: dict[str, Any]
+    by_direction: dict[str, DirectionSummary]
 
 
 class NcclSummaryOut(BaseModel):
     total_count: int
     total_time_ms: float
-    top_ops: list[dict[str, Any]]
+    top_ops: list[TopOp]
 
 
 class MultiKernelMetrics(OmitNone):
@@ -136,7 +143,7 @@ class MultiKernelMetrics(OmitNone):
     total_time_ms: float | None = None
     memcpy_summary: MemcpySummaryOut | None = None
     nccl_summary: NcclSummaryOut | None = None
-    overlap_analysis: dict[str, Any] | None = None
+    overlap_analysis: OverlapAnalysis | None = None  # SUCCESS without GPU events: written {}
     memcpy_assessment: MemcpyAssessment
     nccl_blocking_assessment: NcclBlockingAssessment
     overlap_assessment: OverlapAssessment
@@ -145,6 +152,18 @@ class MultiKernelMetrics(OmitNone):
     impact_estimates: list[dict[str, Any]] | None = None
     copies: CopyAnalysis | None = None  # each group of copies against its link (ours)
     collectives: list[CollectiveGroup] | None = None  # each collective type, its source (ours)
+
+    @field_validator("overlap_analysis", mode="before")
+    @classmethod
+    def _empty_overlap(cls, value: Any) -> Any:
+        return None if value == {} else value  # read back what the serializer writes
+
+    @model_serializer(mode="wrap")
+    def _omit_none(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        if self.status == "SUCCESS" and data.get("overlap_analysis") is None:
+            data["overlap_analysis"] = {}
+        return {k: v for k, v in data.items() if v is not None}
 
 
 def error_document(message: str) -> MultiKernelMetrics:
@@ -158,27 +177,19 @@ def error_document(message: str) -> MultiKernelMetrics:
     )
 
 
-def _num(value: Any, default: float = 0.0) -> float:
-    return (
-        float(value) if isinstance(value, int | float) and not isinstance(value, bool) else default
-    )
-
-
 def _percent(part: float, total: float) -> float:
     return part / total * 100.0 if total > 0 else 0.0
 
 
-def assess_memcpy(memcpy: dict[str, Any], total_ms: float) -> MemcpyAssessment:
+def assess_memcpy(memcpy: MemcpySummary, total_ms: float) -> MemcpyAssessment:
     if total_ms <= 0:
         return MemcpyAssessment(flagged=False, details=NO_TOTAL)
-    by_direction = memcpy.get("by_direction") or {}
     issues = []
     for direction in MEMCPY_DIRECTIONS:
-        stats = by_direction.get(direction)
-        if not isinstance(stats, dict):
+        stats = memcpy.by_direction.get(direction)  # a direction without copies has no entry
+        if stats is None:
             continue
-        count = int(_num(stats.get("count")))
-        time_ms = _num(stats.get("total_time_us")) / 1000.0
+        count, time_ms = stats.count, stats.total_time_us / 1000.0
         pct = _percent(time_ms, total_ms)
         if pct > MEMCPY_PERCENT_LIMIT or count > MEMCPY_COUNT_LIMIT:
             issues.append(
@@ -187,44 +198,47 @@ def assess_memcpy(memcpy: dict[str, Any], total_ms: float) -> MemcpyAssessment:
                     count=count,
                     time_ms=round(time_ms, 3),
                     percent_of_total=round(pct, 2),
-                    avg_bytes=_num(stats.get("avg_bytes")),
+                    avg_bytes=stats.avg_bytes,
                     description=(
                         f"{direction} memcpy: {count} transfers, {time_ms:.3f}ms "
                         f"({pct:.2f}% of total)"
                     ),
                 )
             )
-    total_memcpy_ms = _num(memcpy.get("total_time_us")) / 1000.0
+    total_memcpy_ms = memcpy.total_time_us / 1000.0
     return MemcpyAssessment(
         flagged=bool(issues),
-        total_count=int(_num(memcpy.get("total_count"))),
+        total_count=memcpy.total_count,
         total_time_ms=round(total_memcpy_ms, 3),
         percent_of_total=round(_percent(total_memcpy_ms, total_ms), 2),
         issues=issues,
     )
 
 
-def _has_comm(nccl: dict[str, Any], overlap: dict[str, Any]) -> bool:
-    return _num(overlap.get("total_comm_time_us")) > 0 or _num(nccl.get("total_count")) > 0
+def _has_comm(nccl: NcclSummary, overlap: OverlapAnalysis | None) -> bool:
+    return (overlap is not None and overlap.total_comm_time_us > 0) or nccl.total_count > 0
 
 
-def assess_nccl_blocking(nccl: dict[str, Any], overlap: dict[str, Any]) -> NcclBlockingAssessment:
+def assess_nccl_blocking(
+    nccl: NcclSummary, overlap: OverlapAnalysis | None
+) -> NcclBlockingAssessment:
     if not _has_comm(nccl, overlap):
         return NcclBlockingAssessment(flagged=False, details=NO_COMM)
-    pct = _num(overlap.get("comm_percent_of_total"))
+    pct = overlap.comm_percent_of_total if overlap is not None else 0.0
+    exposed_us = overlap.exposed_comm_time_us if overlap is not None else 0.0
+    total_us = overlap.total_comm_time_us if overlap is not None else 0.0
     return NcclBlockingAssessment(
         flagged=pct > COMM_EXPOSED_PERCENT_LIMIT,
-        exposed_comm_time_ms=round(_num(overlap.get("exposed_comm_time_us")) / 1000.0, 3),
-        total_comm_time_ms=round(_num(overlap.get("total_comm_time_us")) / 1000.0, 3),
+        exposed_comm_time_ms=round(exposed_us / 1000.0, 3),
+        total_comm_time_ms=round(total_us / 1000.0, 3),
         exposed_percent_of_total=pct,
         description=f"Exposed (non-overlapped) communication: {pct:.1f}% of total GPU time",
     )
 
 
-def assess_overlap(overlap: dict[str, Any]) -> OverlapAssessment:
-    ratio = overlap.get("comm_overlap_ratio")
-    comm_us = _num(overlap.get("total_comm_time_us"))
-    if not isinstance(ratio, int | float) or comm_us < OVERLAP_MIN_COMM_US:
+def assess_overlap(overlap: OverlapAnalysis | None) -> OverlapAssessment:
+    ratio = overlap.comm_overlap_ratio if overlap is not None else None
+    if overlap is None or ratio is None or overlap.total_comm_time_us < OVERLAP_MIN_COMM_US:
         return OverlapAssessment(flagged=False, details=NO_OVERLAP_DATA)
     return OverlapAssessment(
         flagged=ratio < OVERLAP_TARGET_RATIO,
@@ -238,9 +252,9 @@ def assess_overlap(overlap: dict[str, Any]) -> OverlapAssessment:
     )
 
 
-def cross_check(metric: str, mk_us: Any, tl_ms: float | None) -> CrossCheck:
-    if not isinstance(mk_us, int | float) or tl_ms is None:
-        side = "multi_kernel_data" if not isinstance(mk_us, int | float) else "gpu_timeline"
+def cross_check(metric: str, mk_us: float | None, tl_ms: float | None) -> CrossCheck:
+    if mk_us is None or tl_ms is None:
+        side = "multi_kernel_data" if mk_us is None else "gpu_timeline"
         return CrossCheck(metric=metric, status="SKIP", reason=f"no {side} value")
     mk_ms = mk_us / 1000.0
     if mk_ms == 0 and tl_ms == 0:
@@ -257,24 +271,20 @@ def cross_check(metric: str, mk_us: Any, tl_ms: float | None) -> CrossCheck:
     )
 
 
-def cross_validate(overlap: dict[str, Any], timeline: Timeline) -> CrossValidation:
+def cross_validate(overlap: OverlapAnalysis | None, timeline: Timeline) -> CrossValidation:
     checks = []
     warnings = []
     for metric, key, row in CROSS_CHECKS:
-        tl_ms = timeline.time_ms.get(row)
-        check = cross_check(metric, overlap.get(key), tl_ms)
+        tl_ms = timeline.time_ms.get(row)  # a timeline without the row has no entry
+        mk_us = getattr(overlap, key) if overlap is not None else None
+        check = cross_check(metric, mk_us, tl_ms)
         checks.append(check)
-        if check.status == "WARN":
-            mk_ms = _num(overlap.get(key)) / 1000.0
+        if check.status == "WARN" and mk_us is not None and tl_ms is not None:
             warnings.append(
-                f"{metric}: multi_kernel_data={mk_ms:.3f}ms vs gpu_timeline={tl_ms:.3f}ms "
-                f"(diff {check.diff_pct:.1f}%)"
+                f"{metric}: multi_kernel_data={mk_us / 1000.0:.3f}ms vs gpu_timeline="
+                f"{tl_ms:.3f}ms (diff {check.diff_pct:.1f}%)"
             )
     return CrossValidation(status="WARN" if warnings else "PASS", checks=checks, warnings=warnings)
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def analyze_multi_kernel(inputs: SystemInputs) -> MultiKernelMetrics:
@@ -282,12 +292,10 @@ def analyze_multi_kernel(inputs: SystemInputs) -> MultiKernelMetrics:
     collective data."""
     if inputs.multi_kernel is None:
         return error_document("the run has no multi-kernel data; prepare its category data first")
-    data = inputs.multi_kernel.model_dump(mode="json")
-    if data.get("error"):
-        return error_document(f"the multi-kernel data reports an error: {data['error']}")
-    memcpy = _dict(data.get("memcpy_summary"))
-    nccl = _dict(data.get("nccl_summary"))
-    overlap = _dict(data.get("overlap_analysis"))
+    data = inputs.multi_kernel
+    if data.error:
+        return error_document(f"the multi-kernel data reports an error: {data.error}")
+    memcpy, nccl, overlap = data.memcpy_summary, data.nccl_summary, data.overlap_analysis
     timeline = inputs.any_timeline()
     total_ms = timeline.total_ms
     memcpy_assessment = assess_memcpy(memcpy, total_ms)
@@ -308,19 +316,18 @@ def analyze_multi_kernel(inputs: SystemInputs) -> MultiKernelMetrics:
                 description=overlap_assessment.description or "",
             )
         )
-    top_ops = nccl.get("top_ops")
     return MultiKernelMetrics(
         status="SUCCESS",
         total_time_ms=round(total_ms, 3),
         memcpy_summary=MemcpySummaryOut(
-            total_count=int(_num(memcpy.get("total_count"))),
-            total_time_ms=round(_num(memcpy.get("total_time_us")) / 1000.0, 3),
-            by_direction=_dict(memcpy.get("by_direction")),
+            total_count=memcpy.total_count,
+            total_time_ms=round(memcpy.total_time_us / 1000.0, 3),
+            by_direction=dict(memcpy.by_direction),
         ),
         nccl_summary=NcclSummaryOut(
-            total_count=int(_num(nccl.get("total_count"))),
-            total_time_ms=round(_num(nccl.get("total_time_us")) / 1000.0, 3),
-            top_ops=top_ops if isinstance(top_ops, list) else [],
+            total_count=nccl.total_count,
+            total_time_ms=round(nccl.total_time_us / 1000.0, 3),
+            top_ops=nccl.top_ops or [],
         ),
         overlap_analysis=overlap,
         memcpy_assessment=memcpy_assessment,

@@ -1,16 +1,16 @@
 """The multi-kernel draft's one copy card (docs/analysis.md#drafts): all copies, every
 direction, judged against the link they cross, with the fixes that apply to copies.
 
-Works on the metrics document (a mapping), like the rest of the drafts. Without the copy
-analysis (`copies`), the card is built from the TraceLens-style per-direction issues.
+Reads the multi-kernel metrics. Without the copy analysis (`copies`), the card is built
+from the TraceLens-style per-direction issues.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Sequence
 
-from rooflens.analyzers.categories.copies import SMALL_COPY_BYTES
+from rooflens.analyzers.categories.copies import SMALL_COPY_BYTES, CopyAnalysis, CopyVerdict
+from rooflens.analyzers.categories.multi_kernel import MemcpyIssue, MultiKernelMetrics
 from rooflens.analyzers.findings.candidates import MIN_SYSTEM_SHARE as MIN_SHARE
 from rooflens.analyzers.findings.copy_item import source_phrase
 from rooflens.analyzers.markdown_text import md_cell, md_code
@@ -30,65 +30,64 @@ DEFAULT_FIXES = (
 LOW_LINK_PERCENT = 50.0  # a copy under half its link is flagged in the table
 
 
-def has_copy_card(m: Mapping[str, Any]) -> bool:
+def has_copy_card(m: MultiKernelMetrics) -> bool:
     """The card is drafted when the memcpy assessment flagged any direction, or when the
     exposed copies are worth an item on the impact scale (so the item has its card)."""
-    memcpy = m.get("memcpy_assessment") or {}
-    return bool(memcpy.get("flagged") and memcpy.get("issues")) or _worth_an_item(m)
+    memcpy = m.memcpy_assessment
+    return bool(memcpy.flagged and memcpy.issues) or _worth_an_item(m)
 
 
-def _worth_an_item(m: Mapping[str, Any]) -> bool:
-    copies, total = _copies(m), float(m.get("total_time_ms") or 0.0)
-    return copies is not None and total > 0 and copies["exposed_ms"] / total * 100 >= MIN_SHARE
+def _worth_an_item(m: MultiKernelMetrics) -> bool:
+    copies, total = _copies(m), float(m.total_time_ms or 0.0)
+    return copies is not None and total > 0 and copies.exposed_ms / total * 100 >= MIN_SHARE
 
 
-def _copies(m: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    copies = m.get("copies")
-    return copies if isinstance(copies, Mapping) and copies.get("groups") else None
+def _copies(m: MultiKernelMetrics) -> CopyAnalysis | None:
+    return m.copies if m.copies is not None and m.copies.groups else None
 
 
-def copy_card(m: Mapping[str, Any]) -> tuple | None:
+def copy_card(m: MultiKernelMetrics) -> tuple | None:
     """(title, insight, action, identification, rows, reason) of the copy card, or None."""
     if not has_copy_card(m):
         return None
     copies = _copies(m)
     if copies is not None:
-        return _judged(copies, float(m.get("total_time_ms") or 0.0))
-    return _by_direction(m["memcpy_assessment"]["issues"])
+        return _judged(copies, float(m.total_time_ms or 0.0))
+    return _by_direction(m.memcpy_assessment.issues or [])
 
 
 def _share(part: float, total: float) -> str:
     return f"{part / total * 100:.2f}" if total > 0 else "0.00"
 
 
-def _judged(copies: Mapping[str, Any], total_ms: float) -> tuple:
-    groups = copies["groups"]
-    time, exposed = round(float(copies["time_ms"]), 3), round(float(copies["exposed_ms"]), 3)
+def _judged(copies: CopyAnalysis, total_ms: float) -> tuple:
+    groups = copies.groups
+    time, exposed = round(float(copies.time_ms), 3), round(float(copies.exposed_ms), 3)
     rows = []
     for g in groups:
-        size = f", {g['megabytes']} MB" if g.get("megabytes") is not None else ""
+        size = f", {g.megabytes} MB" if g.megabytes is not None else ""
         rows.append((
-            md_cell(g["name"]),
-            f"{g['count']} copies{size}, {g['time_ms']} ms ({g['exposed_ms']} ms exposed)",
-            "true" if g["exposed_ms"] > 0 else "false",
+            md_cell(g.name),
+            f"{g.count} copies{size}, {g.time_ms} ms ({g.exposed_ms} ms exposed)",
+            "true" if g.exposed_ms > 0 else "false",
         ))  # fmt: skip
-        if g.get("percent_of_link") is not None:
-            big = g["megabytes"] * 1e6 / g["count"] >= SMALL_COPY_BYTES  # else latency-bound
-            low = big and g["percent_of_link"] < LOW_LINK_PERCENT
+        if g.percent_of_link is not None:
+            big = (g.megabytes or 0.0) * 1e6 / g.count >= SMALL_COPY_BYTES  # else latency-bound
+            low = big and g.percent_of_link < LOW_LINK_PERCENT
             rows.append((
-                f"{md_cell(g['name'])} bandwidth",
-                f"{g['achieved_gbps']} GB/s, {g['percent_of_link']}% of {_link(g, md_cell)} "
-                f"({g['link_gbps']} GB/s)",
+                f"{md_cell(g.name)} bandwidth",
+                f"{g.achieved_gbps} GB/s, {g.percent_of_link}% of {_link(g, md_cell)} "
+                f"({g.link_gbps} GB/s)",
                 "true" if low else "false",
             ))  # fmt: skip
         rows += _source_rows(g)
     parts = "; ".join(_group_phrase(g) for g in groups)
     insight = (
-        f"{sum(g['count'] for g in groups)} copies take {time} ms "
+        f"{sum(g.count for g in groups)} copies take {time} ms "
         f"({_share(time, total_ms)}% of the trace), {exposed} ms of it with no kernel beside "
         f"them: {parts}."
     )
-    action = _sentence(copies.get("fixes") or DEFAULT_FIXES)
+    action = _sentence(copies.fixes or DEFAULT_FIXES)
     ident = "Every copy by name, against the link it crosses " + SOURCE.format("copies")
     title = f"Copies take {time} ms ({_share(time, total_ms)}% of the trace), {exposed} ms exposed"
     source = source_phrase(groups[0])
@@ -98,59 +97,58 @@ def _judged(copies: Mapping[str, Any], total_ms: float) -> tuple:
     return title, insight, action, ident, rows, REASON
 
 
-def _source_rows(g: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+def _source_rows(g: CopyVerdict) -> list[tuple[str, str, str]]:
     """One row per call site of the group: its share, count per step, exposed time, phase."""
-    timing = g.get("timing") or {}
-    steps = int(timing.get("steady_iterations") or 0)
-    phases = ", ".join(
-        f"{k} {v / 1000:.3f} ms" for k, v in (timing.get("by_phase_us") or {}).items()
-    )
-    steady_only = set(timing.get("by_phase_us") or {}) == {"steady"}
+    by_phase = g.timing.by_phase_us if g.timing is not None else {}
+    steps = int(g.timing.steady_iterations or 0) if g.timing is not None else 0
+    phases = ", ".join(f"{k} {v / 1000:.3f} ms" for k, v in by_phase.items())
+    steady_only = set(by_phase) == {"steady"}
     rows = []
-    for s in g.get("sources") or []:
-        under = "/".join(md_cell(c) for c in s.get("callers") or [])
-        where = f"{md_cell(s['call_site'])}" + (f" under {under}" if under else "")
-        each = f", {s['count'] / steps:g} a step" if steps and steady_only else ""
+    for s in g.sources:
+        under = "/".join(md_cell(c) for c in s.callers)
+        where = f"{md_cell(s.call_site)}" + (f" under {under}" if under else "")
+        each = f", {s.count / steps:g} a step" if steps and steady_only else ""
+        place = (("module", s.module), ("frame", s.frame))
         rows.append((
-            f"{md_cell(g['name'])} from {where}",
-            f"{s['percent_of_group']}% of the group: {s['count']} copies{each}, "
-            f"{s['exposed_us'] / 1000:.3f} ms exposed ({phases or 'no phase'})"
-            + "".join(f", {k} {md_cell(s[k])}" for k in ("module", "frame") if s.get(k)),
-            "true" if s["percent_of_group"] >= 50 else "false",
+            f"{md_cell(g.name)} from {where}",
+            f"{s.percent_of_group}% of the group: {s.count} copies{each}, "
+            f"{s.exposed_us / 1000:.3f} ms exposed ({phases or 'no phase'})"
+            + "".join(f", {k} {md_cell(v)}" for k, v in place if v),
+            "true" if s.percent_of_group >= 50 else "false",
         ))  # fmt: skip
     return rows
 
 
-def _group_phrase(g: Mapping[str, Any]) -> str:
-    text = f"{g['count']} × {md_code(g['name'])}"
-    if g.get("percent_of_link") is not None:
-        text += f" at {g['percent_of_link']}% of {_link(g)}"
+def _group_phrase(g: CopyVerdict) -> str:
+    text = f"{g.count} × {md_code(g.name)}"
+    if g.percent_of_link is not None:
+        text += f" at {g.percent_of_link}% of {_link(g)}"
     return text
 
 
-def _link(g: Mapping[str, Any], show: Callable[[object], str] = md_code) -> str:
+def _link(g: CopyVerdict, show: Callable[[object], str] = md_code) -> str:
     """HBM, or the link a platform (maybe a user's file) names, as a code span (`md_cell`
     in a table)."""
-    return "HBM" if g["link"] == "HBM" else f"the {show(g['link'])} link"
+    return "HBM" if g.link == "HBM" else f"the {show(g.link)} link"
 
 
-def _by_direction(issues: list[Mapping[str, Any]]) -> tuple:
+def _by_direction(issues: Sequence[MemcpyIssue]) -> tuple:
     rows, phrases = [], []
     for issue in issues:
-        d = issue.get("direction")
+        d = issue.direction
         rows += [
-            (f"{d} copies", str(issue.get("count")), "true"),
-            (f"{d} time", f"{issue.get('time_ms')} ms ({issue.get('percent_of_total')}%)", "true"),
-            (f"{d} average size", f"{issue.get('avg_bytes')} bytes", "false"),
+            (f"{d} copies", str(issue.count), "true"),
+            (f"{d} time", f"{issue.time_ms} ms ({issue.percent_of_total}%)", "true"),
+            (f"{d} average size", f"{issue.avg_bytes} bytes", "false"),
         ]
-        phrases.append(f"{issue.get('count')} {d} copies take {issue.get('time_ms')} ms")
-    time = round(sum(float(i.get("time_ms") or 0.0) for i in issues), 3)
-    pct = round(sum(float(i.get("percent_of_total") or 0.0) for i in issues), 2)
+        phrases.append(f"{issue.count} {d} copies take {issue.time_ms} ms")
+    time = round(sum(float(i.time_ms or 0.0) for i in issues), 3)
+    pct = round(sum(float(i.percent_of_total or 0.0) for i in issues), 2)
     title = f"Host-device copies take {time} ms, {pct}% of the trace"
     ident = "Host-device copies by direction " + SOURCE.format("memcpy_assessment.issues")
     return title, "; ".join(phrases) + ".", _sentence(DEFAULT_FIXES), ident, rows, REASON
 
 
-def _sentence(fixes: Any) -> str:
+def _sentence(fixes: Sequence[str]) -> str:
     text = "; ".join(fixes)
     return text[:1].upper() + text[1:] + "."

@@ -5,8 +5,7 @@ site issues most of it (`source_phrase`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator
 
 from rooflens.analyzers.categories.copies import SOURCE_SHARE, CopyAnalysis, CopyVerdict
 from rooflens.analyzers.findings.impact_scale import Candidate, Saving, pool_sizes
@@ -56,30 +55,29 @@ def copy_title(copies: CopyAnalysis, exposed_ms: float, window_ms: float) -> str
     top = copies.groups[0] if copies.groups else None
     if top is None:
         return "E" + head
-    source = source_phrase(top.model_dump())
+    source = source_phrase(top)
     head = f"{source}; e{head}" if source else "E" + head
     return f"{head}, most {describe(top)}"
 
 
-def source_phrase(group: Mapping[str, Any]) -> str | None:
+def source_phrase(group: CopyVerdict) -> str | None:
     """`95 % of 93.0 ms of device-to-device copies come from `aten::clone` under
     `CompiledFunction`/`CompiledFunctionBackward`` (trace text as code spans), with `, in
     set-up only: not a per-step cost` for a group outside the steady state; None when no
     call site holds SOURCE_SHARE of the group."""
-    sources = group.get("sources") or []
-    top = sources[0] if sources else None
-    if top is None or float(top.get("percent_of_group") or 0) < SOURCE_SHARE:
+    top = group.sources[0] if group.sources else None
+    if top is None or float(top.percent_of_group or 0) < SOURCE_SHARE:
         return None
-    words = ROUTE_WORDS.get(str(group.get("route")), str(group.get("route")))
+    words = ROUTE_WORDS.get(group.route, group.route)
     text = (
-        f"{float(top['percent_of_group']):.0f} % of {float(group['time_ms']):.1f} ms of "
-        f"{words} copies come from {md_code(top['call_site'])}"
+        f"{float(top.percent_of_group):.0f} % of {float(group.time_ms):.1f} ms of "
+        f"{words} copies come from {md_code(top.call_site)}"
     )
-    callers = [md_code(c) for c in top.get("callers") or []]
+    callers = [md_code(c) for c in top.callers]
     if callers:
         text += " under " + "/".join(callers)
-    timing = group.get("timing") or {}
-    if timing.get("steady_iterations") and not timing.get("steady_count"):
+    timing = group.timing
+    if timing is not None and timing.steady_iterations and not timing.steady_count:
         text += ", in set-up only: not a per-step cost"
     return text
 

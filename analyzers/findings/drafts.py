@@ -12,10 +12,20 @@ spans, and table cells of them ``md_cell`` (docs/analysis.md#trace-text-in-markd
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from rooflens.analyzers.categories.documents import Metrics, metrics_document
+from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics
+from rooflens.analyzers.categories.documents import Metrics
+from rooflens.analyzers.categories.kernel_fusion import FusionEstimate, KernelFusionMetrics
+from rooflens.analyzers.categories.models import (
+    CategoryMetrics,
+    Efficiency,
+    Finding,
+    ImpactEstimate,
+    Operation,
+)
+from rooflens.analyzers.categories.multi_kernel import MultiKernelMetrics
 from rooflens.analyzers.findings.contract import (
     COMPARATIVE_COLUMNS,
     STANDALONE_COLUMNS,
@@ -32,6 +42,7 @@ from rooflens.analyzers.findings.contract import (
 )
 from rooflens.analyzers.findings.drafts_compare import (
     FUSION_ACTION_COMPARED,
+    FusionComparison,
     comparative_words,
     fusion_insight,
     fusion_kernel_tables,
@@ -84,13 +95,16 @@ def metrics_file(category: str) -> str:
     return md_code(f"{category}_metrics.json", limit=None)
 
 
-def p_marker(item: Mapping) -> Marker:
-    keys = (("low", "impact_score_low"), ("mid", "impact_score"), ("high", "impact_score_high"))
-    return Marker("p_item", tuple((k, num(item.get(src))) for k, src in keys))
+Scored = Finding | FusionEstimate  # what carries an impact score: low, mid, high
 
 
-def estimate_section(item: Mapping, extra: tuple[str, ...] = ()) -> Section:
-    low, high = num(item.get("impact_score_low")), num(item.get("impact_score_high"))
+def p_marker(item: Scored) -> Marker:
+    scores = (item.impact_score_low, item.impact_score, item.impact_score_high)
+    return Marker("p_item", tuple(zip(("low", "mid", "high"), map(num, scores), strict=True)))
+
+
+def estimate_section(item: Scored, extra: tuple[str, ...] = ()) -> Section:
+    low, high = num(item.impact_score_low), num(item.impact_score_high)
     marker = Marker("detail_estimate", (("low", low), ("high", high)))
     lines = [
         marker.render(),
@@ -106,14 +120,16 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-def match_ops(operations: list[Mapping], members: list[Mapping]) -> list[Mapping | None]:
+def match_ops(
+    operations: Sequence[Operation], members: Sequence[ImpactEstimate]
+) -> list[Operation | None]:
     """The ``operations[]`` row of each member (same name, then same time), used once."""
     used: set[int] = set()
-    found: list[Mapping | None] = []
+    found: list[Operation | None] = []
     for m in members:
-        same = [i for i, o in enumerate(operations) if o.get("name") == m.get("operation")]
+        same = [i for i, o in enumerate(operations) if o.name == m.operation]
         free = [i for i in same if i not in used]
-        exact = [i for i in free if operations[i].get("time_ms") == m.get("time_ms")]
+        exact = [i for i in free if operations[i].time_ms == m.time_ms]
         pick = (exact or free or [None])[0]
         if pick is not None:
             used.add(pick)
@@ -121,46 +137,44 @@ def match_ops(operations: list[Mapping], members: list[Mapping]) -> list[Mapping
     return found
 
 
-def efficiency_cell(eff: Mapping) -> str:
-    pct = eff.get("efficiency_percent")
+def efficiency_cell(eff: Efficiency) -> str:
+    pct = eff.efficiency_percent
     if pct is None:
         return DASH
-    if eff.get("bound_type") == "memory":
-        return f"{pct:.2f}% of {num(eff.get('resolved_peak_hbm_bw'))} TB/s"
-    return f"{pct:.2f}% of {num(eff.get('resolved_peak_maf'))} TFLOPS"
+    if eff.bound_type == "memory":
+        return f"{pct:.2f}% of {num(eff.resolved_peak_hbm_bw)} TB/s"
+    return f"{pct:.2f}% of {num(eff.resolved_peak_maf)} TFLOPS"
 
 
-def data_row(op: Mapping | None, member: Mapping, comparative: bool) -> tuple[str, ...]:
+def data_row(op: Operation | None, member: ImpactEstimate, comparative: bool) -> tuple[str, ...]:
     if op is None:
-        time = cell(member.get("time_ms"))
-        return (name_cell(member.get("operation")), DASH, DASH, DASH, time, *([DASH] * 5))
-    eff = op.get("efficiency") or {}
-    heuristic = member.get("estimate_method") == "heuristic"
-    bound = eff.get("bound_type")
+        time = cell(member.time_ms)
+        return (name_cell(member.operation), DASH, DASH, DASH, time, *([DASH] * 5))
+    eff = op.efficiency
+    heuristic = member.estimate_method == "heuristic"
+    bound = eff.bound_type
     bound_cell = DASH if heuristic or not bound else f"{bound}-bound"
-    head = (name_cell(op.get("name")), name_cell(op.get("args")),
-            name_cell(op.get("launcher_path")))  # fmt: skip
-    kernel = name_cell(op.get("kernel_name_trunc"))
+    head = (name_cell(op.name), name_cell(op.args), name_cell(op.launcher_path))
+    kernel = name_cell(op.kernel_name_trunc)
     if comparative:
-        counts = f"{num(op.get('count'))}/{num(op.get('count_trace2'))}"
+        counts = f"{num(op.count)}/{num(op.count_trace2)}"
         return (
-            *head, kernel, cell(op.get("time_ms")), cell(op.get("t2_time_ms")), counts,
-            cell(op.get("difference_ms")), cell(eff.get("flops_per_byte")), bound_cell,
+            *head, kernel, cell(op.time_ms), cell(op.t2_time_ms), counts,
+            cell(op.difference_ms), cell(eff.flops_per_byte), bound_cell,
         )  # fmt: skip
     return (
-        *head, kernel, cell(op.get("time_ms")), cell(op.get("percent_of_total")),
-        cell(op.get("count")), cell(eff.get("flops_per_byte")),
-        DASH if heuristic else efficiency_cell(eff), bound_cell,
+        *head, kernel, cell(op.time_ms), cell(op.percent_of_total), cell(op.count),
+        cell(eff.flops_per_byte), DASH if heuristic else efficiency_cell(eff), bound_cell,
     )  # fmt: skip
 
 
-def peak_phrase(bound: str, ops: list[Mapping]) -> str:
+def peak_phrase(bound: str, ops: Sequence[Operation]) -> str:
     """``the matrix_bf16 roofline (708.0 TFLOPS)`` / ``the HBM bandwidth roofline (5.3 TB/s)``."""
-    eff = next((o.get("efficiency") or {} for o in ops if o and o.get("efficiency")), {})
+    eff = next((o.efficiency for o in ops), Efficiency())
     if bound == "memory":
-        return f"the HBM bandwidth roofline ({num(eff.get('resolved_peak_hbm_bw'))} TB/s)"
-    spec = eff.get("compute_spec") or "compute"
-    return f"the {spec} roofline ({num(eff.get('resolved_peak_maf'))} TFLOPS)"
+        return f"the HBM bandwidth roofline ({num(eff.resolved_peak_hbm_bw)} TB/s)"
+    spec = eff.compute_spec or "compute"
+    return f"the {spec} roofline ({num(eff.resolved_peak_maf)} TFLOPS)"
 
 
 class _Wording(NamedTuple):
@@ -173,11 +187,13 @@ class _Wording(NamedTuple):
     trailer: str = ""
 
 
-def _unmodelled_wording(finding: Mapping, names: list[str], time_ms: float, ops: list) -> _Wording:
+def _unmodelled_wording(
+    finding: Finding, names: list[str], time_ms: float, ops: Sequence[Operation | None]
+) -> _Wording:
     """An op without a roofline: its impact is a share of time, not a roofline gap. Why it
     has none is the op's `unmodelled_reason` when it states one (no platform known ...)."""
-    pct = num(finding.get("percent_of_total"))
-    stated = next((o.get("unmodelled_reason") for o in ops if o and o.get("unmodelled_reason")), "")
+    pct = num(finding.percent_of_total)
+    stated = next((o.unmodelled_reason for o in ops if o and o.unmodelled_reason), "")
     why = reason_md(stated) if stated else "no performance model covers this op"
     opening = (
         f"{why[0].upper()}{why[1:]}"
@@ -201,16 +217,20 @@ def _unmodelled_wording(finding: Mapping, names: list[str], time_ms: float, ops:
 
 
 def _roofline_wording(
-    finding: Mapping, members: list, ops: list, category: str, time_ms: float
+    finding: Finding,
+    members: Sequence[ImpactEstimate],
+    ops: Sequence[Operation | None],
+    category: str,
+    time_ms: float,
 ) -> _Wording:
     """Modelled ops: how far below which roofline they run, and the span of their efficiency."""
-    bound = str(finding.get("bound_type") or "unknown")
-    n = int(finding.get("member_count") or len(members))
+    bound = str(finding.bound_type or "unknown")
+    n = int(finding.member_count or len(members))
     count, verb = plural(n, "operation"), "runs" if n == 1 else "run"
-    bucket = str(finding.get("eff_bucket") or "unknown")
+    bucket = str(finding.eff_bucket or "unknown")
     where = "at an unknown fraction of" if bucket in ("unknown", "all") else f"at {bucket} % of"
     peak = peak_phrase(bound, [o for o in ops if o])
-    effs = [m.get("efficiency_pct") for m in members if m.get("efficiency_pct") is not None]
+    effs = [m.efficiency_pct for m in members if m.efficiency_pct is not None]
     span = f"{min(effs)}-{max(effs)} %" if effs else "an unknown fraction"
     span = f"{effs[0]} %" if effs and min(effs) == max(effs) else span
     return _Wording(
@@ -221,20 +241,20 @@ def _roofline_wording(
     )
 
 
-def compute_card(metrics: Mapping, finding: Mapping) -> tuple[PItem, DetailBlock]:
+def compute_card(metrics: CategoryMetrics, finding: Finding) -> tuple[PItem, DetailBlock]:
     """The card and the Detailed Analysis block of one compute ``category_findings[]`` entry."""
-    members = list(finding.get("members") or [])
-    ops = match_ops(list(metrics.get("operations") or []), members)
-    rank = int(finding.get("rank") or 0)
-    library = finding.get("library")
+    members = finding.members
+    ops = match_ops(metrics.operations or (), members)
+    rank = int(finding.rank or 0)
+    library = finding.library
     suffix = library if library and library != "Unknown" else None
-    category = str(metrics.get("category") or "")
-    time_ms = round(sum(float(m.get("time_ms") or 0) for m in members), 3)
-    names = sorted({str(m.get("operation")) for m in members})
-    n = int(finding.get("member_count") or len(members))
+    category = str(metrics.category or "")
+    time_ms = round(sum(float(m.time_ms or 0) for m in members), 3)
+    names = sorted({str(m.operation) for m in members})
+    n = int(finding.member_count or len(members))
     count, verb = plural(n, "operation"), "runs" if n == 1 else "run"
-    comparative = metrics.get("comparison_scope") == "comparative"
-    if finding.get("estimate_method") == "heuristic":
+    comparative = metrics.comparison_scope == "comparative"
+    if finding.estimate_method == "heuristic":
         words = _unmodelled_wording(finding, names, time_ms, ops)
     elif comparative:
         words = _Wording(*comparative_words(finding, members, ops, category, time_ms, count))
@@ -242,10 +262,10 @@ def compute_card(metrics: Mapping, finding: Mapping) -> tuple[PItem, DetailBlock
         words = _roofline_wording(finding, members, ops, category, time_ms)
     card = PItem(
         rank, words.title, suffix, fields=(("Insight", words.insight), ("Action", words.action)),
-        impact=p_marker(finding), impact_text=f"impact_score: {num(finding.get('impact_score'))}",
+        impact=p_marker(finding), impact_text=f"impact_score: {num(finding.impact_score)}",
         trailer=words.trailer,
     )  # fmt: skip
-    layer = next((" > ".join(o["module_chain"]) for o in ops if o and o.get("module_chain")), "")
+    layer = next((" > ".join(o.module_chain) for o in ops if o and o.module_chain), "")
     ident = (
         f"{count} of the {md_code(category)} category ({', '.join(md_code(n) for n in names)}) "
         f"{verb}"
@@ -268,15 +288,15 @@ def compute_card(metrics: Mapping, finding: Mapping) -> tuple[PItem, DetailBlock
     return card, DetailBlock("compute", rank, words.title, sections=sections)
 
 
-def draft_compute(key: str, metrics: Mapping) -> Findings:
-    title = f"{md_code(metrics.get('category') or key)} findings"
-    findings = sorted(metrics.get("category_findings") or [], key=lambda f: f.get("rank") or 0)
-    if metrics.get("status") == "NO_DATA":
-        reason = metrics.get("message") or "No operations of this category in the trace."
+def draft_compute(key: str, metrics: CategoryMetrics) -> Findings:
+    title = f"{md_code(metrics.category or key)} findings"
+    findings = sorted(metrics.category_findings or (), key=lambda f: f.rank or 0)
+    if metrics.status == "NO_DATA":
+        reason = metrics.message or "No operations of this category in the trace."
         return no_findings(Tier.COMPUTE, title, md_prose(reason))
     ops_text = (
-        f"{plural(int(metrics.get('operation_count') or 0), 'operation')} take "
-        f"{num(metrics.get('total_time_ms'))} ms ({num(metrics.get('percent_of_compute'))}% "
+        f"{plural(int(metrics.operation_count or 0), 'operation')} take "
+        f"{num(metrics.total_time_ms)} ms ({num(metrics.percent_of_compute)}% "
         "of compute)."
     )
     if not findings:
@@ -293,20 +313,22 @@ def success(tier: Tier, title: str, overview: str, pairs: list) -> Findings:
     return Findings(tier, preamble, cards=cards, details=tuple(b for _, b in pairs))
 
 
-def fusion_pair(rank: int, est: Mapping, comparative: bool, candidate: Mapping | None = None):
-    name, conf = str(est.get("operation")), str(est.get("confidence") or "low")
-    modelled, kernels = num(est.get("modeled_kernel_count")), num(est.get("kernel_count"))
+def fusion_pair(
+    rank: int, est: FusionEstimate, comparative: bool, candidate: FusionComparison | None = None
+):
+    name, conf = str(est.operation), str(est.confidence or "low")
+    modelled, kernels = num(est.modeled_kernel_count), num(est.kernel_count)
     coverage = f"{modelled}/{kernels} kernels"
-    impact = f"impact_score: {num(est.get('impact_score'))}"
+    impact = f"impact_score: {num(est.impact_score)}"
     if not comparative:
         impact += f" (perf-model coverage {coverage})"
     shown = md_code(name)
     title = f"Fuse the {shown} kernels"
     action = "Fuse the chain into one kernel with a compiler or a hand-written fused kernel."
-    suffix = f"{num(est.get('time_ms'))} ms, {num(est.get('instance_count'))} instances"
+    suffix = f"{num(est.time_ms)} ms, {num(est.instance_count)} instances"
     insight = (
-        f"{shown} launches {kernels} kernels per instance, {num(est.get('instance_count'))} "
-        f"times ({num(est.get('time_ms'))} ms in total)."
+        f"{shown} launches {kernels} kernels per instance, {num(est.instance_count)} "
+        f"times ({num(est.time_ms)} ms in total)."
     )
     if comparative and candidate is not None:  # what trace 2 runs instead, and its time
         insight = fusion_insight(candidate)
@@ -318,17 +340,15 @@ def fusion_pair(rank: int, est: Mapping, comparative: bool, candidate: Mapping |
         impact=p_marker(est), impact_text=impact,
     )  # fmt: skip
     rows = [
-        ("Time (ms)", num(est.get("time_ms"))),
-        ("Instances", num(est.get("instance_count"))),
+        ("Time (ms)", num(est.time_ms)),
+        ("Instances", num(est.instance_count)),
         ("Kernels per instance", kernels),
         ("Modelled kernels", modelled),
-        ("Bound", cell(est.get("bound_type"))),
-        ("Fusion type", cell(est.get("fusion_type"))),
-        ("Estimation", cell(est.get("estimation"))),
+        ("Bound", cell(est.bound_type)),
+        ("Fusion type", cell(est.fusion_type)),
+        ("Estimation", cell(est.estimation)),
     ]
-    affected = [
-        (str(i), name_cell(k)) for i, k in enumerate(est.get("affected_gpu_kernels") or [], 1)
-    ]
+    affected = [(str(i), name_cell(k)) for i, k in enumerate(est.affected_gpu_kernels, 1)]
     body = Table(("Metric", "Value"), tuple(rows)).render()
     if affected:
         body += "\n\n" + Table(("#", "Kernel"), tuple(affected)).render()
@@ -348,37 +368,46 @@ def fusion_pair(rank: int, est: Mapping, comparative: bool, candidate: Mapping |
     return card, block
 
 
+def draft_fusion(metrics: KernelFusionMetrics, candidates: Sequence[Any]) -> tuple[list, str]:
+    """The fusion cards, largest estimate first, and the overview; a comparative run's cards
+    show each trace's kernels from its candidate of the same operator."""
+    ests = sorted(metrics.impact_estimates or (), key=lambda e: -(e.impact_score or 0))
+    comparative = any(e.estimation == "measured" for e in ests)
+    by_name: dict[str, FusionComparison] = {}
+    if comparative:
+        for c in candidates:
+            found = FusionComparison.of(c)
+            by_name.setdefault(str(found.base_name), found)
+    pairs = [fusion_pair(i, e, comparative, by_name.get(str(e.operation)))
+             for i, e in enumerate(ests, 1)]  # fmt: skip
+    overview = (
+        f"{plural(int(metrics.candidate_count or 0), 'fusion candidate')} "
+        f"checked, {plural(len(pairs), 'estimate')} above the threshold."
+    )
+    return pairs, overview
+
+
 def draft_findings(
-    key: str, analysed: Metrics, candidates: Sequence[Mapping] = (), trace2: Metrics | None = None
+    key: str, analysed: Metrics, candidates: Sequence[Any] = (), trace2: Metrics | None = None
 ) -> Findings:
     """The drafted findings of category ``key`` from its metrics; a comparative run's kernel
     fusion also takes the run's fusion `candidates` (each trace's kernels, for its Data), its
-    system analyses trace 2's document of the same key (`trace2`)."""
+    system analyses trace 2's metrics of the same key (`trace2`)."""
     tier, title = tier_for(key), f"{md_code(key)} findings"
-    metrics = metrics_document(analysed)
-    if metrics.get("status") == "ERROR":
-        error = md_code(metrics.get("error") or "the analysis failed", limit=300)
+    if analysed.status == "ERROR":
+        error = md_code(analysed.error or "the analysis failed", limit=300)
         return Findings(tier, f"# {title}\n\n**Status**: {Status.ERROR}\n\nError: {error}")
-    if tier == Tier.COMPUTE:
-        return draft_compute(key, metrics)
-    if tier == Tier.FUSION:
-        ests = list(metrics.get("impact_estimates") or [])
-        ests.sort(key=lambda e: -(e.get("impact_score") or 0))
-        comparative = any(e.get("estimation") == "measured" for e in ests)
-        by_name: dict[str, Mapping] = {}
-        for c in candidates:
-            by_name.setdefault(str(c.get("base_name")), c)
-        pairs = [fusion_pair(i, e, comparative, by_name.get(str(e.get("operation"))))
-                 for i, e in enumerate(ests, 1)]  # fmt: skip
-        overview = (
-            f"{plural(int(metrics.get('candidate_count') or 0), 'fusion candidate')} "
-            f"checked, {plural(len(pairs), 'estimate')} above the threshold."
-        )
+    if isinstance(analysed, CategoryMetrics):
+        return draft_compute(key, analysed)
+    if isinstance(analysed, KernelFusionMetrics):
+        pairs, overview = draft_fusion(analysed, candidates)
     else:
-        m2 = metrics_document(trace2) if trace2 is not None else None
-        pairs = (
-            cpu_idle_pairs(metrics, m2) if key == "cpu_idle" else multi_kernel_pairs(metrics, m2)
-        )
+        if isinstance(analysed, CpuIdleMetrics):
+            idle2 = trace2 if isinstance(trace2, CpuIdleMetrics) else None
+            pairs = cpu_idle_pairs(analysed, idle2)
+        else:
+            multi2 = trace2 if isinstance(trace2, MultiKernelMetrics) else None
+            pairs = multi_kernel_pairs(analysed, multi2)
         overview = f"{plural(len(pairs), 'flagged issue')} in {metrics_file(key)}."
     if not pairs:
         return no_findings(tier, title, "No flagged issue or estimate in the metrics.")

@@ -129,7 +129,7 @@ def system_pools(key: str, metrics: Metrics | None) -> list[Pool]:
     if not isinstance(metrics, MultiKernelMetrics) or metrics.status != "SUCCESS":
         return []
     pools: list[Pool] = []
-    if has_copy_card(metrics.model_dump(mode="json")):
+    if has_copy_card(metrics):
         pools.append("exposed_memcpy")  # one card for all copies
     pools += ["exposed_comm"] if metrics.nccl_blocking_assessment.flagged else []
     pools += ["exposed_comm"] if metrics.overlap_assessment.flagged else []

@@ -18,6 +18,7 @@ from typing import Any
 from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics, IterationSummary
 from rooflens.analyzers.categories.multi_kernel import MultiKernelMetrics
 from rooflens.analyzers.findings.differences import DIFF_HEAD, ms_difference
+from rooflens.analyzers.prepare.multi_kernel import OverlapAnalysis
 
 POOLS = ("idle", "exposed_copies", "exposed_comm")
 POOL_WORDS = {
@@ -82,17 +83,16 @@ def side(idle: CpuIdleMetrics, multi: MultiKernelMetrics | None) -> SystemSide |
 
 
 def _exposed(
-    copy_pct: float, comm_pct: float, total_ms: float, overlap: Mapping[str, Any] | None
+    copy_pct: float, comm_pct: float, total_ms: float, overlap: OverlapAnalysis | None
 ) -> dict[str, float]:
     """Exposed copies and communication in ms: the multi-kernel data's unrounded times when
     the trace has them, else the timeline's (rounded) shares."""
-    out = {"exposed_copies": copy_pct * total_ms / 100, "exposed_comm": comm_pct * total_ms / 100}
-    for pool, key in (("exposed_copies", "exposed_memcpy_time_us"),
-                      ("exposed_comm", "exposed_comm_time_us")):  # fmt: skip
-        value = (overlap or {}).get(key)
-        if isinstance(value, int | float):
-            out[pool] = float(value) / 1000
-    return out
+    if overlap is not None:
+        return {
+            "exposed_copies": overlap.exposed_memcpy_time_us / 1000,
+            "exposed_comm": overlap.exposed_comm_time_us / 1000,
+        }
+    return {"exposed_copies": copy_pct * total_ms / 100, "exposed_comm": comm_pct * total_ms / 100}
 
 
 @dataclass(frozen=True)
@@ -246,24 +246,27 @@ def system_markdown(c: SystemComparison) -> str:
     return "\n\n".join(parts)
 
 
-def trace2_idle_words(m2: Mapping[str, Any]) -> tuple[tuple[str, str, str], str] | None:
-    """The CPU/idle card's trace-2 row and sentence, from trace 2's metrics document."""
-    u = m2.get("gpu_utilization") or {}
-    if m2.get("status") != "OK" or not u:
+def trace2_idle_words(m2: CpuIdleMetrics) -> tuple[tuple[str, str, str], str] | None:
+    """The CPU/idle card's trace-2 row and sentence, from trace 2's metrics."""
+    u = m2.gpu_utilization
+    if m2.status != "OK" or u is None:
         return None
-    idle, pct, total = u.get("idle_time_ms"), u.get("idle_time_percent"), u.get("total_time_ms")
+    idle, pct, total = u.idle_time_ms, u.idle_time_percent, u.total_time_ms
     row = ("Trace 2 idle time", f"{idle} ms ({pct}%)", "false")
     return row, f" In trace 2 the GPU is idle for {idle} ms of {total} ms ({pct}%)."
 
 
-def trace2_exposed_words(m2: Mapping[str, Any], what: str) -> str:
+def trace2_exposed_words(m2: MultiKernelMetrics, what: str) -> str:
     """` Trace 2: 0.05 ms of exposed copies (0.22% of its window).` for a multi-kernel card
-    (`what`: "copies" or "communication"); empty without trace 2's document."""
-    if m2.get("status") != "SUCCESS":
+    (`what`: "copies" or "communication"); empty without trace 2's analysis."""
+    if m2.status != "SUCCESS":
         return ""
-    total = float(m2.get("total_time_ms") or 0.0)
-    overlap = m2.get("overlap_analysis") or {}
-    key = "exposed_memcpy_time_us" if what == "copies" else "exposed_comm_time_us"
-    exposed = float(overlap.get(key) or 0.0) / 1000
+    total = float(m2.total_time_ms or 0.0)
+    overlap = m2.overlap_analysis
+    if overlap is None:
+        exposed = 0.0
+    else:
+        us = overlap.exposed_memcpy_time_us if what == "copies" else overlap.exposed_comm_time_us
+        exposed = float(us or 0.0) / 1000
     share = exposed / total * 100 if total > 0 else 0.0
     return f" Trace 2: {exposed:,.3f} ms of exposed {what} ({share:.2f}% of its window)."

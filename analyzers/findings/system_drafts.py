@@ -7,9 +7,8 @@ impact marker: their saving is ranked in the priorities.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics, HostSide, IdleCauseShare
+from rooflens.analyzers.categories.multi_kernel import MultiKernelMetrics
 from rooflens.analyzers.findings.collective_draft import collective_rows, collective_sentence
 from rooflens.analyzers.findings.contract import (
     NOT_QUANTIFIABLE,
@@ -47,24 +46,22 @@ def system_pair(rank: int, title: str, insight: str, action: str, ident: str, ro
     return card, block
 
 
-def cpu_idle_pairs(m: Mapping, m2: Mapping | None = None) -> list:
+def cpu_idle_pairs(m: CpuIdleMetrics, m2: CpuIdleMetrics | None = None) -> list:
     """The idle card, named for the cause that holds most of the idle the steady state can
-    win back; `m2`, trace 2's document in a comparison, adds trace 2's idle time."""
-    if not m.get("idle_flagged"):
+    win back; `m2`, trace 2's metrics in a comparison, adds trace 2's idle time."""
+    u = m.gpu_utilization
+    if not m.idle_flagged or u is None:
         return []
-    u = m.get("gpu_utilization") or {}
-    idle, pct, total = (
-        num(u.get(k)) for k in ("idle_time_ms", "idle_time_percent", "total_time_ms")
-    )
+    idle, pct, total = num(u.idle_time_ms), num(u.idle_time_percent), num(u.total_time_ms)
     rows = [
         ("Idle time", f"{idle} ms ({pct}%)", "true"),
         ("Total time", f"{total} ms", "false"),
-        ("Computation", f"{num(u.get('computation_percent'))}%", "false"),
-        ("Communication", f"{num(u.get('communication_percent'))}%", "false"),
-        ("Memcpy", f"{num(u.get('memcpy_percent'))}%", "false"),
+        ("Computation", f"{num(u.computation_percent)}%", "false"),
+        ("Communication", f"{num(u.communication_percent)}%", "false"),
+        ("Memcpy", f"{num(u.memcpy_percent)}%", "false"),
     ]
     insight = f"The GPU is idle for {idle} ms of {total} ms ({pct}%), above the 15% threshold."
-    host = CpuIdleMetrics.model_validate(m).host_side
+    host = m.host_side
     title, action, reason = f"GPU idle for {pct}% of the trace", GENERIC_ACTION, GENERIC_REASON
     if host is not None:
         rows += _cause_rows(host)
@@ -130,8 +127,8 @@ def _cause_sentence(host: HostSide, main: IdleCauseShare) -> str:
     return text + "."
 
 
-def multi_kernel_pairs(m: Mapping, m2: Mapping | None = None) -> list:
-    """The copy, collective and overlap cards; `m2`, trace 2's document in a comparison, adds
+def multi_kernel_pairs(m: MultiKernelMetrics, m2: MultiKernelMetrics | None = None) -> list:
+    """The copy, collective and overlap cards; `m2`, trace 2's metrics in a comparison, adds
     trace 2's exposed time to the first two."""
     out: list = []
     src = "(source: `multi_kernel_metrics.json` → `{}`)."
@@ -139,14 +136,14 @@ def multi_kernel_pairs(m: Mapping, m2: Mapping | None = None) -> list:
     if copies is not None:
         copy2 = trace2_exposed_words(m2, "copies") if m2 is not None else ""
         out.append((copies[0], copies[1] + copy2, *copies[2:]))
-    nccl = m.get("nccl_blocking_assessment") or {}
+    nccl = m.nccl_blocking_assessment
     # each collective type with its count per step and source, on the first communication card
     collectives = (collective_sentence(m), collective_rows(m))
-    if nccl.get("flagged"):
-        exp, pct = num(nccl.get("exposed_comm_time_ms")), num(nccl.get("exposed_percent_of_total"))
+    if nccl.flagged:
+        exp, pct = num(nccl.exposed_comm_time_ms), num(nccl.exposed_percent_of_total)
         rows = [
             ("Exposed communication", f"{exp} ms ({pct}%)", "true"),
-            ("Total communication", f"{num(nccl.get('total_comm_time_ms'))} ms", "false"),
+            ("Total communication", f"{num(nccl.total_comm_time_ms)} ms", "false"),
             *collectives[1],
         ]
         out.append((
@@ -160,10 +157,10 @@ def multi_kernel_pairs(m: Mapping, m2: Mapping | None = None) -> list:
             rows,
             "While a collective runs without overlapping compute, the GPU does no model work.",
         ))  # fmt: skip
-    overlap = m.get("overlap_assessment") or {}
-    if overlap.get("flagged"):
-        pct, target = num(overlap.get("overlap_percent")), num(overlap.get("target_percent"))
-        shown = nccl.get("flagged") or not collectives[0]
+    overlap = m.overlap_assessment
+    if overlap.flagged:
+        pct, target = num(overlap.overlap_percent), num(overlap.target_percent)
+        shown = nccl.flagged or not collectives[0]
         rows = [
             ("Overlap ratio", f"{pct}%", "true"),
             ("Target", f"{target}%", "false"),

@@ -78,7 +78,7 @@ def test_the_group_names_its_sources_and_the_compiled_fix_first(folder: Path) ->
 
 
 def test_the_card_names_the_source_and_leads_with_its_fix(folder: Path) -> None:
-    doc = _run("compiled_dtod_copies", folder).metrics["multi_kernel"].model_dump(mode="json")
+    doc = _run("compiled_dtod_copies", folder).metrics["multi_kernel"]
     title, insight, action, _, rows, _ = copy_card(doc)
     assert "come from `aten::clone` under `CompiledFunction`" in title
     assert "95 % of 93.0 ms" in insight
@@ -104,7 +104,7 @@ def test_the_tiny_all_reduces_are_counted_per_step_and_never_overlapped(folder: 
 
 
 def test_the_collective_sentence_calls_out_the_many_small_all_reduces(folder: Path) -> None:
-    doc = _run("tiny_all_reduces", folder).metrics["multi_kernel"].model_dump(mode="json")
+    doc = _run("tiny_all_reduces", folder).metrics["multi_kernel"]
     sentence = collective_sentence(doc)
     assert sentence.startswith(
         "80 all-reduces a step (240 in all), median 12 µs, 0 % overlapped, from "

@@ -16,6 +16,7 @@ from rooflens.analyzers.findings.report_cards import system_pools
 from rooflens.analyzers.findings.validate import validate_findings
 from rooflens.analyzers.perf.platforms import get_platform
 from rooflens.analyzers.prepare.copies import CopyData, CopyGroup, MemsetSummary
+from rooflens.analyzers.prepare.multi_kernel import OverlapAnalysis
 
 
 def _group(name: str, route: str, memory: str, time_us: float, nbytes: int) -> CopyGroup:
@@ -74,7 +75,20 @@ def test_comparative_copy_card_adds_trace2s_exposed_copies() -> None:
     0.4 ms of exposed copies in an 80 ms window is 0.50 % of it."""
     analysed = metrics(100.0, flagged=False)
     trace2 = metrics(80.0, flagged=False).model_copy(
-        update={"overlap_analysis": {"exposed_memcpy_time_us": 400.0}}
+        update={
+            "overlap_analysis": OverlapAnalysis(
+                total_time_us=80_000.0,
+                computation_time_us=79_600.0,
+                total_comm_time_us=0.0,
+                exposed_comm_time_us=0.0,
+                total_memcpy_time_us=400.0,
+                exposed_memcpy_time_us=400.0,
+                comm_overlap_ratio=None,
+                memcpy_overlap_ratio=0.0,
+                comm_percent_of_total=0.0,
+                memcpy_percent_of_total=0.5,
+            )
+        }
     )
     findings = draft_findings("multi_kernel", analysed, trace2=trace2)
     text = render_findings(findings)
