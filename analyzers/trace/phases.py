@@ -55,9 +55,12 @@ class PhaseRegions:
 def find_phases(
     iterations: Iterations, window: tuple[float, float], one_off_us: np.ndarray | None = None
 ) -> PhaseRegions:
-    """Phases from the iterations; `one_off_us[k]`: one-off host time inside iteration k."""
+    """Phases from the iterations; `one_off_us[k]`: one-off host time inside iteration k.
+    Only iterations found with confidence have phases: a low-confidence period of repeating
+    operators is as likely the layers of one step as steps, and its first "iteration" is no
+    warm-up."""
     its = iterations.iterations
-    if not its:
+    if not its or not iterations.confident:
         return PhaseRegions({p: Intervals.empty() for p in PHASES}, None)
     start, end = iterations.host_spans_us()
     host = end - start
