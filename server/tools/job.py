@@ -3,7 +3,6 @@ usable with the run tools, the job's tables readable as resources (docs/multiran
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -21,6 +20,7 @@ from rooflens.server import jobs
 from rooflens.server.bounded import fit
 from rooflens.server.jobs import JobLoaded, JobRequest, find_job
 from rooflens.server.notify import log_to_client, runs_changed
+from rooflens.server.owners import split_handle
 from rooflens.server.state import AppState
 from rooflens.server.tools.common import (
     READ_ONLY,
@@ -82,7 +82,6 @@ WorkersArg = Annotated[
 JobIdArg = Annotated[
     str, Field(description="The job id load_job returned (like job-3f9a1c2b7d4e).")
 ]
-RUN_ID = re.compile(r"run-[0-9a-f]{12}")
 
 
 class JobRankRow(BaseModel):
@@ -164,7 +163,7 @@ def read_overview(
 ) -> JobOverviewResult:
     """A finished job's overview (job_overview.json) and a page of its ranks, from its folder:
     what load_job returned, readable again later or after a restart."""
-    if RUN_ID.fullmatch(job_id):
+    if split_handle(job_id, "run") is not None:  # a plain id or a stateless caller's
         raise ToolError(
             f"{job_id} is a run id (one rank's run: use it with the run tools); job tools take "
             "the job id load_job returned, like job-3f9a1c2b7d4e"

@@ -1,4 +1,6 @@
-"""Fixtures of the MCP tests: a server over the generator's sample trace, in both protocol eras.
+"""Fixtures of the MCP tests: a server over the generator's sample trace, in both protocol eras
+and over each transport (tests/helpers/transports.py): a test taking `connect` runs in memory
+and over HTTP on 127.0.0.1, and also over stdio when marked `stdio`.
 
 Every MCP test runs on traces our own generator writes, so none of them needs ../shared.
 """
@@ -6,13 +8,14 @@ Every MCP test runs on traces our own generator writes, so none of them needs ..
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 import pytest
 from mcp import Client
 
 from rooflens.analyzers.synthetic.sample import write_sample_trace
-from rooflens.server.app import ServerConfig, build_server
+from tests.helpers.transports import TRANSPORTS, connection
 
 MODES = ("auto", "legacy")  # the 2026-07-28 era and the 2025-11-25 handshake era
 
@@ -40,12 +43,24 @@ def mode(request: pytest.FixtureRequest) -> str:
     return request.param
 
 
-@pytest.fixture
-def connect(allowed: Path, mode: str) -> Callable[..., Client]:
-    """A client of a new server allowed only `allowed` (config overrides as keywords)."""
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """`transport` for every test that connects: memory and HTTP, and stdio when marked;
+    a test that names its own transports keeps them."""
+    given = any("transport" in m.args[0] for m in metafunc.definition.iter_markers("parametrize"))
+    if "transport" in metafunc.fixturenames and not given:
+        stdio = metafunc.definition.get_closest_marker("stdio") is not None
+        extra = [pytest.param("stdio", marks=pytest.mark.slow)] if stdio else []
+        metafunc.parametrize("transport", [*TRANSPORTS, *extra])
 
-    def make(**overrides) -> Client:
-        config = ServerConfig(allowed_dirs=[allowed], **overrides)
-        return Client(build_server(config), mode=mode)
+
+@pytest.fixture
+def connect(
+    allowed: Path, mode: str, transport: str
+) -> Callable[..., AbstractAsyncContextManager[Client]]:
+    """A client of a new server allowed only `allowed` (config overrides as keywords), over
+    the test's transport in the test's protocol era."""
+
+    def make(**overrides) -> AbstractAsyncContextManager[Client]:
+        return connection(transport, mode, allowed, **overrides)
 
     return make

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import select
 import shutil
 import signal
 import subprocess
@@ -26,6 +27,7 @@ from rooflens.server.cli import main
 
 OUT = "run"
 KILLS = 10
+STAGED_KILL = 5  # the kill sent once the staging folder exists
 STAGING_LEFTOVERS = ".run.rooflens-"
 
 
@@ -142,11 +144,21 @@ def _cli(*args: str, cwd: Path) -> subprocess.Popen[bytes]:
     )
 
 
+def _wait_for_staging(parent: Path, process: subprocess.Popen[bytes]) -> None:
+    """Return once the run has made its staging folder beside `parent`'s run."""
+    deadline = time.monotonic() + 120
+    while not leftovers(parent):
+        assert process.poll() is None, "the run ended before it made its staging folder"
+        assert time.monotonic() < deadline, "the run never made its staging folder"
+        time.sleep(0.01)
+
+
 def test_a_run_killed_at_any_point_never_leaves_a_valid_mixed_folder(
     traces, finished, tmp_path, capsys
 ) -> None:
     """SIGKILL `analyze B --force` into A's finished folder at seeded random points spread
-    over its runtime: the folder then fails validation, or is wholly A's or wholly B's."""
+    over its runtime, one before it starts and one inside its staging folder: the folder then
+    fails validation, or is wholly A's or wholly B's."""
     a, b = snapshot(finished["A"]), snapshot(finished["B"])
     start = time.perf_counter()
     timing = _cli("analyze", str(traces[1]), "--out", OUT, cwd=finished["B"].parent)
@@ -160,7 +172,10 @@ def test_a_run_killed_at_any_point_never_leaves_a_valid_mixed_folder(
             shutil.rmtree(tmp_path / name, ignore_errors=True)
         shutil.copytree(finished["A"], run)
         process = _cli("analyze", str(traces[1]), "--out", OUT, "--force", cwd=tmp_path)
-        time.sleep(runtime * (i + rng.random()) / KILLS)
+        if i == STAGED_KILL:  # a kill certain to land inside the staging folder
+            _wait_for_staging(tmp_path, process)
+        elif i > 0:  # the first kill lands before the run has started
+            time.sleep(runtime * (i + rng.random()) / KILLS)
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=30)
         mid_run += bool(leftovers(tmp_path))
@@ -188,46 +203,62 @@ def test_a_run_killed_at_any_point_never_leaves_a_valid_mixed_folder(
     assert main(["validate", str(tmp_path / OUT)]) == 0
 
 
-SLOW_PREPARE = """
-import sys, time
-from pathlib import Path
+# `analyze` held inside its prepare step: the step says so on the `ready` pipe, then blocks
+# reading the `hold` pipe, which the test never writes: the signal lands exactly there
+HELD_IN_PREPARE = """
+import os, sys
 import rooflens.server.cli_report as cli_report
 
 real = cli_report.Pipeline.prepare
+ready, hold = int(sys.argv[1]), int(sys.argv[2])
 
-def slow(self):
+def held(self):
     data = real(self)
-    Path(sys.argv[1]).write_text("preparing")
-    time.sleep(120)
+    os.write(ready, b"preparing\\n")
+    os.read(hold, 1)
     return data
 
-cli_report.Pipeline.prepare = slow
+cli_report.Pipeline.prepare = held
 from rooflens.server.cli import main
-raise SystemExit(main(sys.argv[2:]))
+raise SystemExit(main(sys.argv[3:]))
 """
 
 
+def _wait_for_line(fd: int, process: subprocess.Popen[bytes], timeout: float) -> bytes:
+    """The first line the child writes on `fd` (b"" when it exits first)."""
+    readable, _, _ = select.select([fd], [], [], timeout)
+    if not readable:
+        process.kill()
+        pytest.fail(f"no word from the run in {timeout:.0f} s: {process.communicate()}")
+    return os.read(fd, 64)
+
+
 def test_ctrl_c_exits_130_and_leaves_the_earlier_run_whole(traces, finished, tmp_path) -> None:
-    """SIGINT while the category data is being prepared (held there by a patched step)."""
+    """SIGINT while the category data is being prepared: sent once the run says it is there."""
     run = shutil.copytree(finished["A"], tmp_path / OUT)
     before = snapshot(run)
-    marker = tmp_path / "marker"
+    ready_r, ready_w = os.pipe()
+    hold_r, hold_w = os.pipe()
     argv = ["analyze", str(traces[1]), "--out", OUT, "--force"]
-    process = subprocess.Popen(
-        [sys.executable, "-c", SLOW_PREPARE, str(marker), *argv],
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    deadline = time.monotonic() + 120
-    while not marker.exists():
-        assert process.poll() is None, process.communicate()
-        assert time.monotonic() < deadline, "the run never reached the slow step"
-        time.sleep(0.05)
-    assert leftovers(tmp_path)  # the staging folder exists while the run is in it
-    process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=60)
-    assert process.returncode == 130
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-c", HELD_IN_PREPARE, str(ready_w), str(hold_r), *argv],
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            pass_fds=(ready_w, hold_r),
+        )
+        os.close(ready_w)
+        os.close(hold_r)
+        said = _wait_for_line(ready_r, process, timeout=120)
+        assert said == b"preparing\n", (said, process.communicate())
+        assert leftovers(tmp_path)  # the staging folder exists while the run is in it
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    finally:
+        for fd in (ready_r, hold_w):
+            os.close(fd)
+    assert process.returncode == 130, err.decode()
     assert err.decode() == "rooflens: interrupted\n"
     assert out == b""
     assert leftovers(tmp_path) == []

@@ -18,6 +18,7 @@ from rooflens.analyzers import layout
 from rooflens.analyzers.job.job_folder import verify_job
 from rooflens.analyzers.synthetic.job import JobPlan, write_job
 from tests.helpers.mcp_client import call, error_of
+from tests.helpers.transports import plain_id
 
 PLAN = JobPlan(ranks=4, steps=2, collectives=2, slow_rank=2, slow_us=300.0)
 
@@ -121,10 +122,13 @@ async def test_a_jobs_overview_is_read_again_by_id_small_and_paged(connect, allo
     assert "unknown job id 'job-000000000000'; call load_job" in unknown
     # the record resource leaves out the ledger and the traces' hashes
     assert "artifacts" not in record and record["files_in_ledger"] > 4 * 7
-    assert [r["run_id"] for r in record["ranks"]] == [r["run_id"] for r in loaded["ranks"]]
+    # the record names the ranks' runs by plain id, even to a stateless caller (whose handles
+    # carry its key): the same runs, in the same order
+    recorded = [r["run_id"] for r in record["ranks"]]
+    assert recorded == [plain_id(r["run_id"]) for r in loaded["ranks"]]
     assert all("trace" not in r for r in record["ranks"])
-    assert verify_job(allowed / "rooflens_runs" / job) == []
-    assert (allowed / "rooflens_runs" / job / layout.JOB_OVERVIEW).is_file()
+    assert verify_job(allowed / "rooflens_runs" / plain_id(job, "job")) == []
+    assert (allowed / "rooflens_runs" / plain_id(job, "job") / layout.JOB_OVERVIEW).is_file()
 
 
 @pytest.mark.anyio
@@ -149,7 +153,8 @@ async def test_a_large_jobs_record_and_tables_come_in_pages(connect, allowed) ->
                 report.append((await client.read_resource(nxt)).contents[0].text)
                 found = re.search(r"next page: (\S+)\)\*\n$", report[-1])
                 nxt = found.group(1) if found else None
-    on_disk = json.loads((allowed / "rooflens_runs" / loaded["job_id"] / "job.json").read_text())
+    folder = allowed / "rooflens_runs" / plain_id(loaded["job_id"], "job")
+    on_disk = json.loads((folder / "job.json").read_text())
     records = [json.loads(p) for p in pages]
     assert len(pages) > 1 and all(len(p.encode()) <= limit for p in pages)
     assert [r["rank"] for p in records for r in p["ranks"]] == list(range(16))
@@ -159,7 +164,7 @@ async def test_a_large_jobs_record_and_tables_come_in_pages(connect, allowed) ->
     assert records[0]["ranks_page"]["total"] == 16 and records[0]["world_size"] == 16
     assert records[0]["files_in_ledger"] == len(on_disk["artifacts"])
     # the report in pages of whole lines, each ending with the line naming the next
-    whole = (allowed / "rooflens_runs" / loaded["job_id"] / "job_analysis.md").read_text()
+    whole = (folder / "job_analysis.md").read_text()
     assert len(report) > 1 and all(len(p.encode()) <= limit for p in report)
     assert (
         "".join(re.sub(r"\n\*\(lines \d+-\d+ of \d+; next page: \S+\)\*\n$", "", p) for p in report)

@@ -16,6 +16,7 @@ from rooflens.analyzers import layout
 from rooflens.server.settings import WORKSPACE_NAME
 from tests.helpers.compare_pairs import FAST_GELU, planted_pair
 from tests.helpers.mcp_client import call, error_of
+from tests.helpers.transports import plain_id
 
 LIMIT = 4096  # the smallest result limit a server takes: the tables need several pages
 
@@ -48,7 +49,8 @@ async def test_table_resources_come_in_pages_that_add_up_to_the_table(connect, a
                 last = page.rstrip("\n").rsplit("\n", 1)[-1]
                 offset = int(last.rsplit("?offset=", 1)[1].split()[0]) if last[0] == "#" else None
             bad = await error_of_resource(client, f"{uri}?offset=-3")
-    table = allowed / WORKSPACE_NAME / run / layout.TRACE1_CSVS / "unified_perf_summary.csv"
+    folder = allowed / WORKSPACE_NAME / plain_id(run)
+    table = folder / layout.TRACE1_CSVS / "unified_perf_summary.csv"
     whole = _rows(table.read_text(encoding="utf-8"))
     assert len(pages) > 2 and all(len(p.encode()) <= LIMIT + 200 for p in pages)
     first = pages[0].rstrip("\n").rsplit("\n", 1)[-1]
@@ -145,7 +147,8 @@ async def test_a_large_metrics_file_keeps_its_findings_and_pages_its_operations(
             while nxt:
                 pages.append(json.loads(await _text(client, nxt)))
                 nxt = pages[-1]["operations_page"]["next"]
-    whole = json.loads((allowed / WORKSPACE_NAME / run / layout.metrics("gemm")).read_text())
+    folder = allowed / WORKSPACE_NAME / plain_id(run)
+    whole = json.loads((folder / layout.metrics("gemm")).read_text())
     assert len(json.dumps(whole)) > LIMIT and len(pages) > 1  # the file needs pages
     assert [op for p in pages for op in p["operations"]] == whole["operations"]
     for page in pages:  # everything but the operations comes whole on every page

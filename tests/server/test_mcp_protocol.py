@@ -31,6 +31,7 @@ def dummy_arguments(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.anyio
+@pytest.mark.stdio
 async def test_every_tool_refuses_an_unknown_argument_and_lists_its_arguments(connect) -> None:
     """Unknown arguments were silently dropped (comparison_scope, executive_summary); now each
     tool refuses them, naming the ones it takes."""
@@ -179,6 +180,7 @@ async def test_every_result_of_a_full_run_stays_within_the_limit(connect, sample
 
 
 @pytest.mark.anyio
+@pytest.mark.stdio
 async def test_bad_arguments_are_named_one_line_each_and_unknown_ones_refused_first(
     connect,
 ) -> None:

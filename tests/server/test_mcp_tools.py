@@ -1,9 +1,10 @@
-"""The MCP tools over an in-memory client, in both protocol eras, on a generated trace."""
+"""The MCP tools over each transport, in both protocol eras, on a generated trace."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import anyio
@@ -17,9 +18,11 @@ from rooflens.server import loading
 from rooflens.server.app import ServerConfig, build_server
 from tests.helpers.mcp_client import call, error_of
 from tests.helpers.tool_names import TOOLS
+from tests.helpers.transports import keyed, plain_id
 
 
 @pytest.mark.anyio
+@pytest.mark.stdio
 async def test_every_tool_is_listed_with_annotations_schemas_and_described_arguments(
     connect,
 ) -> None:
@@ -39,6 +42,7 @@ async def test_every_tool_is_listed_with_annotations_schemas_and_described_argum
 
 
 @pytest.mark.anyio
+@pytest.mark.stdio
 async def test_server_reports_its_name_and_version(connect) -> None:
     async with connect() as client:
         info = client.server_info
@@ -47,13 +51,14 @@ async def test_server_reports_its_name_and_version(connect) -> None:
 
 
 @pytest.mark.anyio
+@pytest.mark.stdio
 async def test_step_by_step_workflow_ends_with_a_valid_report(connect, sample: Path) -> None:
     """The step-by-step workflow composes a report that validates, with the model's words."""
     with anyio.fail_after(120):
         async with connect() as client:
             loaded = await call(client, "load_trace", {"path": str(sample)})
             run_id = loaded["run_id"]
-            assert run_id.startswith("run-") and len(run_id) == 16
+            assert re.fullmatch(r"run-[0-9a-f]{12}", plain_id(run_id)), run_id
             assert loaded["platform"] == "MI300X" and loaded["reused"] is False
             prepared = await call(client, "prepare_category_data", {"run_id": run_id})
             keys = [c["name"] for c in prepared["categories"] if c["analysable"]]
@@ -83,14 +88,20 @@ async def test_step_by_step_workflow_ends_with_a_valid_report(connect, sample: P
 
 
 @pytest.mark.anyio
-async def test_loading_the_same_trace_again_returns_the_same_run(connect, sample: Path) -> None:
-    """load_trace is idempotent (as annotated) unless a fresh run is asked for."""
+async def test_loading_the_same_trace_again_returns_the_same_run(
+    connect, sample: Path, transport: str, mode: str
+) -> None:
+    """load_trace is idempotent (as annotated) unless a fresh run is asked for, or the caller
+    is a stateless HTTP client (each of its calls a new owner, whose loads are never reused)."""
     async with connect() as client:
         first = await call(client, "load_trace", {"path": str(sample)})
         again = await call(client, "load_trace", {"path": str(sample)})
         other = await call(client, "load_trace", {"path": str(sample), "platform": "H100"})
         fresh = await call(client, "load_trace", {"path": str(sample), "fresh": True})
-    assert again["run_id"] == first["run_id"] and again["reused"] is True
+    if keyed(transport, mode):
+        assert again["run_id"] != first["run_id"] and again["reused"] is False
+    else:
+        assert again["run_id"] == first["run_id"] and again["reused"] is True
     assert other["run_id"] != first["run_id"] and other["platform"] == "H100_SXM"
     assert fresh["run_id"] not in (first["run_id"], other["run_id"])
     assert fresh["reused"] is False
@@ -103,7 +114,8 @@ async def test_load_trace_writes_into_the_output_dir_it_is_given(connect, sample
             client, "load_trace", {"path": str(sample), "output_dir": str(allowed / "reports")}
         )
     folder = Path(loaded["output_dir"])
-    assert folder == (allowed / "reports" / loaded["run_id"]).resolve()
+    # named by the plain id: a stateless caller's key is a secret, never a folder name
+    assert folder == (allowed / "reports" / plain_id(loaded["run_id"])).resolve()
     assert (folder / "perf_report.xlsx").is_file() and (folder / "run.json").is_file()
 
 
@@ -121,9 +133,11 @@ async def test_a_run_survives_a_server_restart(allowed: Path, sample: Path) -> N
 
 @pytest.mark.anyio
 async def test_a_second_load_of_an_unchanged_trace_neither_reads_nor_hashes_it(
-    connect, sample: Path, monkeypatch: pytest.MonkeyPatch
+    connect, sample: Path, monkeypatch: pytest.MonkeyPatch, transport: str, mode: str
 ) -> None:
     """The run held in memory is found by path, size and mtime; a touched file is hashed."""
+    if keyed(transport, mode):
+        pytest.skip("a stateless HTTP caller's loads are never reused (the test above)")
 
     def refuse(*args, **kwargs):
         raise AssertionError("the trace was read again")
@@ -278,6 +292,7 @@ async def test_run_full_analysis_reports_progress_and_a_valid_report(connect, sa
 
 
 @pytest.mark.anyio
+@pytest.mark.stdio
 async def test_result_text_is_a_compact_copy_of_the_structured_content(connect, sample) -> None:
     async with connect() as client:
         result = await client.call_tool("load_trace", {"path": str(sample)})

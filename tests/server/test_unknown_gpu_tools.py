@@ -12,19 +12,22 @@ from mcp import Client
 from rooflens.server.app import ServerConfig, build_server
 from tests.helpers.mcp_client import call
 from tests.helpers.sample_traces import P100, renamed_gpu, write_variant
+from tests.helpers.transports import keyed
 
 GPU = "Tesla P100-SXM2-16GB"
 
 
 @pytest.mark.anyio
-async def test_load_prepare_and_full_analysis_work_and_warn(connect, allowed: Path) -> None:
+async def test_load_prepare_and_full_analysis_work_and_warn(
+    connect, allowed: Path, transport: str, mode: str
+) -> None:
     trace = write_variant(allowed / "p100.json.gz", renamed_gpu(GPU, **P100))
     async with connect() as client:
         loaded = await call(client, "load_trace", {"path": str(trace)})
         run_id = loaded["run_id"]
         prepared = await call(client, "prepare_category_data", {"run_id": run_id})
         full = await call(client, "run_full_analysis", {"path": str(trace)})
-        report = await client.read_resource(f"rooflens://runs/{run_id}/report")
+        report = await client.read_resource(f"rooflens://runs/{full['run_id']}/report")
     assert loaded["platform"] is None and loaded["roofline_coverage_percent"] is None
     first = loaded["health_warnings"][0]
     assert first["code"] == "no_platform" and first["severity"] == "warning"
@@ -35,7 +38,11 @@ async def test_load_prepare_and_full_analysis_work_and_warn(connect, allowed: Pa
     assert prepared["warnings"] == [first]
     names = {c["name"] for c in prepared["categories"]}
     assert {"gemm", "elementwise", "norm_fwd", "sdpa_fwd", "cpu_idle"} <= names
-    assert (full["run_id"], full["reused"], full["platform"]) == (run_id, True, None)
+    if keyed(transport, mode):  # each stateless call is a new owner: a new run
+        assert full["run_id"] != run_id and full["reused"] is False
+    else:
+        assert (full["run_id"], full["reused"]) == (run_id, True)
+    assert full["platform"] is None
     assert full["warnings"] == [first] and full["failed"] == []
     assert full["report_valid"] is True
     compute = [row for row in full["priorities"] if row["kind"] == "compute"]
