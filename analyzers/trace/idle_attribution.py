@@ -31,6 +31,7 @@ from rooflens.analyzers.trace.tree import nearest_ancestor
 # after its launch call returns, an event on an empty queue starts within this; a longer wait
 # with the event already queued is the GPU waiting on something of its own
 LAUNCH_LATENCY_US = 50.0
+FRAME_LINE = r"\(\d+\): .*$"  # `file.py(12): function` -> `file.py`: one site per Python file
 STREAM_WAITS = ("cudaStreamWaitEvent", "hipStreamWaitEvent", "cuStreamWaitEvent")
 TOP_CULPRITS = 5
 # causes whose annotation, not the frames inside it, is the name a user acts on
@@ -336,8 +337,13 @@ def _charge_notes(
     return charged, left
 
 
-def culprit_table(model: TraceModel, charged: pd.DataFrame, top: int = TOP_CULPRITS) -> list:
-    """The top call sites of a cause's culprit events, most idle first."""
+def culprit_table(
+    model: TraceModel, charged: pd.DataFrame, top: int = TOP_CULPRITS, *, by_operator: bool = False
+) -> list:
+    """The top call sites of a cause's culprit events, most idle first. `by_operator` groups
+    by operator (a Python frame outside any operator by its file), each group named by its
+    member with the most idle: dispatch spreads over every layer of a model, and split by
+    frame no call site stands out."""
     if charged.empty:
         return []
     # only events of the names with the most idle can make the top call sites
@@ -347,9 +353,16 @@ def culprit_table(model: TraceModel, charged: pd.DataFrame, top: int = TOP_CULPR
     sites = call_sites(model, charged["uid"].to_numpy())
     sites["idle_us"] = charged["idle_us"].to_numpy()
     keys = ["call", "operator", "module", "frame"]
+    if by_operator:  # the operator (else the call) is the site; the rest its largest member's
+        operator = sites["operator"].astype(str)
+        source = sites["call"].astype(str).str.replace(FRAME_LINE, "", regex=True)
+        sites["site"] = operator.where(operator != "", source)
+        keys = ["site"]
+    ordered = sites.sort_values("idle_us", ascending=False, kind="stable")
+    first = {k: (k, "first") for k in ("call", "operator", "module", "frame") if k not in keys}
     grouped = (
-        sites.groupby(keys, sort=False, dropna=False)
-        .agg(count=("idle_us", "size"), idle_us=("idle_us", "sum"))
+        ordered.groupby(keys, sort=False, dropna=False)
+        .agg(count=("idle_us", "size"), idle_us=("idle_us", "sum"), **first)
         .reset_index()
         .sort_values("idle_us", ascending=False)
         .head(top)
@@ -379,7 +392,11 @@ def cause_table(
         idle = piece.length()
         by_phase = {p: intersect(piece, phases.regions[p]).length() / 1e3 for p in PHASES}
         charged = attribution.culprits.get(cause)
-        culprits = culprit_table(model, charged) if charged is not None else []
+        culprits = (
+            culprit_table(model, charged, by_operator=cause == "dispatch")
+            if charged is not None
+            else []
+        )
         rows.append(
             CauseIdle(
                 cause=cause,
