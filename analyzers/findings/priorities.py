@@ -31,7 +31,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, model_serializer, model_validator
 
-from rooflens.analyzers.categories.documents import Metrics, metrics_document
+from rooflens.analyzers.categories.documents import Metrics
+from rooflens.analyzers.categories.kernel_fusion import KernelFusionMetrics
 from rooflens.analyzers.categories.models import CategoryMetrics, Finding
 from rooflens.analyzers.findings.candidates import candidates, shared_kernels
 from rooflens.analyzers.findings.impact_scale import (
@@ -195,17 +196,26 @@ class _Rollup:
 def _read_metrics(
     key: str, metrics: Metrics
 ) -> tuple[str, list[dict[str, Any]], list[RankedFinding]] | FailedCategory:
-    """(category, estimates, findings without global rank) or why the metrics are unusable."""
-    document = metrics_document(metrics)
-    category = str(document.get("category") or key)
+    """(category, estimates as written in its metrics file, findings without global rank) or
+    why the metrics are unusable."""
+    named = isinstance(metrics, CategoryMetrics | KernelFusionMetrics)
+    category = str((metrics.category if named else None) or key)
     if metrics.status in SKIPPED_STATUSES:
-        message = document.get("error") or document.get("message")
-        message = message or f"metrics status is {metrics.status}"
+        said = metrics.message if isinstance(metrics, CategoryMetrics) else None
+        message = metrics.error or said or f"metrics status is {metrics.status}"
         return FailedCategory(category=category, status=metrics.status, message=str(message))
-    estimates = list(document.get("impact_estimates") or [])
     own = metrics.category_findings if isinstance(metrics, CategoryMetrics) else None
     findings = [RankedFinding(finding=f, category=category) for f in own or ()]
-    return category, estimates, findings
+    return category, _estimate_documents(metrics), findings
+
+
+def _estimate_documents(metrics: Metrics) -> list[dict[str, Any]]:
+    """Each impact estimate as its metrics file writes it (priority_data lists them all)."""
+    if isinstance(metrics, CategoryMetrics):
+        return [e.document() for e in metrics.impact_estimates or ()]
+    if isinstance(metrics, KernelFusionMetrics):
+        return [e.model_dump(mode="json") for e in metrics.impact_estimates or ()]
+    return list(metrics.impact_estimates or ())  # system analyses: always empty
 
 
 def _rollups(findings: list[RankedFinding], method: str) -> list[_Rollup]:
