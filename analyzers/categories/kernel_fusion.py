@@ -17,7 +17,9 @@ lone GEMM saves nothing.
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple
 
 import pandas as pd
 from pydantic import BaseModel
@@ -26,6 +28,7 @@ from rooflens.analyzers.categories.models import MetricsStatus
 from rooflens.analyzers.categories.system_inputs import SystemInputs
 from rooflens.analyzers.perf.platforms import Platform
 from rooflens.analyzers.prepare.documents import OmitNone
+from rooflens.analyzers.prepare.fusion import FusionCandidate
 from rooflens.analyzers.report.cells import finite_number, structured
 
 CATEGORY = "kernel_fusion"
@@ -106,26 +109,34 @@ def _shape(dims: Any) -> str | None:
     return None
 
 
+class PerfFacts(NamedTuple):
+    """What the perf report knows of one kernel's work."""
+
+    data_moved_mb: float | None
+    gflops: float | None
+    compute_spec: Any  # the row's Compute Spec cell (text, or blank)
+
+
+LOOKUP_COLUMNS = ("kernel_details_summary", "Data Moved (MB)", "GFLOPS", "Compute Spec")
+
+
 class PerfLookup:
     """kernel name -> {first input shape -> perf facts}; first row per (kernel, shape) wins."""
 
     def __init__(self, summary: pd.DataFrame) -> None:
-        self.table: dict[str, dict[str | None, dict[str, Any]]] = {}
-        for row in summary.to_dict("records"):
-            details = structured(row.get("kernel_details_summary"))
+        self.table: dict[str, dict[str | None, PerfFacts]] = {}
+        columns = summary.reindex(columns=[*LOOKUP_COLUMNS, "Input Dims"])  # missing: blank
+        for details, moved, gflops, spec, dims in columns.itertuples(index=False, name=None):
+            details = structured(details)
             if not isinstance(details, list):
                 continue
-            facts = {
-                "data_moved_mb": finite_number(row.get("Data Moved (MB)")),
-                "gflops": finite_number(row.get("GFLOPS")),
-                "compute_spec": row.get("Compute Spec"),
-            }
-            shape = _shape(row.get("Input Dims"))
+            facts = PerfFacts(finite_number(moved), finite_number(gflops), spec)
+            shape = _shape(dims)
             for detail in details:
-                if isinstance(detail, dict) and detail.get("name"):
+                if isinstance(detail, dict) and detail.get("name"):  # a parsed JSON cell
                     self.table.setdefault(str(detail["name"]), {}).setdefault(shape, facts)
 
-    def get(self, name: str, shape: str | None) -> dict[str, Any] | None:
+    def facts(self, name: str, shape: str | None) -> PerfFacts | None:
         shapes = self.table.get(name)
         if shapes is None:
             shapes = next(
@@ -137,17 +148,32 @@ class PerfLookup:
         return shapes.get(shape) or next(iter(shapes.values()))
 
 
-def _kernel_name(kernel: dict[str, Any]) -> str:
-    return str(kernel.get("name", kernel.get("kernel_name", "")))
+@dataclass(frozen=True)
+class ChainKernel:
+    """One kernel of a candidate's chain: an entry of `fusion_candidates.json` `kernels`,
+    which the module pass writes with `name`/`type` and the sibling pass with
+    `kernel_name`/`kernel_type`."""
+
+    name: str
+    type: str
+    dur_us: float
+    data_in_mb: float | None = None
+    data_out_mb: float | None = None
+
+    @classmethod
+    def of(cls, entry: Mapping[str, Any]) -> ChainKernel:
+        return cls(
+            name=str(entry.get("name", entry.get("kernel_name", ""))),
+            type=str(entry.get("type", entry.get("kernel_type", "Unknown"))),
+            dur_us=float(entry.get("dur_us") or 0.0),
+            data_in_mb=finite_number(entry.get("data_in_mb")),
+            data_out_mb=finite_number(entry.get("data_out_mb")),
+        )
 
 
-def _kernel_type(kernel: dict[str, Any]) -> str:
-    return str(kernel.get("type", kernel.get("kernel_type", "Unknown")))
-
-
-def _is_norm(kernel: dict[str, Any]) -> bool:
-    low = _kernel_name(kernel).lower()
-    return _kernel_type(kernel) in NORM_TYPES or any(n in low for n in NORM_NAMES)
+def _is_norm(kernel: ChainKernel) -> bool:
+    low = kernel.name.lower()
+    return kernel.type in NORM_TYPES or any(n in low for n in NORM_NAMES)
 
 
 def classify_confidence(name: str, names: list[str], is_matrix: list[bool]) -> str:
@@ -166,17 +192,17 @@ def classify_confidence(name: str, names: list[str], is_matrix: list[bool]) -> s
     return "high" if by_name and composition else "medium" if by_name or composition else "low"
 
 
-def prefilter(candidates: list[dict[str, Any]], baseline_ms: float) -> list[dict[str, Any]]:
+def prefilter(candidates: Sequence[FusionCandidate], baseline_ms: float) -> list[FusionCandidate]:
     """<= 15 kernels, >= 2 % of E2E at full recovery, one per (instances, kernels, time)."""
     floor_us = baseline_ms * 10 * MIN_IMPACT_SCORE
-    kept: dict[tuple, dict[str, Any]] = {}
+    kept: dict[tuple, FusionCandidate] = {}
     for c in candidates:
-        total = float(c.get("total_kernel_time_us") or 0.0)
-        if int(c.get("kernel_count") or 0) > MAX_FUSION_KERNEL_COUNT or total < floor_us:
+        total = float(c.total_kernel_time_us or 0.0)
+        if int(c.kernel_count or 0) > MAX_FUSION_KERNEL_COUNT or total < floor_us:
             continue
-        key = (c.get("instance_count"), c.get("kernel_count"), round(total, 1))
+        key = (c.instance_count, c.kernel_count, round(total, 1))
         held = kept.get(key)
-        if held is None or len(str(c.get("module_name"))) < len(str(held.get("module_name"))):
+        if held is None or len(str(c.module_name)) < len(str(held.module_name)):
             kept[key] = c
     return list(kept.values())
 
@@ -188,29 +214,28 @@ def _elementwise_savings(group: list[tuple], peaks: Peaks) -> float:
         return 0.0
     first, first_facts = modelled[0]
     last, last_facts = modelled[-1]
-    data_in = finite_number(first.get("data_in_mb"))
-    data_out = finite_number(last.get("data_out_mb"))
-    data_in = first_facts["data_moved_mb"] / 2 if data_in is None else data_in
-    data_out = last_facts["data_moved_mb"] / 2 if data_out is None else data_out
+    data_in, data_out = first.data_in_mb, last.data_out_mb
+    data_in = first_facts.data_moved_mb / 2 if data_in is None else data_in
+    data_out = last_facts.data_moved_mb / 2 if data_out is None else data_out
     if peaks.hbm_tbs is None:  # no platform: the bandwidth the group's kernels achieved
-        moved_mb = sum(f["data_moved_mb"] for _, f in modelled)
-        spent_us = sum(float(k.get("dur_us") or 0.0) for k, _ in modelled)
+        moved_mb = sum(f.data_moved_mb for _, f in modelled)
+        spent_us = sum(k.dur_us for k, _ in modelled)
         if moved_mb <= 0 or spent_us <= 0:
             return 0.0
         mem_us = (data_in + data_out) / (moved_mb / spent_us)
     else:
         mem_us = (data_in + data_out) * 1e6 / (peaks.hbm_tbs * 1e12) * 1e6
-    gflops = sum(f["gflops"] or 0.0 for _, f in modelled)
+    gflops = sum(f.gflops or 0.0 for _, f in modelled)
     vector_us = gflops * 1e9 / (peaks.vector_tflops * 1e12) * 1e6 if peaks.vector_tflops else 0.0
     parts = (mem_us, 0.0, vector_us)
     fused_us = max(parts) + (1 - OVERLAP_EFFICIENCY) * (sum(parts) - max(parts))
-    current = sum(float(k.get("dur_us") or 0.0) for k, _, _ in group)
-    unmodelled = sum(float(k.get("dur_us") or 0.0) for k, f, _ in group if f is None)
+    current = sum(k.dur_us for k, _, _ in group)
+    unmodelled = sum(k.dur_us for k, f, _ in group if f is None)
     return max(0.0, current - fused_us - unmodelled)
 
 
 def _fusion_savings(
-    kernels: list[dict[str, Any]], facts: list, is_matrix: list[bool], peaks: Peaks
+    kernels: list[ChainKernel], facts: list, is_matrix: list[bool], peaks: Peaks
 ) -> tuple[float, bool]:
     """Savings per instance (µs) and whether any come from a matrix kernel's epilogue.
 
@@ -228,26 +253,26 @@ def _fusion_savings(
     for group in groups:
         if group[0][2] and len(group) > 1:  # gemm_epilogue
             compute = True
-            savings += sum(float(k.get("dur_us") or 0.0) for k, _, _ in group[1:])
+            savings += sum(k.dur_us for k, _, _ in group[1:])
         elif not group[0][2]:  # elementwise prefix
             savings += _elementwise_savings(group, peaks)
     return savings, compute
 
 
 def estimate(
-    c: dict[str, Any], lookup: PerfLookup, peaks: Peaks, baseline_ms: float
+    c: FusionCandidate, lookup: PerfLookup, peaks: Peaks, baseline_ms: float
 ) -> FusionEstimate | None:
     """The standalone estimate of one candidate, or None when a gate rejects it."""
-    kernels = list(c.get("kernels") or [])
-    names = [_kernel_name(k) for k in kernels]
-    if len(kernels) < 2 or c.get("has_fused_kernel") or any(n.startswith("triton_") for n in names):
+    kernels = [ChainKernel.of(k) for k in c.kernels or []]
+    names = [k.name for k in kernels]
+    if len(kernels) < 2 or c.has_fused_kernel or any(n.startswith("triton_") for n in names):
         return None
-    shape = _shape(c.get("input_dims"))
-    facts = [lookup.get(n, shape) for n in names]
-    facts = [f if f and f["data_moved_mb"] is not None else None for f in facts]
+    shape = _shape(c.input_dims)
+    facts = [lookup.facts(n, shape) for n in names]
+    facts = [f if f and f.data_moved_mb is not None else None for f in facts]
     is_matrix = [
-        bool(f and f["compute_spec"] in MATRIX_SPECS)
-        or any(t in _kernel_type(k).upper() for t in ("GEMM", "CONV"))
+        bool(f and f.compute_spec in MATRIX_SPECS)
+        or any(t in k.type.upper() for t in ("GEMM", "CONV"))
         for k, f in zip(kernels, facts, strict=True)
     ]
     modelled = sum(f is not None for f in facts)
@@ -257,8 +282,8 @@ def estimate(
     if modelled / len(kernels) < (0.5 if len(kernels) < 5 else 0.75):
         return None
     savings, compute = _fusion_savings(kernels, facts, is_matrix, peaks)
-    current = sum(float(k.get("dur_us") or 0.0) for k in kernels)
-    instances = int(c.get("instance_count") or 1)
+    current = sum(k.dur_us for k in kernels)
+    instances = int(c.instance_count or 1)
     if current <= 0 or savings * instances / 1000 < MIN_SAVINGS_MS:
         return None
     time_ms = current * instances / 1000
@@ -271,7 +296,7 @@ def estimate(
     if peaks.hbm_tbs is None and not is_matrix[0]:  # a non-matrix run was projected
         notes.append(NO_PLATFORM_WARNING)
     return FusionEstimate(
-        operation=str(c.get("base_name")),
+        operation=str(c.base_name),
         impact_score=round(high * MID_FACTOR, 2),
         impact_score_low=round(high * LOW_FACTOR, 2),
         impact_score_high=round(high, 2),
@@ -281,9 +306,7 @@ def estimate(
         instance_count=instances,
         kernel_count=len(kernels),
         modeled_kernel_count=modelled,
-        confidence=classify_confidence(
-            f"{c.get('base_name')} {c.get('module_name')}", names, is_matrix
-        ),
+        confidence=classify_confidence(f"{c.base_name} {c.module_name}", names, is_matrix),
         affected_gpu_kernels=names,
         fusion_type="matrix_compute" if any(is_matrix) else "memory_bound",
         warning="; ".join(notes) or None,
@@ -291,11 +314,11 @@ def estimate(
     )
 
 
-def _measured_ms(c: dict[str, Any], time_ms: float) -> float | None:
+def _measured_ms(c: FusionCandidate, time_ms: float) -> float | None:
     """The instances' real kernel time when it is below the first-instance extrapolation
     (the first instance is often the largest: the stem's BatchNorm, the vision encoder's
     attention), else None."""
-    measured = c.get("measured_kernel_time_us")
+    measured = c.measured_kernel_time_us
     if measured is None or measured / 1000 >= time_ms:
         return None
     return round(float(measured) / 1000, 3)
@@ -331,7 +354,7 @@ def analyze_kernel_fusion(inputs: SystemInputs) -> KernelFusionMetrics:
         return error("the run has no unified_perf_summary table to model the kernels with")
     if baseline_ms <= 0:
         return error("the run's GPU time (gpu_utilization.total_time_ms) is not positive")
-    candidates = [c.as_dict() for c in inputs.fusion_candidates]
+    candidates = [c for c in inputs.fusion_candidates if isinstance(c, FusionCandidate)]
     survivors = prefilter(candidates, baseline_ms)
     if not survivors:
         return KernelFusionMetrics(status="NO_DATA", candidate_count=0, impact_estimates=[])
@@ -344,7 +367,7 @@ def analyze_kernel_fusion(inputs: SystemInputs) -> KernelFusionMetrics:
     kernel_map = high_confidence_map(estimates)
     return KernelFusionMetrics(
         status="OK",
-        total_time_ms=round(sum(c["total_kernel_time_us"] for c in survivors) / 1000, 3),
+        total_time_ms=round(sum(c.total_kernel_time_us for c in survivors) / 1000, 3),
         candidate_count=len(survivors),
         estimated_count=len(estimates),
         total_impact_score=round(sum(e.impact_score for e in estimates), 2),

@@ -17,14 +17,6 @@ from rooflens.analyzers.prepare.multi_kernel import MultiKernelData
 from rooflens.analyzers.trace.idle_causes import IdleBreakdown
 from rooflens.analyzers.trace.kernel_counts import KernelCounts
 
-# manifest gpu_utilization percent key -> gpu_timeline row type
-_MANIFEST_ROWS = {
-    "computation_time_percent": "computation_time",
-    "exposed_comm_time_percent": "exposed_comm_time",
-    "exposed_memcpy_time_percent": "exposed_memcpy_time",
-    "idle_time_percent": "idle_time",
-}
-
 
 class Timeline(BaseModel):
     """gpu_timeline rows: type -> time in ms and percent of total."""
@@ -52,14 +44,17 @@ class Timeline(BaseModel):
     def from_manifest(cls, manifest: Manifest) -> Timeline:
         """The manifest's gpu_utilization (a row's time is percent x total / 100); it has no
         total communication or memcpy rows."""
-        util = manifest.gpu_utilization.model_dump()
-        total = float(util["total_time_ms"])
+        util = manifest.gpu_utilization
+        total = float(util.total_time_ms)
         times, pcts = {"total_time": total}, {"total_time": 100.0}
-        for key, row in _MANIFEST_ROWS.items():
-            value = util.get(key)
-            if isinstance(value, int | float):
-                pcts[row] = float(value)
-                times[row] = float(value) * total / 100.0
+        for row, percent in (
+            ("computation_time", util.computation_time_percent),
+            ("exposed_comm_time", util.exposed_comm_time_percent),
+            ("exposed_memcpy_time", util.exposed_memcpy_time_percent),
+            ("idle_time", util.idle_time_percent),
+        ):
+            pcts[row] = float(percent)
+            times[row] = float(percent) * total / 100.0
         return cls(time_ms=times, percent=pcts)
 
 

@@ -19,7 +19,7 @@ from rooflens.analyzers.categories.kernel_fusion import (
 )
 from rooflens.analyzers.categories.system_inputs import SystemInputs
 from rooflens.analyzers.perf.platforms import Platform, get_platform
-from tests.helpers.pipeline_runs import manifest, system_inputs
+from tests.helpers.pipeline_runs import candidate, manifest, system_inputs
 
 PEAKS = Peaks(hbm_tbs=1.0, matrix_tflops=1000.0, vector_tflops=100.0)
 GEMM = "sm90_xmma_gemm_bf16"
@@ -56,19 +56,21 @@ def gemm(dur: float) -> dict:
     return kernel(GEMM, dur, "GEMM")
 
 
-def cand(kernels: list[dict], instances: int = 1, name: str = "Block", **extra) -> dict:
+def cand(kernels: list[dict], instances: int = 1, name: str = "Block", **extra):
     per = sum(k["dur_us"] for k in kernels)
-    return {
-        "module_name": f"nn.Module: {name}_0",
-        "base_name": name,
-        "instance_count": instances,
-        "kernel_count": len(kernels),
-        "kernels": kernels,
-        "has_fused_kernel": False,
-        "total_kernel_time_us": per * instances,
-        "input_dims": None,
-        **extra,
-    }
+    return candidate(
+        {
+            "module_name": f"nn.Module: {name}_0",
+            "base_name": name,
+            "instance_count": instances,
+            "kernel_count": len(kernels),
+            "kernels": kernels,
+            "has_fused_kernel": False,
+            "total_kernel_time_us": per * instances,
+            "input_dims": None,
+            **extra,
+        }
+    )
 
 
 def test_gemm_epilogue_saves_the_trailing_kernels():
@@ -117,21 +119,21 @@ def test_prefilter_kernel_count_limit_is_15():
     ks = [kernel("ew_0", 100)]
     at_limit = cand(ks * 15, name="a")
     over = cand(ks * 16, name="b")
-    assert [c["base_name"] for c in prefilter([at_limit, over], baseline_ms=1.0)] == ["a"]
+    assert [c.base_name for c in prefilter([at_limit, over], baseline_ms=1.0)] == ["a"]
 
 
 def test_prefilter_needs_2_percent_of_e2e():
     # baseline 10 ms -> floor 10 x 10 x 2.0 = 200 µs
     enough = cand([kernel("ew_0", 100), kernel("ew_1", 100)], name="a")
     short = cand([kernel("ew_0", 100), kernel("ew_1", 99.9)], name="b")
-    assert [c["base_name"] for c in prefilter([enough, short], baseline_ms=10.0)] == ["a"]
+    assert [c.base_name for c in prefilter([enough, short], baseline_ms=10.0)] == ["a"]
 
 
 def test_prefilter_dedups_by_shape_keeping_the_shorter_module_name():
     ks = [kernel("ew_0", 100), kernel("ew_1", 100)]
-    long = cand(ks, name="a") | {"module_name": "model.py(12): a_long_frame_name"}
+    long = dataclasses.replace(cand(ks, name="a"), module_name="model.py(12): a_long_frame_name")
     short = cand(ks, name="b")
-    assert [c["base_name"] for c in prefilter([long, short], baseline_ms=1.0)] == ["b"]
+    assert [c.base_name for c in prefilter([long, short], baseline_ms=1.0)] == ["b"]
 
 
 def test_savings_below_a_tenth_of_a_millisecond_are_dropped():
