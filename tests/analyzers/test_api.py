@@ -35,6 +35,7 @@ def folder(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("api")
 
 
+@pytest.mark.slow
 def test_the_package_says_its_version_and_imports_no_engine() -> None:
     assert rooflens.__version__ == version("rooflens")
     code = "import sys, rooflens; print(any(m.startswith('rooflens.analyzers') for m in sys.modules), 'pandas' in sys.modules)"  # noqa: E501
@@ -58,6 +59,7 @@ def test_a_loaded_run_holds_its_tables_and_computes_the_rest_when_asked(folder: 
     assert run.metrics["gemm"].status == "OK"
 
 
+@pytest.mark.slow
 def test_the_report_the_plot_and_a_saved_folder_match_the_command_line(
     folder: Path, capsys
 ) -> None:
@@ -87,6 +89,7 @@ def test_the_report_the_plot_and_a_saved_folder_match_the_command_line(
         run.save(folder / "notes", force=True)
 
 
+@pytest.mark.slow
 def test_a_comparison_goes_through_the_same_door(folder: Path) -> None:
     one = _trace(folder, "allocator_churn_cuda")
     two = _trace(folder, "filtered_host_side")

@@ -16,6 +16,8 @@ from devkit.badinput.corpus import CASES, Case
 from rooflens.server.app import ServerConfig, build_server
 from rooflens.server.cli import main
 
+pytestmark = pytest.mark.slow  # every damaged trace through whole CLI and MCP runs
+
 AVAILABLE = [c for c in CASES if c.available()]
 LOADED = [c for c in AVAILABLE if c.outcome == "loaded"]
 

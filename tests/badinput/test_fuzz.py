@@ -30,6 +30,8 @@ from rooflens.analyzers.perf.platforms import Platform, get_platform
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import build_model
 
+pytestmark = pytest.mark.slow  # mutation fuzzing: many whole runs
+
 CASES = 160
 LAYOUT_CASES = 60
 LAYOUT_SEEDS = range(10_000, 10_000 + LAYOUT_CASES)  # apart from the first sample's seeds

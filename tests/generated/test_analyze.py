@@ -26,6 +26,8 @@ from rooflens.analyzers.findings.validate_run import validate_run
 from rooflens.server.cli import main
 from tests.helpers.sample_traces import P100, renamed_gpu, write_variant
 
+pytestmark = pytest.mark.slow  # whole analyses, in the tests or their module fixtures
+
 RUNS = {
     "sample": {},
     "one_layer_seed_1": {"layers": 1, "seed": 1},

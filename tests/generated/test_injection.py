@@ -31,6 +31,8 @@ from rooflens.analyzers.markdown_text import without_code_spans
 from rooflens.server.cli import main
 from tests.helpers.markdown_safety import headings, leaks
 
+pytestmark = pytest.mark.slow  # whole analyses, in the tests or their module fixtures
+
 P_HEADING = re.compile(r"^(?:\S+ )?P(\d+): ")
 CARD_SECTIONS = (
     "Compute Kernel Optimizations",

@@ -21,6 +21,8 @@ from devkit.injection import MARK, write_injection_trace
 from rooflens.analyzers.report.csv_cells import needs_escape, unescape_row
 from rooflens.server.cli import main
 
+pytestmark = pytest.mark.slow  # whole analyses, in the tests or their module fixtures
+
 csv.field_size_limit(sys.maxsize)
 TABLE_FOLDERS = (
     "perf_report_csvs",

@@ -11,10 +11,13 @@ import sys
 from pathlib import Path
 
 import nbformat
+import pytest
 from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
 
 from rooflens.analyzers.synthetic.situations import SITUATIONS
+
+pytestmark = pytest.mark.slow  # a notebook kernel and a CLI subprocess
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "docs" / "python-api.ipynb"

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from rooflens.analyzers.synthetic.situations import SITUATIONS
 from rooflens.server.cli import main
 
@@ -20,6 +22,7 @@ def _excerpt() -> list[str]:
     return found.group(1).splitlines()
 
 
+@pytest.mark.slow
 def test_the_readme_shows_the_top_of_the_report_it_describes(tmp_path: Path, capsys) -> None:
     trace = SITUATIONS["allocator_churn"].write(tmp_path / "allocator_churn.json.gz")
     out = tmp_path / "run"

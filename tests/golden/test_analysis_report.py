@@ -14,6 +14,8 @@ from rooflens.analyzers.findings.validate_report import validate_report
 from rooflens.server.cli import main
 from tests.helpers.golden import REFERENCE_FOLDERS, trace_path
 
+pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
+
 # every shared trace with a TraceLens reference, the GPU-only MI210 one included
 FOLDERS = REFERENCE_FOLDERS
 

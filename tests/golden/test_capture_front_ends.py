@@ -13,6 +13,8 @@ from rooflens.server.app import ServerConfig, build_server
 from rooflens.server.cli import main
 from tests.helpers.mcp_client import call, error_of
 
+pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
+
 CASE = Path("traces/inference/vllm_decode_full")
 
 

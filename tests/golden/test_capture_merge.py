@@ -17,6 +17,8 @@ from rooflens.analyzers.report.files import roofline_coverage
 from rooflens.analyzers.trace.health import assess
 from rooflens.analyzers.trace.open_trace import open_trace
 
+pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
+
 # replay trace -> (graph launches, replayed GPU events, capture batch, mode)
 REPLAYS = {
     "sglang_decode/sglang_Qwen3-8B_decode.json.gz": (1, 544, 32, "FULL"),

@@ -19,6 +19,8 @@ from rooflens.analyzers.pipeline.folder import RunFolder
 from rooflens.analyzers.prepare.manifest import categorise
 from tests.helpers.golden import REFERENCE_FOLDERS, our_report, platform_for
 
+pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
+
 FOLDERS = [f for f in REFERENCE_FOLDERS if f != "mi210_gpu_only"]  # no analysis_output there
 OUT = "<OUTPUT_DIR>/"
 TIMES = ("gpu_kernel_time_ms", "cpu_duration_ms", "sync_time_ms")

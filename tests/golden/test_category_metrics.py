@@ -25,6 +25,8 @@ from rooflens.analyzers.prepare.manifest import CategoryTables, categorise
 from tests.helpers.golden import REFERENCE_FOLDERS, our_report, platform_for
 from tests.helpers.tracelens_library import as_tracelens
 
+pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
+
 FOLDERS = [f for f in REFERENCE_FOLDERS if f != "mi210_gpu_only"]  # no compute categories
 SCORE_TOL = 0.02
 REL_TOL = 0.005

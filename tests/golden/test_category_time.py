@@ -16,6 +16,8 @@ from rooflens.analyzers.trace.model import build_model
 from rooflens.server.cli import main
 from tests.helpers.golden import shared_traces, trace_id, when_shared
 
+pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
+
 TOLERANCE_PCT = 2.0
 # the platform changes no time figure; one catalogued GPU is enough for the preparation
 PLATFORM = "MI300X"

@@ -27,6 +27,8 @@ from rooflens.analyzers.pipeline.folder import RunFolder
 from rooflens.analyzers.prepare.manifest import Manifest
 from tests.helpers.golden import COMPARATIVE_UNIT_CASES
 
+pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
+
 MODELS = [
     "Falconsai_nsfw_image_detection__1016002",
     "Qwen_Qwen1.5-0.5B-Chat__1016005",

@@ -31,6 +31,8 @@ from tests.helpers.golden import (
 )
 from tests.helpers.tracelens_library import as_tracelens
 
+pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
+
 SCORE_TOL = 0.02
 SCORES = ("impact_score", "impact_score_low", "impact_score_high")
 BERT = "mi300_vs_h100_gaunernst_bert-small-uncased__1016001"

@@ -13,6 +13,8 @@ import pytest
 from rooflens.analyzers import layout
 from tests.helpers.golden import comparative_run, reference_dir
 
+pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
+
 BERT = "mi300_vs_h100_gaunernst_bert-small-uncased__1016001"
 OWLV2 = "mi300_vs_h100_google_owlv2-large-patch14-ensemble__1016001"
 

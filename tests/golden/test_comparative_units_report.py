@@ -11,6 +11,8 @@ from rooflens.analyzers.findings.validate_report import validate_report
 from rooflens.server.cli import main
 from tests.helpers.golden import COMPARATIVE_UNIT_CASES
 
+pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
+
 # case -> (start of the What changed headline, the P1 line of the Top fixes or None)
 EXPECTED = {
     "test01_moe_fused_vs_unfused": (

@@ -39,6 +39,8 @@ from tests.helpers.golden import (
     when_shared,
 )
 
+pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
+
 
 def unit_folders() -> list[str]:
     """The six synthetic pairs' reference folders (`unit_<case>`)."""

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.helpers.truth import compute_metrics, ranked
+
+pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
 
 
 def test_resnet_convolutions_carry_their_layout_transposes(shared: Path) -> None:

@@ -15,6 +15,8 @@ import pytest
 from devkit.shared import trace_path
 from rooflens.server.cli import main
 
+pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
+
 FOLDER = "h100_google_owlv2-large-patch14-ensemble__1016001"
 EXPOSED_MS = 14.57
 

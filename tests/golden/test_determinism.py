@@ -13,7 +13,11 @@ import shutil
 import zipfile
 from pathlib import Path
 
+import pytest
+
 from rooflens.server.cli import main
+
+pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
 
 TIMESTAMPED_XLSX_PARTS = {"docProps/core.xml"}
 RUN_RECORD = "run.json"

@@ -15,6 +15,8 @@ from rooflens.analyzers.findings.validate import validate_findings, validate_fin
 from rooflens.server.cli import main
 from tests.helpers.golden import trace_path
 
+pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
+
 FOLDERS = (
     "mi300_Qwen_Qwen1.5-0.5B-Chat__1016005",
     "h100_gaunernst_bert-small-uncased__1016001",

@@ -13,6 +13,8 @@ from rooflens.analyzers.trace.errors import TraceError
 from rooflens.analyzers.trace.inspect import inspect_trace
 from tests.helpers.golden import shared_traces, trace_id, when_shared
 
+pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
+
 TRACES = shared_traces()
 OTHER_JSON = shared_traces("execution_details.json")
 

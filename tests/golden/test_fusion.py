@@ -35,6 +35,8 @@ from tests.helpers.golden import (
     trace_path,
 )
 
+pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
+
 WITH_CANDIDATES = [f for f in REFERENCE_FOLDERS if f != "mi210_gpu_only"]  # no file there
 
 # (folder, base_name) -> why our candidate set differs from TraceLens's. Kernel-type differences

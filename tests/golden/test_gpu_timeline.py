@@ -12,6 +12,8 @@ from rooflens.analyzers.trace.model import build_model
 from rooflens.analyzers.trace.timeline import ROWS
 from tests.helpers.golden import REFERENCE_FOLDERS, trace_path
 
+pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
+
 # Symmetric-memory all-reduce kernels count as communication here (docs/deviations.md,
 # "Symmetric-memory collectives"); TraceLens counts them as computation.
 DEVIATES = {"b200_eager_trace"}

@@ -10,6 +10,8 @@ from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import build_model
 from tests.helpers.idle_checks import assert_parts_sum_to_timeline_idle
 
+pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
+
 SHARED_TRACES = (
     "mi300/resnet_act_checkpoint.json.gz",
     "h100/google_owlv2-large-patch14-ensemble__1016001.json.gz",

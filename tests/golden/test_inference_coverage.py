@@ -19,6 +19,8 @@ from rooflens.analyzers.report.files import roofline_coverage
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import build_model
 
+pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
+
 CASES = {
     "inference/sglang_prefilldecode/sglang_Qwen3-8B_prefilldecode.json.gz": (
         0.99,

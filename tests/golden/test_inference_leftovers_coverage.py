@@ -19,6 +19,8 @@ from rooflens.analyzers.report.build import build_report
 from rooflens.analyzers.report.files import roofline_coverage
 from rooflens.analyzers.trace.open_trace import open_trace
 
+pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
+
 CASES = {
     "inference/sglang_decode/sglang_Qwen3-8B_decode.json.gz": (
         0.99,

@@ -9,6 +9,8 @@ from rooflens.analyzers.trace.iterations import find_iterations
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import build_model
 
+pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
+
 
 def test_resnet_steps_found_both_ways_hold_the_same_kernels(shared):
     model = build_model(load_trace(shared / "traces/mi300/resnet_act_checkpoint.json.gz"))

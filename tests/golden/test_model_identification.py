@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from rooflens.analyzers.findings.model_info import model_identification, op_rows
 from rooflens.analyzers.perf.platforms import get_platform
 from rooflens.analyzers.report.build import build_report
 from rooflens.analyzers.trace.open_trace import open_trace
+
+pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
 
 
 def test_qwen_run_is_identified_from_modules_and_shapes(shared: Path) -> None:

@@ -26,6 +26,8 @@ from tests.helpers.deviations import (
 )
 from tests.helpers.golden import REFERENCE_FOLDERS, ReferenceRow, unified_rows
 
+pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
+
 MODELS: dict[str, PerfModel] = {**gemm.MODELS, **conv.MODELS, **sdpa.MODELS}
 # added by TraceLens from the op's kernel names, not from its args: not the model's business
 KERNEL_DERIVED_PARAMS = frozenset({"transpose"})

@@ -30,6 +30,8 @@ from tests.helpers.deviations import (
 )
 from tests.helpers.golden import REFERENCE_FOLDERS, ReferenceRow, unified_rows
 
+pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
+
 MODELS: dict[str, PerfModel] = {
     **elementwise.MODELS,
     **reduce.MODELS,

@@ -19,6 +19,8 @@ from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import build_model
 from rooflens.analyzers.trace.pseudo import MOE_OGS_DOWN, MOE_OGS_UP
 
+pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
+
 CASES = {
     # trace folder: (coverage floor, tokens, up GFLOPS, down GFLOPS)
     # 2 * (32 * 4) * 3072 * 5888 and 2 * (32 * 4) * 2944 * 3072

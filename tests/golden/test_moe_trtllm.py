@@ -20,6 +20,8 @@ from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import build_model
 from rooflens.analyzers.trace.pseudo_trtllm import FINALIZE, GEMM1, GEMM2, MXFP8_QUANTIZE
 
+pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
+
 MIB = 2**20
 ROWS = {
     # op: (GFLOPS, bytes, compute spec, category)

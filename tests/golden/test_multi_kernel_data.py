@@ -25,6 +25,8 @@ from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import TraceModel, build_model
 from tests.helpers.golden import REFERENCE_FOLDERS, trace_path
 
+pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
+
 REFERENCE = Path("reference/tracelens")
 FILE = Path("analysis_output/category_data/multi_kernel_data.json")
 SYMMETRIC_MEMORY = "b200_eager_trace"

@@ -21,6 +21,8 @@ from rooflens.analyzers.job.tables import (
     straggler_table,
 )
 
+pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
+
 JOB = "traces/multirank/dlrm_8rank"
 REFERENCE = "reference/tracelens_multirank/dlrm_8rank"
 RANKS = range(8)

@@ -14,6 +14,8 @@ import pytest
 from rooflens.analyzers import layout
 from rooflens.server.cli import main
 
+pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
+
 JOB = "traces/multirank/dlrm_8rank"
 REFERENCE = "reference/tracelens_multirank/dlrm_8rank/straggler_summary.csv"
 

@@ -14,6 +14,8 @@ from rooflens.analyzers.job.overview import job_overview
 from rooflens.analyzers.job.report import job_report_md
 from rooflens.analyzers.job.summary import summarise_rank
 
+pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
+
 JOB = "traces/multirank/dlrm_8rank"
 
 

@@ -15,6 +15,8 @@ from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import build_model
 from rooflens.analyzers.trace.own_capture import own_captures
 
+pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
+
 TRACE = "traces/inference/xdit_flux.1/capture_traces/capture_trace_rank_0.json.gz"
 
 

@@ -18,6 +18,8 @@ import pytest
 from tests.helpers.deviations import MATRIX_DEVIATIONS, VECTOR_DEVIATIONS, Deviation
 from tests.helpers.golden import REFERENCE_FOLDERS, close, our_report
 
+pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
+
 WITH_OPS = [f for f in REFERENCE_FOLDERS if f != "mi210_gpu_only"]
 KEY = ["name", "Input Dims", "Input type", "Concrete Inputs"]
 

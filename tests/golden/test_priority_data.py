@@ -24,6 +24,8 @@ from rooflens.analyzers.pipeline.folder import RunFolder
 from rooflens.analyzers.prepare.manifest import Manifest
 from tests.helpers.golden import REFERENCE_FOLDERS
 
+pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
+
 Pair = tuple[str, dict, dict, dict]  # folder, ours (TraceLens's view), reference, our document
 WITHOUT_FILE = {"mi210_gpu_only"}  # no analysis_output there
 FOLDERS = [f for f in REFERENCE_FOLDERS if f not in WITHOUT_FILE]

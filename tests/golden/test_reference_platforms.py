@@ -10,6 +10,8 @@ import pytest
 
 from rooflens.analyzers.perf.platforms import catalogue, load_platform_file
 
+pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
+
 # reference file -> catalogue entry whose roofline must give the same numbers
 REFERENCE = {"MI300X.json": "MI300X", "H100.json": "H100_SXM", "B200.json": "B200"}
 

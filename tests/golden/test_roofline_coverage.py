@@ -15,6 +15,8 @@ import pytest
 
 from tests.helpers.golden import REPO
 
+pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
+
 
 @pytest.fixture(scope="module")
 def coverage() -> ModuleType:

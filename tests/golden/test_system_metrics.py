@@ -37,6 +37,8 @@ from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import TraceModel, build_model
 from tests.helpers.golden import REFERENCE_FOLDERS, our_report, platform_for, shared_dir, trace_path
 
+pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
+
 CATEGORY_DATA = Path("analysis_output/category_data")
 SYMMETRIC_MEMORY = "b200_eager_trace"
 NO_REFERENCE_INPUTS = "mi210_gpu_only"

@@ -24,6 +24,8 @@ from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import build_model
 from tests.helpers.golden import COMPARATIVE_UNIT_CASES, shared_dir, when_shared
 
+pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
+
 TIMESFORMER = "facebook_timesformer-base-finetuned-k400__1016002"
 PAIRS = [
     TIMESFORMER,

@@ -25,6 +25,8 @@ from tests.helpers.truth import (
     share_problems,
 )
 
+pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
+
 
 def cli(*args: str) -> tuple[int, str]:
     """Exit code and everything the CLI printed."""

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from rooflens.analyzers.findings.validate_run import validate_run
 from rooflens.server.cli import main
+
+pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
 
 
 def test_real_run_qwen(shared: Path, tmp_path: Path) -> None:

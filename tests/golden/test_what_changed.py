@@ -20,6 +20,8 @@ from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import build_model
 from tests.helpers.golden import COMPARATIVE_UNIT_CASES, shared_dir
 
+pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
+
 UNITS = "traces/comparative_units"
 CASES = COMPARATIVE_UNIT_CASES
 

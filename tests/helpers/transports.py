@@ -32,7 +32,6 @@ from rooflens.server.http_app import HttpOptions, build_http_app
 from rooflens.server.owners import split_handle
 from tests.helpers.http_server import BEARER, TOKEN
 
-TRANSPORTS = ("memory", "http")  # every test of the suite; `stdio` only where marked
 START_SECONDS = 20
 
 

@@ -27,6 +27,8 @@ from rooflens.analyzers.synthetic.job import JobPlan, write_job
 from rooflens.server.app import ServerConfig, build_server
 from tests.helpers.mcp_client import call
 
+pytestmark = pytest.mark.slow  # whole analyses, in the tests or their module fixtures
+
 CALL = re.compile(r"\b[Cc]all(?:s|ing)?\s+`([a-z_]+)`")
 NAME = re.compile(r"`([a-z][a-z0-9_]*)`")
 EXAMPLES = {"run_id": "run-0123456789ab", "category": "gemm", "trace": "trace.json.gz"}

@@ -1,6 +1,7 @@
 """Fixtures of the MCP tests: a server over the generator's sample trace, in both protocol eras
 and over each transport (tests/helpers/transports.py): a test taking `connect` runs in memory
-and over HTTP on 127.0.0.1, and also over stdio when marked `stdio`.
+and over HTTP on 127.0.0.1, and also over stdio when marked `stdio`; the HTTP and stdio legs
+and the handshake era are `slow` (the fast subset: in memory, 2026-07-28).
 
 Every MCP test runs on traces our own generator writes, so none of them needs ../shared.
 """
@@ -15,9 +16,7 @@ import pytest
 from mcp import Client
 
 from rooflens.analyzers.synthetic.sample import write_sample_trace
-from tests.helpers.transports import TRANSPORTS, connection
-
-MODES = ("auto", "legacy")  # the 2026-07-28 era and the 2025-11-25 handshake era
+from tests.helpers.transports import connection
 
 
 @pytest.fixture
@@ -38,7 +37,8 @@ def sample(allowed: Path) -> Path:
     return write_sample_trace(allowed / "sample_step.json.gz")
 
 
-@pytest.fixture(params=MODES)
+# the 2026-07-28 era ("auto") and the 2025-11-25 handshake era ("legacy")
+@pytest.fixture(params=["auto", pytest.param("legacy", marks=pytest.mark.slow)])
 def mode(request: pytest.FixtureRequest) -> str:
     return request.param
 
@@ -50,7 +50,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "transport" in metafunc.fixturenames and not given:
         stdio = metafunc.definition.get_closest_marker("stdio") is not None
         extra = [pytest.param("stdio", marks=pytest.mark.slow)] if stdio else []
-        metafunc.parametrize("transport", [*TRANSPORTS, *extra])
+        http = pytest.param("http", marks=pytest.mark.slow)  # a server on a socket
+        metafunc.parametrize("transport", ["memory", http, *extra])
 
 
 @pytest.fixture

@@ -21,6 +21,8 @@ from tests.helpers.compare_pairs import planted_pair
 from tests.helpers.sample_traces import write_variant
 from tests.helpers.trace_builder import TraceBuilder
 
+pytestmark = pytest.mark.slow  # whole analyses, in the tests or their module fixtures
+
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[float], Path]:

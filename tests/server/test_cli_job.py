@@ -25,6 +25,7 @@ def job(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_a_job_is_analysed_into_one_folder_with_a_run_per_rank(job, tmp_path, capsys) -> None:
     out = tmp_path / "out"
     argv = ["analyze-job", str(job / "*.json.gz"), "--out", str(out), "--workers", "1"]

@@ -160,6 +160,7 @@ def test_platforms_lists_the_catalogue(capsys):
     assert rtx.split()[1] == "NVIDIA"  # the longest name keeps its own column
 
 
+@pytest.mark.slow
 def test_analyze_prepares_the_category_data_with_relative_paths(trace, tmp_path, capsys):
     out = tmp_path / "run"
     assert main(["analyze", str(trace), "--platform", "MI300X", "--out", str(out)]) == 0
@@ -181,6 +182,7 @@ def test_analyze_prepares_the_category_data_with_relative_paths(trace, tmp_path,
     assert "Priorities (estimated saving" in printed
 
 
+@pytest.mark.slow
 def test_validate_passes_on_an_analysed_run_and_fails_on_a_broken_finding(trace, tmp_path, capsys):
     out = tmp_path / "run"
     assert main(["analyze", str(trace), "--platform", "MI300X", "--out", str(out)]) == 0

@@ -25,6 +25,8 @@ from rooflens.analyzers.pipeline.ledger import file_sha256
 from rooflens.analyzers.synthetic.sample import write_sample_trace
 from rooflens.server.cli import main
 
+pytestmark = pytest.mark.slow  # whole analyses, in the tests or their module fixtures
+
 OUT = "run"
 KILLS = 10
 STAGED_KILL = 5  # the kill sent once the staging folder exists
@@ -153,6 +155,7 @@ def _wait_for_staging(parent: Path, process: subprocess.Popen[bytes]) -> None:
         time.sleep(0.01)
 
 
+@pytest.mark.slow
 def test_a_run_killed_at_any_point_never_leaves_a_valid_mixed_folder(
     traces, finished, tmp_path, capsys
 ) -> None:
@@ -233,6 +236,7 @@ def _wait_for_line(fd: int, process: subprocess.Popen[bytes], timeout: float) ->
     return os.read(fd, 64)
 
 
+@pytest.mark.slow
 def test_ctrl_c_exits_130_and_leaves_the_earlier_run_whole(traces, finished, tmp_path) -> None:
     """SIGINT while the category data is being prepared: sent once the run says it is there."""
     run = shutil.copytree(finished["A"], tmp_path / OUT)

@@ -33,6 +33,7 @@ def test_version_names_the_installed_distribution(capsys) -> None:
     assert capsys.readouterr().out == f"rooflens {version('rooflens')}\n"
 
 
+@pytest.mark.slow
 def test_python_dash_m_rooflens_runs_the_cli(tmp_path: Path) -> None:
     shown = subprocess.run(
         [sys.executable, "-m", "rooflens", "--help"],
@@ -63,6 +64,7 @@ print(json.dumps(sorted(m for m in {heavy!r} if m in sys.modules)))
 @pytest.mark.parametrize(
     "argv", [[], ["--help"], ["analyze", "--help"], ["analyze-job", "--help"], ["--version"]]
 )
+@pytest.mark.slow
 def test_the_cli_and_its_help_import_no_heavy_module(argv: list[str]) -> None:
     """`import rooflens.server.cli` and `--help` load none of the heavy libraries (the commands
     import them when they run), so `rooflens --help` answers at once."""
@@ -95,6 +97,7 @@ def test_report_json_is_one_object_naming_what_was_written(trace, tmp_path, caps
     assert written["replaced_run"] is None
 
 
+@pytest.mark.slow
 def test_analyze_and_validate_json(trace, tmp_path, capsys) -> None:
     out = tmp_path / "run"
     assert main(["analyze", str(trace), "--out", str(out), "--json"]) == 0

@@ -36,6 +36,8 @@ from tests.helpers.hostile_trace import (
 )
 from tests.helpers.mcp_client import call
 
+pytestmark = pytest.mark.slow  # whole analyses, in the tests or their module fixtures
+
 csv.field_size_limit(sys.maxsize)
 NAMES = set(OPS.values())
 DELTA = "delta_us (trace2 - trace1)"

@@ -10,6 +10,7 @@ import pytest
 from rooflens.server.demo import executive_summary, run_demo
 
 
+@pytest.mark.slow
 def test_demo_without_a_trace_validates_and_writes_its_summary_into_the_report(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -45,6 +46,7 @@ def test_demo_with_a_missing_trace_is_bad_input(tmp_path: Path, capsys) -> None:
     assert "missing.json.gz: file not found" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_demo_on_a_trace_without_gpu_events_stops_before_writing_a_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

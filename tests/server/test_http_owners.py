@@ -26,6 +26,8 @@ from tests.helpers.http_clients import (
 from tests.helpers.http_server import Served, start, stop
 from tests.helpers.mcp_client import call, error_of
 
+pytestmark = pytest.mark.slow  # servers started as processes
+
 HANDLE = re.compile(r"(run|job)-[0-9a-f]{12}-([0-9a-f]{32})")
 FORGED_KEY = "0" * 32
 

@@ -15,6 +15,8 @@ from rooflens.analyzers.synthetic.sample import write_sample_trace
 from tests.helpers.http_server import BEARER, start, stop
 from tests.helpers.mcp_client import call, error_of
 
+pytestmark = pytest.mark.slow  # servers started as processes
+
 
 def session(url: str) -> Client:
     """A handshake-era client: its requests carry an Mcp-Session-Id of its own."""

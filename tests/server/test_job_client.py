@@ -20,6 +20,8 @@ from rooflens.analyzers.synthetic.job import JobPlan, write_job
 from rooflens.server.state import DEFAULT_MAX_RESULT_BYTES
 from tests.helpers.recorder import Recorder
 
+pytestmark = pytest.mark.slow  # the job starts a Dask cluster
+
 # rank 1 computes 250 µs longer before each of the 2 × 2 collectives: every other rank waits
 # about 250 µs at each, 1.0 ms in all, and rank 1 holds them 0.5 ms per step
 PLAN = JobPlan(ranks=4, steps=2, collectives=2, slow_rank=1, slow_us=250.0)

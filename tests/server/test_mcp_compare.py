@@ -114,6 +114,7 @@ async def test_a_standalone_run_has_no_trace_2(connect, pair) -> None:
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("transport", ["memory"])  # over HTTP a new server is a new owner
+@pytest.mark.slow
 async def test_full_analysis_of_a_pair_after_a_restart(connect, pair) -> None:
     """A new server finds the comparative run (same pair, same options), rebuilds both traces
     and composes a comparative report that validates."""
@@ -146,6 +147,7 @@ async def test_full_analysis_of_a_pair_after_a_restart(connect, pair) -> None:
 
 
 @pytest.mark.anyio
+@pytest.mark.slow
 async def test_query_operations_reads_either_trace(connect, pair) -> None:
     """Trace 1's GELU row carries trace 2's time under the shared operator (half of its own),
     and trace=2 reads the reference's own rows, whose GELU runs on the planted kernel."""
@@ -175,6 +177,7 @@ async def test_query_operations_reads_either_trace(connect, pair) -> None:
 
 
 @pytest.mark.anyio
+@pytest.mark.slow
 async def test_trace_2_health_reaches_the_load_result_and_the_report(connect, pair) -> None:
     """A trace 2 recorded without shapes: load_trace says so under `comparison`, and the
     report's trace-health part lists it as trace 2's."""

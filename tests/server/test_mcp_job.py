@@ -20,6 +20,8 @@ from rooflens.analyzers.synthetic.job import JobPlan, write_job
 from tests.helpers.mcp_client import call, error_of
 from tests.helpers.transports import plain_id
 
+pytestmark = pytest.mark.slow  # every job starts a Dask cluster
+
 PLAN = JobPlan(ranks=4, steps=2, collectives=2, slow_rank=2, slow_us=300.0)
 
 

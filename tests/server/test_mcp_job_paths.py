@@ -19,6 +19,7 @@ CRASH = "Error executing tool load_job"  # all a model sees of an unhandled exce
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("mode", ["auto"])  # one protocol era: the call starts a cluster
+@pytest.mark.slow
 async def test_a_bracketed_folder_is_analysed_not_the_link_its_pattern_also_names(
     connect, allowed: Path, tmp_path: Path
 ) -> None:

@@ -40,6 +40,7 @@ async def read(client, uri: str) -> str:
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("mode", ["auto"])
+@pytest.mark.slow
 async def test_a_comparative_run_echoes_no_metadata_of_either_trace(connect, allowed) -> None:
     one, two, _ = planted_pair(allowed)
     plant(one)
@@ -69,6 +70,7 @@ async def test_a_comparative_run_echoes_no_metadata_of_either_trace(connect, all
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("mode", ["auto"])
+@pytest.mark.slow
 async def test_a_job_echoes_no_metadata_of_its_ranks(connect, allowed) -> None:
     paths = write_job(
         allowed / "job", JobPlan(ranks=2, steps=1, collectives=2, slow_rank=1, slow_us=100.0)

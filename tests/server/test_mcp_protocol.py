@@ -46,6 +46,7 @@ async def test_every_tool_refuses_an_unknown_argument_and_lists_its_arguments(co
 
 
 @pytest.mark.anyio
+@pytest.mark.slow
 async def test_categories_are_accepted_by_key_or_display_name_in_any_case(connect, sample) -> None:
     async with connect() as client:
         run_id = (await call(client, "load_trace", {"path": str(sample)}))["run_id"]
@@ -156,6 +157,7 @@ async def test_a_new_run_announces_that_the_resource_list_changed(allowed, sampl
 
 
 @pytest.mark.anyio
+@pytest.mark.slow
 async def test_every_result_of_a_full_run_stays_within_the_limit(connect, sample) -> None:
     async with connect() as client:
         tools = {t.name for t in (await client.list_tools()).tools}

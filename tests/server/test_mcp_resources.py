@@ -75,6 +75,7 @@ async def test_static_references(tmp_path, mode) -> None:
 
 
 @pytest.mark.anyio
+@pytest.mark.slow
 async def test_every_artifact_of_a_full_run_reads_back(sample, allowed, mode) -> None:
     async with Client(server_for(allowed), mode=mode) as client:
         empty = json.loads(await text_of(client, "rooflens://runs"))
@@ -136,6 +137,7 @@ async def test_every_artifact_of_a_full_run_reads_back(sample, allowed, mode) ->
 
 
 @pytest.mark.anyio
+@pytest.mark.slow
 async def test_tool_results_link_resources_that_can_be_read(sample, allowed) -> None:
     async with Client(build_server(ServerConfig(allowed_dirs=[allowed]))) as client:
         loaded = await client.call_tool("load_trace", {"path": str(sample)})

@@ -120,6 +120,7 @@ async def test_load_trace_writes_into_the_output_dir_it_is_given(connect, sample
 
 
 @pytest.mark.anyio
+@pytest.mark.slow
 async def test_a_run_survives_a_server_restart(allowed: Path, sample: Path) -> None:
     """The workspace index finds a run of an earlier server; its engine data is rebuilt."""
     async with Client(build_server(ServerConfig(allowed_dirs=[allowed]))) as client:
@@ -156,6 +157,7 @@ async def test_a_second_load_of_an_unchanged_trace_neither_reads_nor_hashes_it(
 
 
 @pytest.mark.anyio
+@pytest.mark.slow
 async def test_a_restarted_server_reports_the_prose_an_earlier_one_took(
     allowed: Path, sample: Path
 ) -> None:
@@ -180,6 +182,7 @@ async def test_a_restarted_server_reports_the_prose_an_earlier_one_took(
 
 
 @pytest.mark.anyio
+@pytest.mark.slow
 async def test_run_ids_do_not_repeat_across_servers(allowed: Path) -> None:
     """Two servers on one workspace (or a restart) never hand out the same id."""
     ids = set()
@@ -262,6 +265,7 @@ async def test_submit_findings_takes_status_note_and_refuses_what_does_not_fit(
 
 
 @pytest.mark.anyio
+@pytest.mark.slow
 async def test_run_full_analysis_reports_progress_and_a_valid_report(connect, sample) -> None:
     seen: list[tuple[float, float | None, str | None]] = []
 

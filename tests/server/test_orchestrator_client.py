@@ -120,6 +120,7 @@ async def orchestrate(model: Recorder, trace: Path, reference: Path | None = Non
 
 
 @pytest.mark.anyio
+@pytest.mark.slow
 async def test_the_orchestrator_prompt_followed_literally(connect, sample: Path) -> None:
     with anyio.fail_after(120):
         async with connect() as client:
@@ -137,6 +138,7 @@ async def test_the_orchestrator_prompt_followed_literally(connect, sample: Path)
 
 
 @pytest.mark.anyio
+@pytest.mark.slow
 async def test_the_orchestrator_prompt_followed_literally_on_a_pair(connect, allowed) -> None:
     """The comparative workflow on the generated pair (trace 2's forward GELU runs on another
     kernel in half the time) ends in a comparative report that validates and names it."""

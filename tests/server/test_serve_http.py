@@ -16,6 +16,8 @@ from mcp.shared.auth import OAuthClientMetadata
 
 from tests.helpers.http_server import BEARER, TOKEN, Served, start, stop
 
+pytestmark = pytest.mark.slow  # servers started as processes
+
 LAN = "10.1.2.3"
 APP_ORIGIN = "http://app.example:3000"
 INIT = {

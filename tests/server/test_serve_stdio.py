@@ -7,6 +7,8 @@ import sys
 import pytest
 from mcp import Client, StdioServerParameters
 
+pytestmark = pytest.mark.slow  # servers started as processes
+
 
 @pytest.fixture
 def anyio_backend() -> str:

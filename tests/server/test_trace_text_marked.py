@@ -23,6 +23,8 @@ from rooflens.server.trace_text import TRACE_TEXT
 from tests.helpers.hostile_trace import write_hostile_job
 from tests.helpers.mcp_client import call
 
+pytestmark = pytest.mark.slow  # whole analyses, in the tests or their module fixtures
+
 Path_ = tuple[str, ...]
 # the tools that return names from the trace, each of which must have been seen carrying MARK
 CARRIERS = {

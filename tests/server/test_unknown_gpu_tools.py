@@ -18,6 +18,7 @@ GPU = "Tesla P100-SXM2-16GB"
 
 
 @pytest.mark.anyio
+@pytest.mark.slow
 async def test_load_prepare_and_full_analysis_work_and_warn(
     connect, allowed: Path, transport: str, mode: str
 ) -> None:
@@ -51,6 +52,7 @@ async def test_load_prepare_and_full_analysis_work_and_warn(
 
 
 @pytest.mark.anyio
+@pytest.mark.slow
 async def test_a_run_without_a_platform_survives_a_server_restart(allowed: Path) -> None:
     trace = write_variant(allowed / "p100.json.gz", renamed_gpu(GPU, **P100))
     async with Client(build_server(ServerConfig(allowed_dirs=[allowed]))) as client:

@@ -24,6 +24,8 @@ import pytest
 from rooflens.analyzers.synthetic.copies import COPY_BOUND, write_copy_bound_trace
 from rooflens.server.cli import main
 
+pytestmark = pytest.mark.slow  # whole analyses, in the tests or their module fixtures
+
 WINDOW_MS = 50.33
 SAVING_MS = (33.75, 37.2857, 39.9375)
 SAVING_PERCENT = (67.06, 74.08, 79.35)

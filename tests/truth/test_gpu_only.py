@@ -96,6 +96,7 @@ def test_nothing_said_about_launches_or_the_host(steps) -> None:
     assert "no host event recorded" in report
 
 
+@pytest.mark.slow
 def test_the_run_validates(trace, tmp_path) -> None:
     out = tmp_path / "run"
     assert main(["analyze", str(trace), "--platform", "H100_SXM", "--out", str(out)]) == 0

@@ -78,6 +78,7 @@ def test_a_window_of_the_threshold_is_ranked(tmp_path: Path) -> None:
     assert data.nothing_to_rank is None and data.items
 
 
+@pytest.mark.slow
 def test_the_run_validates(tmp_path: Path, capsys) -> None:
     trace = SITUATION.write(tmp_path / "one_tiny_kernel.json.gz")
     out = tmp_path / "run"

@@ -36,6 +36,8 @@ from tests.helpers.sample_traces import (
     write_variant,
 )
 
+pytestmark = pytest.mark.slow  # whole analyses, in the tests or their module fixtures
+
 GPU = "Tesla P100-SXM2-16GB"
 LAYERS = 8
 # kernel name -> category, as the generator names its kernels

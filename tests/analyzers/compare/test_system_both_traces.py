@@ -37,6 +37,8 @@ from rooflens.analyzers.findings.system_compare import (
 from rooflens.server.cli import main
 from tests.helpers.compare_pairs import host_bound_pair
 
+pytestmark = pytest.mark.slow  # whole analyses, in the tests or their module fixtures
+
 IDLE_SENTENCE = (
     "GPU idle 79.16 % of trace 1's window (34.075 ms of 43.045 ms) against 61.51 % in trace 2 "
     "(14.175 ms of 23.045 ms); both traces' idle is mostly input pipeline (DataLoader)."

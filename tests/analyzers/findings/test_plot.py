@@ -225,6 +225,7 @@ def test_segments_carry_trace_2_time_per_category() -> None:
     assert segs[3].label == "NORM_fwd"  # its display name, as trace 1's categories have
 
 
+@pytest.mark.slow
 def test_a_comparison_draws_both_traces_and_the_helper_can_draw_it() -> None:
     res = render_plot(_manifest(), RANKED, "Model: MI300X vs H100", comparison=_compared())
     assert res.drawn and res.categories_drawn[-2:] == ["norm_fwd", "non_compute"]

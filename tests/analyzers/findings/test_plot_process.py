@@ -15,6 +15,7 @@ SAVINGS = Savings([BAR], 1, 20.0, 20.0)
 JOB = ("A model on H100", 100.0, SEGMENTS, SAVINGS)
 
 
+@pytest.mark.slow
 def test_the_helper_draws_the_same_png_as_the_run_itself(monkeypatch: pytest.MonkeyPatch) -> None:
     here = draw_png(*JOB)
 

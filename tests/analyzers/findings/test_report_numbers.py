@@ -26,6 +26,8 @@ from rooflens.analyzers.findings.validate_run import validate_run
 from rooflens.analyzers.synthetic.host import write_host_bound_trace
 from rooflens.server.cli import main
 
+pytestmark = pytest.mark.slow  # whole analyses, in the tests or their module fixtures
+
 IDLE = (
     "- **GPU idle**: 34.08 ms (79.16 %); P1 counts 32.59 ms of it: input pipeline "
     "(DataLoader), in the steady-state iterations."

@@ -32,6 +32,8 @@ from tests.helpers import foreign_dask_client
 from tests.helpers.cluster_processes import free_port, no_children_left
 from tests.helpers.foreign_dask_client import plant
 
+pytestmark = pytest.mark.slow  # Dask clusters
+
 # what stops a client without the cluster's credentials: the handshake or the comm closing
 REFUSED = {"CommClosedError", "FatalCommClosedError", "OSError", "TimeoutError", "SSLError"}
 TLS_FILES = {"ca": "ca.pem", "cert": "client.pem", "key": "client.key"}

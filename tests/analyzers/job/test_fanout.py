@@ -42,6 +42,8 @@ from rooflens.analyzers.synthetic.job import JobPlan, write_job
 from tests.helpers.cluster_processes import free_port, no_children_left
 from tests.helpers.dying_rank import DOOMED_RANK, run_or_die
 
+pytestmark = pytest.mark.slow  # Dask clusters
+
 PLAN = JobPlan(ranks=4, steps=2, collectives=3, slow_rank=2, slow_us=150.0)
 
 

@@ -39,6 +39,7 @@ def straggler_finding(a: JobAnalysis):
     ],
     ids=["16 ranks", "64 ranks"],
 )
+@pytest.mark.slow
 def test_a_planted_straggler_is_named_and_its_saving_is_the_planted_delay(
     tmp_path: Path, plan: JobPlan
 ) -> None:
@@ -60,6 +61,7 @@ def test_a_planted_straggler_is_named_and_its_saving_is_the_planted_delay(
     assert "more GPU compute, most of it in `aten::mm`" in text
 
 
+@pytest.mark.slow
 def test_a_late_batch_is_named_as_late_data(tmp_path: Path) -> None:
     plan = JobPlan(ranks=16, steps=3, collectives=4, late_rank=5, late_us=800.0)
     a = job_analysis(summaries(tmp_path, plan))
@@ -71,6 +73,7 @@ def test_a_late_batch_is_named_as_late_data(tmp_path: Path) -> None:
     assert a.causes[1].excess_us == pytest.approx(2 * 800.0, rel=0.01)  # step 0's is before
 
 
+@pytest.mark.slow
 def test_bus_bandwidth_is_the_hand_computed_one(tmp_path: Path) -> None:
     # 2^18 fp32 = 1 MiB in 40 µs: 26.2144 GB/s; all-reduce over 16 ranks moves 2 x 15/16
     a = job_analysis(summaries(tmp_path / "ar", JobPlan(ranks=16, steps=1)))
@@ -119,6 +122,7 @@ def test_failed_and_missing_ranks_are_reported(tmp_path: Path) -> None:
         job_analysis([], [failed])
 
 
+@pytest.mark.slow
 def test_the_plot_is_a_png_and_only_it_imports_matplotlib(tmp_path: Path) -> None:
     a = job_analysis(summaries(tmp_path, JobPlan(ranks=4, steps=1, slow_rank=1, slow_us=80.0)))
     plot = draw_job_plot(a)

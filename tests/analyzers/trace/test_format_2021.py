@@ -120,6 +120,7 @@ def test_every_launch_is_linked_to_its_kernel_and_operator(trace: Path) -> None:
     assert assess(model).profiler_steps == [1]  # the step mark is an operator in 2021
 
 
+@pytest.mark.slow
 def test_analyze_exits_0_and_finds_the_launch_bound_step(
     trace: Path, tmp_path: Path, capsys
 ) -> None:

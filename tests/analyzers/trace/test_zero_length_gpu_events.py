@@ -125,6 +125,7 @@ def test_equal_timestamps_and_zero_length_events_at_every_position(tb) -> None:
     assert work.idle.length() == pytest.approx(model.gpu_timeline().pooled.idle_time)
 
 
+@pytest.mark.slow
 def test_analyze_runs_to_the_end_with_one_zero_length_kernel(tmp_path: Path, capsys) -> None:
     trace = write_launch_bound_trace(tmp_path / "launch_bound.json.gz")
     document = json.loads(gzip.decompress(trace.read_bytes()))
