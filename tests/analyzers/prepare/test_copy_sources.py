@@ -98,7 +98,7 @@ def test_a_set_up_upload_is_priced_at_nothing_and_said_one_time() -> None:
     verdict = judge(_upload(0), None, steady=True)
     assert verdict.saving_ms == (0.0, 0.0, 0.0) and verdict.priced_ms == 0.0
     assert verdict.fixes[0] == ONE_TIME
-    phrase = source_phrase(verdict.model_dump())
+    phrase = source_phrase(verdict)
     assert phrase == (
         "100 % of 40.0 ms of host-to-device copies come from `aten::to` under "
         "`Module.load_state_dict`, in set-up only: not a per-step cost"
