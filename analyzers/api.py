@@ -20,9 +20,9 @@ import pandas as pd
 
 from rooflens.analyzers.categories.documents import Metrics
 from rooflens.analyzers.compare.comparison import load_comparison
-from rooflens.analyzers.findings.impact_scale import PriorityItem
-from rooflens.analyzers.findings.plot import draw_figure, plot_layout, plot_title
-from rooflens.analyzers.findings.priorities import PriorityData
+from rooflens.analyzers.findings.composing.plot import draw_figure, plot_layout, plot_title
+from rooflens.analyzers.findings.ranking.impact_scale import PriorityItem
+from rooflens.analyzers.findings.ranking.priorities import PriorityData
 from rooflens.analyzers.perf.categories import load_table
 from rooflens.analyzers.pipeline.ledger import (
     ComparedTrace,

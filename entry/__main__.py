@@ -12,8 +12,8 @@ writes is closed by then (atomic writes close before they rename).
 import os
 import sys
 
-from rooflens.server.cli import main
-from rooflens.server.cli_common import EXIT_BROKEN_PIPE
+from rooflens.cli.common import EXIT_BROKEN_PIPE
+from rooflens.cli.main import main
 
 
 def run() -> None:

@@ -7,11 +7,11 @@ from contextlib import asynccontextmanager
 
 from mcp.server import MCPServer
 
+import rooflens
 from rooflens import resources
 from rooflens.server import prompting, tools
 from rooflens.server.middleware import ServerMiddleware
 from rooflens.server.run_access import ServerRunAccess
-from rooflens.server.settings import package_version
 from rooflens.server.state import AppState, ServerConfig
 
 __all__ = ["INSTRUCTIONS", "ServerConfig", "build_server"]
@@ -43,7 +43,7 @@ def build_server(config: ServerConfig) -> MCPServer:
         "rooflens",
         title="rooflens",
         description="Where GPU time goes in PyTorch profiler traces, against the roofline",
-        version=package_version(),
+        version=rooflens.__version__,
         instructions=INSTRUCTIONS,
         lifespan=lifespan,
         middleware=[middleware],

@@ -10,7 +10,7 @@ from pathlib import Path
 from rooflens.analyzers.compare.comparison import Comparison, load_comparison
 from rooflens.analyzers.perf.platforms import get_platform
 from rooflens.analyzers.pipeline.folder import RunFolder
-from rooflens.analyzers.pipeline.ledger import ComparedTrace, TraceIdentity
+from rooflens.analyzers.pipeline.ledger import ComparedTrace, TraceIdentity, record_fields
 from rooflens.analyzers.pipeline.steps import (
     LOADED,
     NotAnalysable,
@@ -24,7 +24,7 @@ from rooflens.analyzers.trace.open_trace import AUTO
 from rooflens.analyzers.trace.read import require_regular_file
 from rooflens.server.owners import Owner
 from rooflens.server.paths import PathRefused
-from rooflens.server.runs import Run, record_fields
+from rooflens.server.runs import Run
 from rooflens.server.state import AppState
 from rooflens.server.step_tools import step_call
 

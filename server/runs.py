@@ -24,9 +24,9 @@ from rooflens.analyzers.pipeline.ledger import (
     ComparedTrace,
     RunFolderError,
     RunRecord,
-    TraceIdentity,
     new_run_id,
     read_record,
+    record_fields_of,
     seal,
 )
 from rooflens.analyzers.pipeline.steps import LOADED, RunResults
@@ -332,38 +332,6 @@ def _read_entry(path: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return entry if isinstance(entry, dict) else None
-
-
-def record_fields_of(record: RunRecord) -> dict[str, Any]:
-    """`record_fields` of a run already recorded."""
-    return record_fields(
-        Path(record.trace_path),
-        record.trace,
-        record.platform,
-        Path(record.platform_file) if record.platform_file else None,
-        record.captures,
-        record.compare_with,
-    )
-
-
-def record_fields(
-    trace: Path,
-    identity: TraceIdentity,
-    platform: str | None,
-    platform_file: Path | None,
-    captures: str | None,
-    compare_with: ComparedTrace | None = None,
-) -> dict[str, Any]:
-    """The parts of a run record that say what was analysed (and make two loads the same);
-    `compare_with` is trace 2 of a comparative run."""
-    return {
-        "trace": identity,
-        "trace_path": str(trace),
-        "platform": platform,
-        "platform_file": None if platform_file is None else str(platform_file),
-        "captures": captures,
-        "compare_with": compare_with,
-    }
 
 
 def _write_new(path: Path, entry: dict[str, Any]) -> bool:

@@ -9,13 +9,3 @@ LOCALHOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 DEFAULT_MAX_RESULT_BYTES = 16_384
 WORKSPACE_NAME = "rooflens_runs"
-
-
-def package_version() -> str:
-    """The installed distribution's version; a bare source tree says so instead of failing."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("rooflens")
-    except PackageNotFoundError:
-        return "0+unknown"

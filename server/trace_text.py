@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, model_validator
 
-from rooflens.analyzers.findings.model_info import ModelIdentification
+from rooflens.analyzers.findings.composing.model_info import ModelIdentification
 from rooflens.analyzers.job.overview import CauseView, FailureView, FindingView, JobOverview
 from rooflens.analyzers.trace.device import GpuIdentity
 from rooflens.analyzers.trace.health import (

@@ -24,16 +24,35 @@ STAGES = (
     "pipeline",
     "job",
 )
-FACES = ("rooflens.server", "rooflens.resources", "rooflens.prompts")
+FACES = ("rooflens.server", "rooflens.resources", "rooflens.prompts", "rooflens.cli")
+# The command line's engine commands run without the MCP server; these two start it.
+CLI_SERVER_DOORS = ("serve.py", "demo.py")
+# A stage with floors of its own: each floor imports only the floors before it.
+INNER_FLOORS = {"findings": ("contract", "ranking", "drafting", "composing", "validation")}
+PACKAGE_DIRS = {
+    "analyzers": "rooflens.analyzers",
+    "cli": "rooflens.cli",
+    "server": "rooflens.server",
+    "resources": "rooflens.resources",
+    "prompts": "rooflens.prompts",
+    "entry": "rooflens",
+}
 
 
-def imported(path: Path) -> Iterator[str]:
-    """Every module `path` imports, at the top or inside a function."""
+def imported(path: Path, root: Path = REPO) -> Iterator[str]:
+    """Every module `path` imports, at the top or inside a function; a relative import resolved
+    against the package the file sits in (read from the files alone)."""
+    folder, *inner = path.relative_to(root).with_suffix("").parts
+    package = [*PACKAGE_DIRS.get(folder, folder).split("."), *inner]
+    package = package if path.name == "__init__.py" else package[:-1]
     for node in ast.walk(ast.parse(path.read_text("utf-8"))):
         if isinstance(node, ast.Import):
             yield from (alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             yield node.module
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1]
+            yield ".".join([*base, *([node.module] if node.module else [])])
 
 
 def modules(folder: str) -> list[Path]:
@@ -44,11 +63,21 @@ def forbidden(path: Path, root: Path = REPO) -> list[str]:
     """The imports of `path` (a file of the tree at `root`) that break a rule, each with it."""
     top = path.relative_to(root).parts[0]
     broken = []
-    for name in imported(path):
+    for name in imported(path, root):
         if top == "analyzers" and (name.split(".")[0] == "mcp" or name.startswith(FACES)):
             broken.append(f"{name}: the engine imports no mcp and no face")
         elif top in ("resources", "prompts") and name.startswith("rooflens.server"):
             broken.append(f"{name}: {top} reads runs through resources/access.py")
+        elif top != "cli" and name.startswith("rooflens.cli"):
+            broken.append(f"{name}: nothing imports the command line")
+        elif (
+            top == "cli"
+            and name.startswith("rooflens.server")
+            and path.name not in CLI_SERVER_DOORS
+        ):
+            broken.append(
+                f"{name}: the command line reaches the server only through serve and demo"
+            )
         elif top == "analyzers":
             broken.extend(_stage_rule(path.relative_to(root / "analyzers").parts, name))
     return broken
@@ -61,10 +90,15 @@ def _stage_rule(parts: tuple[str, ...], name: str) -> list[str]:
     mine, theirs = parts[0], target[2]
     if mine in STAGES and theirs in STAGES and STAGES.index(theirs) > STAGES.index(mine):
         return [f"{name}: stage {mine} imports the later stage {theirs}"]
+    floors = INNER_FLOORS.get(mine, ())
+    here = parts[1] if mine == theirs and len(parts) > 2 else None
+    there = target[3] if len(target) > 3 else None
+    if here in floors and there in floors and floors.index(there) > floors.index(here):
+        return [f"{name}: {mine}/{here} imports the later floor {mine}/{there}"]
     return []
 
 
-@pytest.mark.parametrize("folder", ["analyzers", "resources", "prompts"])
+@pytest.mark.parametrize("folder", ["analyzers", "resources", "prompts", "server", "cli"])
 def test_imports_point_one_way(folder: str) -> None:
     broken = {str(p.relative_to(REPO)): forbidden(p) for p in modules(folder)}
     assert {path: rules for path, rules in broken.items() if rules} == {}
@@ -76,24 +110,35 @@ def test_the_rules_catch_what_they_forbid(tmp_path: Path) -> None:
     probe.write_text(
         "import mcp\n"
         "from rooflens.analyzers.trace import schema\n"
-        "def late():\n    from rooflens.analyzers.findings import plot\n"
+        "from . import schema\n"
+        "def late():\n    from ..findings.composing import plot\n"
     )
     assert forbidden(probe, tmp_path) == [
         "mcp: the engine imports no mcp and no face",
-        "rooflens.analyzers.findings: stage trace imports the later stage findings",
+        "rooflens.analyzers.findings.composing: stage trace imports the later stage findings",
+    ]
+    command = tmp_path / "cli" / "job.py"
+    command.parent.mkdir()
+    command.write_text("from rooflens.server.runs import RunStore\nfrom .common import fail\n")
+    server = tmp_path / "server" / "app.py"
+    server.parent.mkdir()
+    server.write_text("from rooflens.cli.main import main\n")
+    assert forbidden(command, tmp_path) == [
+        "rooflens.server.runs: the command line reaches the server only through serve and demo"
+    ]
+    assert forbidden(server, tmp_path) == ["rooflens.cli.main: nothing imports the command line"]
+    floor = tmp_path / "analyzers" / "findings" / "ranking" / "probe.py"
+    floor.parent.mkdir(parents=True)
+    floor.write_text("from ..contract import contract\nfrom ..composing.plot import draw\n")
+    assert forbidden(floor, tmp_path) == [
+        "rooflens.analyzers.findings.composing.plot: findings/ranking imports the later floor"
+        " findings/composing"
     ]
 
 
 # --- no import cycles -------------------------------------------------------------------------
 # Every import counts, at the top, inside a function or under TYPE_CHECKING: a cycle hidden in
 # a function is still two modules that cannot be understood one without the other.
-PACKAGE_DIRS = {
-    "analyzers": "rooflens.analyzers",
-    "server": "rooflens.server",
-    "resources": "rooflens.resources",
-    "prompts": "rooflens.prompts",
-    "entry": "rooflens",
-}
 
 
 def module_names(root: Path = REPO) -> dict[str, Path]:

@@ -5,7 +5,7 @@ When a trace records no shapes the roofline has nothing to work on, but a kernel
 says its precision and whether it runs on tensor cores/MFMA (perf/kernel_precision.py). A
 category's `simt_kernels` lists, per (operation, kernel), the GEMM/convolution/attention kernels
 in fp32 or fp64 on CUDA cores/vector ALUs (SIMT/VALU) of its operations without a usable
-roofline; findings/precision_item.py ranks them when they hold a material share of compute.
+roofline; findings/ranking/precision_item.py ranks them when they hold a material share of compute.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def simt_kernels(ops: pd.DataFrame, operations: Sequence[Any]) -> tuple[SimtKern
 
 
 def _modelled(op: Any) -> bool:
-    """A usable roofline: an efficiency, not anomalous (findings/unmodelled.py's rule)."""
+    """A usable roofline: an efficiency, not anomalous (findings/ranking/unmodelled.py's rule)."""
     eff = getattr(op, "efficiency", None)
     return eff is not None and eff.efficiency_percent is not None and not eff.is_anomaly
 

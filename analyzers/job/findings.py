@@ -10,7 +10,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rooflens.analyzers.findings.impact_scale import Candidate, PriorityItem, Saving, rank_items
+from rooflens.analyzers.findings.ranking.impact_scale import (
+    Candidate,
+    PriorityItem,
+    Saving,
+    rank_items,
+)
 from rooflens.analyzers.job.bandwidth import bus_factor
 from rooflens.analyzers.job.records import JobAnalysis
 from rooflens.analyzers.markdown_text import md_code

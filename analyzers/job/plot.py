@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 from typing import TYPE_CHECKING
 
-from rooflens.analyzers.findings.plot import PALETTE, REMAINDER_COLOR, PlotResult
+from rooflens.analyzers.findings.composing.plot import PALETTE, REMAINDER_COLOR, PlotResult
 
 if TYPE_CHECKING:
     from rooflens.analyzers.job.analysis import JobAnalysis

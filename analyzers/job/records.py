@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from rooflens.analyzers.findings.impact_scale import PriorityItem
+from rooflens.analyzers.findings.ranking.impact_scale import PriorityItem
 from rooflens.analyzers.job.causes import Cause
 from rooflens.analyzers.job.matching import JobCollectives
 from rooflens.analyzers.job.stragglers import RankWaits

@@ -23,16 +23,16 @@ from rooflens.analyzers.categories.documents import Metrics, metrics_document
 from rooflens.analyzers.categories.trace2_system import Trace2System
 from rooflens.analyzers.compare.compare_columns import DIFF_STATS_SHEET
 from rooflens.analyzers.compare.comparison import Comparison
-from rooflens.analyzers.findings.contract import Findings, parse_findings, render_findings
-from rooflens.analyzers.findings.drafts import tier_for
-from rooflens.analyzers.findings.model_info import (
+from rooflens.analyzers.findings.composing.model_info import (
     CONDENSED_COLUMNS,
     ModelIdentification,
     module_names,
 )
-from rooflens.analyzers.findings.plot import PlotResult
-from rooflens.analyzers.findings.priorities import PriorityData
-from rooflens.analyzers.findings.report_prose import ReportProse
+from rooflens.analyzers.findings.composing.plot import PlotResult
+from rooflens.analyzers.findings.composing.prose import ReportProse
+from rooflens.analyzers.findings.contract.contract import Findings, parse_findings, render_findings
+from rooflens.analyzers.findings.drafting.drafts import tier_for
+from rooflens.analyzers.findings.ranking.priorities import PriorityData
 from rooflens.analyzers.prepare.categories import gpu_utilization
 from rooflens.analyzers.prepare.category_data import CategoryData
 from rooflens.analyzers.prepare.manifest import CategoryTables, Manifest

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -100,6 +101,38 @@ class RunRecord(BaseModel):
     created: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
     steps: list[str] = Field(default_factory=list)
     artifacts: dict[str, str] = Field(default_factory=dict, description="path -> SHA-256")
+
+
+def record_fields_of(record: RunRecord) -> dict[str, Any]:
+    """`record_fields` of a run already recorded."""
+    return record_fields(
+        Path(record.trace_path),
+        record.trace,
+        record.platform,
+        Path(record.platform_file) if record.platform_file else None,
+        record.captures,
+        record.compare_with,
+    )
+
+
+def record_fields(
+    trace: Path,
+    identity: TraceIdentity,
+    platform: str | None,
+    platform_file: Path | None,
+    captures: str | None,
+    compare_with: ComparedTrace | None = None,
+) -> dict[str, Any]:
+    """The parts of a run record that say what was analysed (and make two loads the same);
+    `compare_with` is trace 2 of a comparative run."""
+    return {
+        "trace": identity,
+        "trace_path": str(trace),
+        "platform": platform,
+        "platform_file": None if platform_file is None else str(platform_file),
+        "captures": captures,
+        "compare_with": compare_with,
+    }
 
 
 def new_run_id() -> str:

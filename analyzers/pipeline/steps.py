@@ -27,28 +27,28 @@ from rooflens.analyzers.categories.multi_kernel import analyze_multi_kernel
 from rooflens.analyzers.categories.system_inputs import SystemInputs, Timeline
 from rooflens.analyzers.categories.trace2_system import Trace2System, analyze_trace2
 from rooflens.analyzers.compare.comparison import Comparison
-from rooflens.analyzers.findings.contract import Findings
-from rooflens.analyzers.findings.drafts import draft_findings
-from rooflens.analyzers.findings.model_info import (
+from rooflens.analyzers.findings.composing.comparative import ReportComparison
+from rooflens.analyzers.findings.composing.compose import ReportInputs, compose_report
+from rooflens.analyzers.findings.composing.model_info import (
     ModelIdentification,
     merged_identity,
     model_identification,
     op_rows,
 )
-from rooflens.analyzers.findings.plot import (
+from rooflens.analyzers.findings.composing.numbers import workbook_figures
+from rooflens.analyzers.findings.composing.plot import (
     Drawer,
     PlotResult,
     draw_png,
     plot_title,
     render_plot,
 )
-from rooflens.analyzers.findings.priorities import PriorityData, priority_data
-from rooflens.analyzers.findings.report import ReportInputs, compose_report
-from rooflens.analyzers.findings.report_compare import ReportComparison
-from rooflens.analyzers.findings.report_numbers import workbook_figures
-from rooflens.analyzers.findings.report_prose import ReportProse
-from rooflens.analyzers.findings.submission import PItemProse, SubmitStatus, submit
-from rooflens.analyzers.findings.system_compare import system_comparison
+from rooflens.analyzers.findings.composing.prose import ReportProse
+from rooflens.analyzers.findings.contract.contract import Findings
+from rooflens.analyzers.findings.drafting.drafts import draft_findings
+from rooflens.analyzers.findings.drafting.submission import PItemProse, SubmitStatus, submit
+from rooflens.analyzers.findings.drafting.system_compare import system_comparison
+from rooflens.analyzers.findings.ranking.priorities import PriorityData, priority_data
 from rooflens.analyzers.perf.platform_choice import platform_warnings, run_warnings
 from rooflens.analyzers.perf.platforms import Platform
 from rooflens.analyzers.pipeline.folder import RunFolder
@@ -135,7 +135,7 @@ class Pipeline:
     # what a message tells the caller to do to run a step (step, category): the server names
     # its tool call
     call_hint: Callable[[str, str | None], str] = field(default=lambda step, _: f"run {step}")
-    draw: Drawer = draw_png  # the CLI passes PlotProcess.draw (findings/plot_process.py)
+    draw: Drawer = draw_png  # the CLI passes PlotProcess.draw (findings/composing/plot_process.py)
 
     # -- order ---------------------------------------------------------------------------
 

@@ -23,7 +23,7 @@ from rooflens.analyzers.trace.model import TraceModel
 from rooflens.analyzers.trace.schema import LAUNCH_CATEGORIES
 
 MIN_CALLS = 10
-# what the idle card says of a filtered host side (findings/system_drafts.py)
+# what the idle card says of a filtered host side (findings/drafting/system_drafts.py)
 PARTIAL_HOST = (
     "The host side of this trace was filtered to its launch calls (no event record or stream "
     "wait, no synchronise, allocation or free, no deviceProperties): the named cause is a "

@@ -5,8 +5,8 @@ from __future__ import annotations
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from rooflens.analyzers.findings.contract import Findings
-from rooflens.analyzers.findings.drafts import draft_findings
+from rooflens.analyzers.findings.contract.contract import Findings
+from rooflens.analyzers.findings.drafting.drafts import draft_findings
 from rooflens.analyzers.pipeline.steps import NotAnalysable
 from rooflens.server import results as r
 from rooflens.server.loading import pipeline

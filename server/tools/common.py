@@ -19,7 +19,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from rooflens.analyzers.findings.submission import SubmissionError
+from rooflens.analyzers.findings.drafting.submission import SubmissionError
 from rooflens.analyzers.job.cluster import ClusterError
 from rooflens.analyzers.job.inputs import JobInputError
 from rooflens.analyzers.job.job_run import JobFailed

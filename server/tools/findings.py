@@ -8,12 +8,12 @@ from mcp.server import MCPServer
 from pydantic import Field
 
 from rooflens.analyzers import layout
-from rooflens.analyzers.findings import submission
-from rooflens.analyzers.findings.contract import Findings
-from rooflens.analyzers.findings.drafts import tier_for
-from rooflens.analyzers.findings.priorities import PriorityData
-from rooflens.analyzers.findings.validate import validate_findings_file
-from rooflens.analyzers.findings.validate_run import validate_run as check_run
+from rooflens.analyzers.findings.contract.contract import Findings
+from rooflens.analyzers.findings.contract.validate import validate_findings_file
+from rooflens.analyzers.findings.drafting import submission
+from rooflens.analyzers.findings.drafting.drafts import tier_for
+from rooflens.analyzers.findings.ranking.priorities import PriorityData
+from rooflens.analyzers.findings.validation.run_checks import validate_run as check_run
 from rooflens.analyzers.pipeline.ledger import verify
 from rooflens.analyzers.pipeline.steps import AGGREGATED, DRAFTED
 from rooflens.server import results as r

@@ -10,9 +10,13 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from rooflens.analyzers.findings.model_info import ModelIdentification, module_names, op_rows
-from rooflens.analyzers.findings.report_prose import ReportProse
-from rooflens.analyzers.findings.validate_report import validate_report as check_report
+from rooflens.analyzers.findings.composing.model_info import (
+    ModelIdentification,
+    module_names,
+    op_rows,
+)
+from rooflens.analyzers.findings.composing.prose import ReportProse
+from rooflens.analyzers.findings.validation.analysis_checks import validate_report as check_report
 from rooflens.analyzers.pipeline.steps import REPORTED
 from rooflens.server import results as r
 from rooflens.server.bounded import fit

@@ -20,7 +20,7 @@ from rooflens.analyzers.pipeline.steps import NotAnalysable
 from rooflens.analyzers.synthetic.copies import SETUP_UPLOAD
 from rooflens.analyzers.synthetic.situations import SITUATIONS
 from rooflens.analyzers.trace.errors import TraceError
-from rooflens.server.cli import main as cli
+from rooflens.cli.main import main as cli
 
 UPLOAD = "setup_weight_upload"
 

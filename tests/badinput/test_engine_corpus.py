@@ -19,7 +19,7 @@ import pytest
 from openpyxl import load_workbook
 
 from devkit.badinput.corpus import CASES, CASES_BY_NAME, SAMPLE_GPU_EVENTS, Case, sample_bytes
-from rooflens.analyzers.findings.model_info import model_identification, op_rows
+from rooflens.analyzers.findings.composing.model_info import model_identification, op_rows
 from rooflens.analyzers.perf.platforms import get_platform
 from rooflens.analyzers.report.build import build_report
 from rooflens.analyzers.report.files import write_perf_report

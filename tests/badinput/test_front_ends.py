@@ -13,8 +13,8 @@ import pytest
 from mcp import Client
 
 from devkit.badinput.corpus import CASES, Case
+from rooflens.cli.main import main
 from rooflens.server.app import ServerConfig, build_server
-from rooflens.server.cli import main
 
 pytestmark = pytest.mark.slow  # every damaged trace through whole CLI and MCP runs
 

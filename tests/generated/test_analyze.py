@@ -18,12 +18,18 @@ import pytest
 
 from rooflens.analyzers import layout
 from rooflens.analyzers.categories.documents import metrics_from_document
-from rooflens.analyzers.findings.contract import BEGIN_RE, Marker, Status, Tier, render_findings
-from rooflens.analyzers.findings.drafts import draft_findings, tier_for
-from rooflens.analyzers.findings.validate import validate_findings, validate_findings_file
-from rooflens.analyzers.findings.validate_report import validate_report
-from rooflens.analyzers.findings.validate_run import validate_run
-from rooflens.server.cli import main
+from rooflens.analyzers.findings.contract.contract import (
+    BEGIN_RE,
+    Marker,
+    Status,
+    Tier,
+    render_findings,
+)
+from rooflens.analyzers.findings.contract.validate import validate_findings, validate_findings_file
+from rooflens.analyzers.findings.drafting.drafts import draft_findings, tier_for
+from rooflens.analyzers.findings.validation.analysis_checks import validate_report
+from rooflens.analyzers.findings.validation.run_checks import validate_run
+from rooflens.cli.main import main
 from tests.helpers.sample_traces import P100, renamed_gpu, write_variant
 
 pytestmark = pytest.mark.slow  # whole analyses, in the tests or their module fixtures

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
+from rooflens.cli.main import main
 from rooflens.server.app import ServerConfig, build_server
-from rooflens.server.cli import main
 from tests.helpers.capture_traces import write_case
 from tests.helpers.mcp_client import call, error_of
 from tests.helpers.trace_builder import TraceBuilder

@@ -23,12 +23,12 @@ from devkit.injection import (
     write_hostile_platform,
     write_injection_trace,
 )
-from rooflens.analyzers.findings.contract import split_row
-from rooflens.analyzers.findings.drafts import tier_for
-from rooflens.analyzers.findings.report import SECTIONS
-from rooflens.analyzers.findings.validate import validate_findings_file
+from rooflens.analyzers.findings.composing.compose import SECTIONS
+from rooflens.analyzers.findings.contract.contract import split_row
+from rooflens.analyzers.findings.contract.validate import validate_findings_file
+from rooflens.analyzers.findings.drafting.drafts import tier_for
 from rooflens.analyzers.markdown_text import without_code_spans
-from rooflens.server.cli import main
+from rooflens.cli.main import main
 from tests.helpers.markdown_safety import headings, leaks
 
 pytestmark = pytest.mark.slow  # whole analyses, in the tests or their module fixtures

@@ -19,7 +19,7 @@ import pytest
 
 from devkit.injection import MARK, write_injection_trace
 from rooflens.analyzers.report.csv_cells import needs_escape, unescape_row
-from rooflens.server.cli import main
+from rooflens.cli.main import main
 
 pytestmark = pytest.mark.slow  # whole analyses, in the tests or their module fixtures
 

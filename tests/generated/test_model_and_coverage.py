@@ -13,7 +13,7 @@ from types import ModuleType
 
 import pytest
 
-from rooflens.analyzers.findings.model_info import model_identification, op_rows
+from rooflens.analyzers.findings.composing.model_info import model_identification, op_rows
 from rooflens.analyzers.perf.platforms import get_platform
 from rooflens.analyzers.report.build import build_report
 from rooflens.analyzers.report.files import roofline_coverage

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from rooflens.analyzers.synthetic.situations import SITUATIONS
-from rooflens.server.cli import main
+from rooflens.cli.main import main
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from rooflens.analyzers.findings.contract import BEGIN_RE, Marker
-from rooflens.analyzers.findings.drafts import tier_for
-from rooflens.analyzers.findings.validate import validate_findings_file
-from rooflens.analyzers.findings.validate_report import validate_report
-from rooflens.server.cli import main
+from rooflens.analyzers.findings.contract.contract import BEGIN_RE, Marker
+from rooflens.analyzers.findings.contract.validate import validate_findings_file
+from rooflens.analyzers.findings.drafting.drafts import tier_for
+from rooflens.analyzers.findings.validation.analysis_checks import validate_report
+from rooflens.cli.main import main
 from tests.helpers.golden import REFERENCE_FOLDERS, trace_path
 
 pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
+from rooflens.cli.main import main
 from rooflens.server.app import ServerConfig, build_server
-from rooflens.server.cli import main
 from tests.helpers.mcp_client import call, error_of
 
 pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared

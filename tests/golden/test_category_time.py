@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from rooflens.analyzers.findings.validate_run import validate_run
+from rooflens.analyzers.findings.validation.run_checks import validate_run
 from rooflens.analyzers.perf.platforms import get_platform
 from rooflens.analyzers.prepare.category_data import prepare
 from rooflens.analyzers.report.build import build_report
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import build_model
-from rooflens.server.cli import main
+from rooflens.cli.main import main
 from tests.helpers.golden import shared_traces, trace_id, when_shared
 
 pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared

@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 
 from rooflens.analyzers.categories.documents import metrics_from_document
-from rooflens.analyzers.findings.drafts import draft_findings, tier_for
-from rooflens.analyzers.findings.priorities import priority_data
-from rooflens.analyzers.findings.report import compose_report
-from rooflens.analyzers.findings.report_compare import ReportComparison
-from rooflens.analyzers.findings.report_summary import ReportInputs
-from rooflens.analyzers.findings.validate import validate_findings_file
-from rooflens.analyzers.findings.validate_report import validate_report
+from rooflens.analyzers.findings.composing.comparative import ReportComparison
+from rooflens.analyzers.findings.composing.compose import compose_report
+from rooflens.analyzers.findings.composing.summary import ReportInputs
+from rooflens.analyzers.findings.contract.validate import validate_findings_file
+from rooflens.analyzers.findings.drafting.drafts import draft_findings, tier_for
+from rooflens.analyzers.findings.ranking.priorities import priority_data
+from rooflens.analyzers.findings.validation.analysis_checks import validate_report
 from rooflens.analyzers.markdown_text import md_cell
 from rooflens.analyzers.pipeline.folder import RunFolder
 from rooflens.analyzers.prepare.manifest import Manifest

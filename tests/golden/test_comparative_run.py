@@ -21,7 +21,7 @@ import pytest
 from rooflens.analyzers import layout
 from rooflens.analyzers.categories.documents import metrics_from_document
 from rooflens.analyzers.compare.compare_columns import ANCHOR, COMPARISON_COLUMNS
-from rooflens.analyzers.findings.priorities import priority_data
+from rooflens.analyzers.findings.ranking.priorities import priority_data
 from rooflens.analyzers.prepare.manifest import Manifest
 from tests.helpers.golden import (
     FOLDERS,

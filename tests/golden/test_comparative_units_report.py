@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from rooflens.analyzers.findings.validate_report import validate_report
-from rooflens.server.cli import main
+from rooflens.analyzers.findings.validation.analysis_checks import validate_report
+from rooflens.cli.main import main
 from tests.helpers.golden import COMPARATIVE_UNIT_CASES
 
 pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared

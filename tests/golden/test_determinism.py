@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from rooflens.server.cli import main
+from rooflens.cli.main import main
 
 pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
 

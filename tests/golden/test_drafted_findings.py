@@ -9,10 +9,10 @@ import pytest
 
 from rooflens.analyzers import layout
 from rooflens.analyzers.categories.documents import metrics_from_document
-from rooflens.analyzers.findings.contract import Status, Tier, render_findings
-from rooflens.analyzers.findings.drafts import draft_findings
-from rooflens.analyzers.findings.validate import validate_findings, validate_findings_file
-from rooflens.server.cli import main
+from rooflens.analyzers.findings.contract.contract import Status, Tier, render_findings
+from rooflens.analyzers.findings.contract.validate import validate_findings, validate_findings_file
+from rooflens.analyzers.findings.drafting.drafts import draft_findings
+from rooflens.cli.main import main
 from tests.helpers.golden import trace_path
 
 pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from rooflens.analyzers.findings.model_info import model_identification, op_rows
+from rooflens.analyzers.findings.composing.model_info import model_identification, op_rows
 from rooflens.analyzers.perf.platforms import get_platform
 from rooflens.analyzers.report.build import build_report
 from rooflens.analyzers.trace.open_trace import open_trace

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from rooflens.analyzers import layout
-from rooflens.server.cli import main
+from rooflens.cli.main import main
 
 pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
 

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from rooflens.analyzers.categories.documents import metrics_from_document
-from rooflens.analyzers.findings.priorities import TRACELENS_KEY, priority_data
+from rooflens.analyzers.findings.ranking.priorities import TRACELENS_KEY, priority_data
 from rooflens.analyzers.pipeline.folder import RunFolder
 from rooflens.analyzers.prepare.manifest import Manifest
 from tests.helpers.golden import REFERENCE_FOLDERS

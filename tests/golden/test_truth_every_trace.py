@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from rooflens.analyzers.categories.scoring import ANOMALY_PCT
-from rooflens.server.cli import main
+from rooflens.cli.main import main
 from tests.helpers.golden import require_shared, shared_traces, trace_id, when_shared
 from tests.helpers.truth import (
     RunView,

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from rooflens.analyzers.findings.validate_run import validate_run
-from rooflens.server.cli import main
+from rooflens.analyzers.findings.validation.run_checks import validate_run
+from rooflens.cli.main import main
 
 pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
 

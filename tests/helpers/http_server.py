@@ -36,7 +36,7 @@ def start(tmp: Path, *args: str, token: str | None = TOKEN) -> tuple[subprocess.
     if token is not None:
         env["ROOFLENS_TOKEN"] = token
     stderr = tmp / f"stderr-{port}.txt"
-    command = [sys.executable, "-m", "rooflens.server.cli", "serve", "--http", "--port", str(port)]
+    command = [sys.executable, "-m", "rooflens.cli.main", "serve", "--http", "--port", str(port)]
     command += ["--allow-dir", str(tmp), *(a.replace("PORT", str(port)) for a in args)]
     with stderr.open("wb") as err:
         proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=err)

@@ -71,7 +71,7 @@ def stdio_parameters(allowed: Path, *flags: str) -> StdioServerParameters:
     """`rooflens serve` over stdio, allowed only `allowed`."""
     return StdioServerParameters(
         command=sys.executable,
-        args=["-m", "rooflens.server.cli", "serve", "--allow-dir", str(allowed), *flags],
+        args=["-m", "rooflens.cli.main", "serve", "--allow-dir", str(allowed), *flags],
     )
 
 

@@ -26,8 +26,8 @@ from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics
 from rooflens.analyzers.categories.documents import Metrics, metrics_from_document
 from rooflens.analyzers.categories.models import CategoryMetrics
 from rooflens.analyzers.categories.scoring import ANOMALY_PCT
-from rooflens.analyzers.findings.impact_scale import pool_sizes
-from rooflens.analyzers.findings.priorities import PriorityData
+from rooflens.analyzers.findings.ranking.impact_scale import pool_sizes
+from rooflens.analyzers.findings.ranking.priorities import PriorityData
 from rooflens.analyzers.perf.platforms import get_platform
 from rooflens.analyzers.pipeline.steps import LOADED, Pipeline, RunResults
 from rooflens.analyzers.prepare.manifest import Manifest

@@ -22,10 +22,10 @@ from mcp import Client
 
 from rooflens.analyzers.report.csv_cells import needs_escape
 from rooflens.analyzers.synthetic import sample as syn
+from rooflens.cli.main import main
 from rooflens.resources import run_files as rf
 from rooflens.resources.access import RunInfo
 from rooflens.server.app import ServerConfig, build_server
-from rooflens.server.cli import main
 from tests.helpers.hostile_trace import (
     KERNELS,
     OPS,

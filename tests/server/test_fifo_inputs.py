@@ -13,7 +13,7 @@ import pytest
 
 from rooflens.analyzers.synthetic.sample import write_sample_trace
 from rooflens.analyzers.trace.capture import DETAILS_FILE
-from rooflens.server.cli import main
+from rooflens.cli.main import main
 from tests.helpers.fifo import released_after
 from tests.helpers.mcp_client import call, error_of
 

@@ -48,7 +48,7 @@ def local_run(folder: Path) -> str:
     async def made() -> str:
         params = StdioServerParameters(
             command=sys.executable,
-            args=["-m", "rooflens.server.cli", "serve", "--allow-dir", str(folder)],
+            args=["-m", "rooflens.cli.main", "serve", "--allow-dir", str(folder)],
         )
         async with Client(params) as client:
             return (await call(client, "load_trace", {"path": "sample.json.gz"}))["run_id"]

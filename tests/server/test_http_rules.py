@@ -7,8 +7,8 @@ import pytest
 import uvicorn
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 
+from rooflens.cli.main import main
 from rooflens.server import http_app
-from rooflens.server.cli import main
 from rooflens.server.http_app import (
     HttpConfigError,
     HttpOptions,

@@ -10,7 +10,7 @@ from mcp import Client, MCPError
 from mcp.types import ResourceTemplateReference
 
 from rooflens import resources
-from rooflens.analyzers.findings.validate_report import validate_report_text
+from rooflens.analyzers.findings.validation.analysis_checks import validate_report_text
 from rooflens.server.app import ServerConfig, build_server
 
 TEMPLATES = {

@@ -11,7 +11,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from rooflens.analyzers.findings.validate_report import validate_report_text
+from rooflens.analyzers.findings.validation.analysis_checks import validate_report_text
 from rooflens.analyzers.pipeline.ledger import read_record, verify
 from rooflens.analyzers.synthetic.sample import write_sample_trace
 from rooflens.server import loading

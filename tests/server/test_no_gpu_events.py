@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rooflens.server.cli import main
+from rooflens.cli.main import main
 
 
 def host_only_trace(folder: Path) -> Path:

@@ -19,7 +19,7 @@ def anyio_backend() -> str:
 async def test_stdio_server_lists_tools_and_answers_a_call(tmp_path) -> None:
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "rooflens.server.cli", "serve", "--allow-dir", str(tmp_path)],
+        args=["-m", "rooflens.cli.main", "serve", "--allow-dir", str(tmp_path)],
     )
     async with Client(params) as client:
         names = {tool.name for tool in (await client.list_tools()).tools}
@@ -41,7 +41,7 @@ async def test_a_job_over_stdio_keeps_the_protocol_clean(tmp_path) -> None:
     write_job(tmp_path / "job", JobPlan(ranks=2, steps=1, collectives=2, slow_rank=1, slow_us=50))
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "rooflens.server.cli", "serve", "--allow-dir", str(tmp_path)],
+        args=["-m", "rooflens.cli.main", "serve", "--allow-dir", str(tmp_path)],
     )
     async with Client(params) as client:
         result = await client.call_tool("load_job", {"paths": ["job"], "workers": 1})

@@ -22,8 +22,11 @@ from pathlib import Path
 import pytest
 
 from rooflens.analyzers.categories.copies import COMPILED_COPIES
-from rooflens.analyzers.findings.collective_draft import collective_rows, collective_sentence
-from rooflens.analyzers.findings.copy_draft import copy_card
+from rooflens.analyzers.findings.drafting.collective_draft import (
+    collective_rows,
+    collective_sentence,
+)
+from rooflens.analyzers.findings.drafting.copy_draft import copy_card
 from rooflens.analyzers.synthetic.busy import COMPILED_COPIES as PLAN
 from rooflens.analyzers.synthetic.collectives import TINY_ALL_REDUCES
 from rooflens.analyzers.synthetic.situations import SITUATIONS

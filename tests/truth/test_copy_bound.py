@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from rooflens.analyzers.synthetic.copies import COPY_BOUND, write_copy_bound_trace
-from rooflens.server.cli import main
+from rooflens.cli.main import main
 
 pytestmark = pytest.mark.slow  # whole analyses, in the tests or their module fixtures
 

@@ -22,7 +22,7 @@ from rooflens.analyzers.trace.health import assess
 from rooflens.analyzers.trace.inspect import inspect_trace
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import build_model
-from rooflens.server.cli import main
+from rooflens.cli.main import main
 
 SITUATION = SITUATIONS["counters_only"]
 PLAN = SITUATION.plan

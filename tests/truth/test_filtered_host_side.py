@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics
-from rooflens.analyzers.findings.idle_advice import TITLES
+from rooflens.analyzers.findings.ranking.idle_advice import TITLES
 from rooflens.analyzers.synthetic.situations import SITUATIONS
 from rooflens.analyzers.trace.health import assess
 from rooflens.analyzers.trace.host_filter import PARTIAL_HOST

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from rooflens.analyzers.findings.precision_item import FRACTIONS, KEY
+from rooflens.analyzers.findings.ranking.precision_item import FRACTIONS, KEY
 from rooflens.analyzers.markdown_text import md_code
 from rooflens.analyzers.synthetic.busy import FP32_CYCLE, SCUDNN, SGEMM
 from rooflens.analyzers.synthetic.situations import SITUATIONS

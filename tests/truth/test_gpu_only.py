@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import pytest
 
-from rooflens.analyzers.findings.unmodelled_group import UNMODELLED_KEY
+from rooflens.analyzers.findings.ranking.unmodelled_group import UNMODELLED_KEY
 from rooflens.analyzers.perf.kernel_names import short_kernel_name
 from rooflens.analyzers.synthetic.host import HOST_BOUND, write_host_bound_trace
-from rooflens.server.cli import main
+from rooflens.cli.main import main
 from tests.helpers.sample_traces import gpu_only, read_document, write_document
 from tests.helpers.truth import assert_truthful, compute_metrics, ranked
 

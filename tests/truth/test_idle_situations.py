@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics
-from rooflens.analyzers.findings.idle_advice import ACTIONS, CAUSE_RECOVERY, TITLES
+from rooflens.analyzers.findings.ranking.idle_advice import ACTIONS, CAUSE_RECOVERY, TITLES
 from rooflens.analyzers.markdown_text import md_code
 from rooflens.analyzers.perf.base import NO_MODEL
 from rooflens.analyzers.synthetic.situations import SITUATIONS

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rooflens.analyzers.synthetic.host import write_host_bound_trace
-from rooflens.server.cli import main
+from rooflens.cli.main import main
 from tests.helpers.sample_traces import read_document, write_document
 
 GPU_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset")

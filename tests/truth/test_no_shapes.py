@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from rooflens.analyzers.categories.models import CategoryMetrics
-from rooflens.analyzers.findings.plot import read_savings
-from rooflens.analyzers.findings.report_coverage import coverage
+from rooflens.analyzers.findings.composing.coverage import coverage
+from rooflens.analyzers.findings.composing.plot import read_savings
 from rooflens.analyzers.perf.base import SHAPES_NOT_RECORDED
 from rooflens.analyzers.pipeline.steps import RunResults
 from rooflens.analyzers.report.files import roofline_coverage

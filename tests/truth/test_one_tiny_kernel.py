@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 
 from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics
-from rooflens.analyzers.findings.impact_scale import MIN_WINDOW_US, Saving
+from rooflens.analyzers.findings.ranking.impact_scale import MIN_WINDOW_US, Saving
 from rooflens.analyzers.synthetic.situations import SITUATIONS
-from rooflens.server.cli import main
+from rooflens.cli.main import main
 from tests.helpers.truth import cap_problems, estimate_problems, ranked, share_problems
 
 SITUATION = SITUATIONS["one_tiny_kernel"]

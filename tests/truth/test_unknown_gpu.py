@@ -24,9 +24,9 @@ from typing import Any
 import pytest
 
 from rooflens.analyzers import layout
-from rooflens.analyzers.findings.validate_run import validate_run
+from rooflens.analyzers.findings.validation.run_checks import validate_run
 from rooflens.analyzers.perf.platform_choice import NO_PLATFORM_REASON
-from rooflens.server.cli import main
+from rooflens.cli.main import main
 from tests.helpers.sample_traces import (
     P100,
     GpuFacts,

@@ -28,13 +28,13 @@ import pytest
 
 from rooflens.analyzers import layout
 from rooflens.analyzers.categories.cpu_idle import IterationSummary
-from rooflens.analyzers.findings.system_compare import (
+from rooflens.analyzers.findings.drafting.system_compare import (
     SystemSide,
     compare_sides,
     idle_sentence,
     system_markdown,
 )
-from rooflens.server.cli import main
+from rooflens.cli.main import main
 from tests.helpers.compare_pairs import host_bound_pair
 
 pytestmark = pytest.mark.slow  # whole analyses, in the tests or their module fixtures

@@ -11,11 +11,11 @@ import pytest
 
 from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics
 from rooflens.analyzers.categories.models import CategoryMetrics, Efficiency, Operation
-from rooflens.analyzers.findings.contract import parse_findings
-from rooflens.analyzers.findings.impact_scale import Candidate, Saving, rank_items, totals
-from rooflens.analyzers.findings.model_info import ModelIdentification
-from rooflens.analyzers.findings.priorities import PriorityData
-from rooflens.analyzers.findings.report import ReportInputs, compose_report
+from rooflens.analyzers.findings.composing.compose import ReportInputs, compose_report
+from rooflens.analyzers.findings.composing.model_info import ModelIdentification
+from rooflens.analyzers.findings.contract.contract import parse_findings
+from rooflens.analyzers.findings.ranking.impact_scale import Candidate, Saving, rank_items, totals
+from rooflens.analyzers.findings.ranking.priorities import PriorityData
 from rooflens.analyzers.perf.platforms import get_platform
 from rooflens.analyzers.pipeline.folder import RunFolder
 from rooflens.analyzers.prepare.manifest import CategoryTables, Manifest

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from rooflens.analyzers.findings.contract import (
+from rooflens.analyzers.findings.contract.contract import (
     Findings,
     Marker,
     PItem,

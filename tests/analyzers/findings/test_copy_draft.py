@@ -10,10 +10,10 @@ from rooflens.analyzers.categories.multi_kernel import (
     NcclBlockingAssessment,
     OverlapAssessment,
 )
-from rooflens.analyzers.findings.contract import Status, parse_findings, render_findings
-from rooflens.analyzers.findings.drafts import draft_findings
-from rooflens.analyzers.findings.report_cards import system_pools
-from rooflens.analyzers.findings.validate import validate_findings
+from rooflens.analyzers.findings.composing.cards import system_pools
+from rooflens.analyzers.findings.contract.contract import Status, parse_findings, render_findings
+from rooflens.analyzers.findings.contract.validate import validate_findings
+from rooflens.analyzers.findings.drafting.drafts import draft_findings
 from rooflens.analyzers.perf.platforms import get_platform
 from rooflens.analyzers.prepare.copies import CopyData, CopyGroup, MemsetSummary
 from rooflens.analyzers.prepare.multi_kernel import OverlapAnalysis

@@ -9,9 +9,14 @@ import pytest
 from rooflens.analyzers import layout
 from rooflens.analyzers.categories.documents import metrics_document
 from rooflens.analyzers.categories.multi_kernel import error_document
-from rooflens.analyzers.findings.contract import Status, Tier, parse_findings, render_findings
-from rooflens.analyzers.findings.drafts import draft_findings
-from rooflens.analyzers.findings.validate import validate_findings
+from rooflens.analyzers.findings.contract.contract import (
+    Status,
+    Tier,
+    parse_findings,
+    render_findings,
+)
+from rooflens.analyzers.findings.contract.validate import validate_findings
+from rooflens.analyzers.findings.drafting.drafts import draft_findings
 from rooflens.analyzers.pipeline.folder import RunFolder
 from tests.helpers.sample_metrics import CPU_IDLE, FUSION, GEMM, MULTI_KERNEL, typed
 

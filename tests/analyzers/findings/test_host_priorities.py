@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics
-from rooflens.analyzers.findings.idle_advice import CAUSE_RECOVERY, TITLES
+from rooflens.analyzers.findings.ranking.idle_advice import CAUSE_RECOVERY, TITLES
 from rooflens.analyzers.pipeline.steps import Pipeline
 from rooflens.analyzers.synthetic.host import (
     write_blocking_item_trace,

@@ -8,8 +8,8 @@ import pytest
 from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics
 from rooflens.analyzers.categories.kernel_fusion import FusionEstimate, KernelFusionMetrics
 from rooflens.analyzers.categories.models import CategoryMetrics, Finding, ImpactEstimate
-from rooflens.analyzers.findings.candidates import candidates
-from rooflens.analyzers.findings.impact_scale import Candidate, Saving, rank_items, totals
+from rooflens.analyzers.findings.ranking.candidates import candidates
+from rooflens.analyzers.findings.ranking.impact_scale import Candidate, Saving, rank_items, totals
 from rooflens.analyzers.prepare.categories import GpuUtilization
 
 # a ResNet-like window: 3,390 ms, GPU idle 89 %, computing 11 %

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from rooflens.analyzers import layout
-from rooflens.analyzers.findings.model_info import (
+from rooflens.analyzers.findings.composing.model_info import (
     UNKNOWN,
     ModelIdentification,
     condensed_csv,

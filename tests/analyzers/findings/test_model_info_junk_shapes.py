@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rooflens.analyzers.findings.model_info import model_identification, op_rows
+from rooflens.analyzers.findings.composing.model_info import model_identification, op_rows
 
 BF16 = "c10::BFloat16"
 COLUMNS = ["name", "Input type", "Input Dims", "operation_count", "call_stack_full"]

@@ -10,9 +10,9 @@ import pytest
 from PIL import Image
 
 from rooflens.analyzers import layout
-from rooflens.analyzers.findings.impact_scale import Candidate, Saving, rank_items, totals
-from rooflens.analyzers.findings.model_info import ModelIdentification
-from rooflens.analyzers.findings.plot import (
+from rooflens.analyzers.findings.composing.comparative import ReportComparison, category_times
+from rooflens.analyzers.findings.composing.model_info import ModelIdentification
+from rooflens.analyzers.findings.composing.plot import (
     REMAINDER_LABEL,
     PlotResult,
     Savings,
@@ -22,9 +22,9 @@ from rooflens.analyzers.findings.plot import (
     read_savings,
     render_plot,
 )
-from rooflens.analyzers.findings.plot_process import PlotProcess
-from rooflens.analyzers.findings.priorities import PriorityData
-from rooflens.analyzers.findings.report_compare import ReportComparison, category_times
+from rooflens.analyzers.findings.composing.plot_process import PlotProcess
+from rooflens.analyzers.findings.ranking.impact_scale import Candidate, Saving, rank_items, totals
+from rooflens.analyzers.findings.ranking.priorities import PriorityData
 from rooflens.analyzers.perf.platforms import get_platform
 from rooflens.analyzers.pipeline.folder import RunFolder
 from rooflens.analyzers.prepare.categories import GpuUtilization

@@ -1,12 +1,12 @@
-"""The helper process that draws a command-line run's plot (findings/plot_process.py)."""
+"""The helper process that draws a command-line run's plot (findings/composing/plot_process.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from rooflens.analyzers.findings import plot_process
-from rooflens.analyzers.findings.plot import Bar, Savings, Segment, draw_png
-from rooflens.analyzers.findings.plot_process import PlotProcess
+from rooflens.analyzers.findings.composing import plot_process
+from rooflens.analyzers.findings.composing.plot import Bar, Savings, Segment, draw_png
+from rooflens.analyzers.findings.composing.plot_process import PlotProcess
 
 SEGMENTS = [Segment("gemm", "GEMM", 60.0, "#0072B2"), Segment("non_compute", "idle", 40.0, "#BBB")]
 BAR = Bar(p_number=1, kind="system", category="cpu_idle", label="P1 GPU idle", low_ms=10.0,

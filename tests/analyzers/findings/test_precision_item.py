@@ -1,4 +1,4 @@
-"""The precision item (analyzers/findings/precision_item.py) and the kernels it reads
+"""The precision item (analyzers/findings/ranking/precision_item.py) and the kernels it reads
 (analyzers/categories/precision_mix.py): docs/perf-models.md#precision-without-shapes."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 from rooflens.analyzers.categories.models import CategoryMetrics, Efficiency, Operation
 from rooflens.analyzers.categories.precision_mix import SimtKernel, simt_kernels
-from rooflens.analyzers.findings.precision_item import FRACTIONS, KEY, precision_candidates
+from rooflens.analyzers.findings.ranking.precision_item import FRACTIONS, KEY, precision_candidates
 from rooflens.analyzers.markdown_text import md_code
 from rooflens.analyzers.prepare.categories import GpuUtilization
 

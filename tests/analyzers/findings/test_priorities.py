@@ -17,7 +17,7 @@ from rooflens.analyzers.categories.models import (
     no_data_metrics,
 )
 from rooflens.analyzers.categories.multi_kernel import error_document
-from rooflens.analyzers.findings.priorities import priority_data
+from rooflens.analyzers.findings.ranking.priorities import priority_data
 from rooflens.analyzers.pipeline.folder import RunFolder
 from rooflens.analyzers.prepare.manifest import CategoryEntry, Manifest
 from tests.helpers.pipeline_runs import entry, manifest

@@ -9,9 +9,12 @@ from dataclasses import replace
 import pytest
 
 from rooflens.analyzers import layout
-from rooflens.analyzers.findings.priorities import TraceLensCompute
-from rooflens.analyzers.findings.report import compose_report
-from rooflens.analyzers.findings.validate_report import validate_report, validate_report_text
+from rooflens.analyzers.findings.composing.compose import compose_report
+from rooflens.analyzers.findings.ranking.priorities import TraceLensCompute
+from rooflens.analyzers.findings.validation.analysis_checks import (
+    validate_report,
+    validate_report_text,
+)
 from rooflens.analyzers.pipeline.folder import RunFolder
 from tests.helpers.sample_metrics import REPORT_ARGS_CELL
 

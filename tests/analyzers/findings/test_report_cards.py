@@ -11,15 +11,15 @@ from rooflens.analyzers.categories.multi_kernel import (
     NcclBlockingAssessment,
     OverlapAssessment,
 )
-from rooflens.analyzers.findings.drafts import draft_findings
-from rooflens.analyzers.findings.impact_scale import Candidate, Saving, rank_items
-from rooflens.analyzers.findings.report_cards import (
+from rooflens.analyzers.findings.composing.cards import (
     impact_text,
     ms,
     ms_range,
     placed_cards,
     system_pools,
 )
+from rooflens.analyzers.findings.drafting.drafts import draft_findings
+from rooflens.analyzers.findings.ranking.impact_scale import Candidate, Saving, rank_items
 
 ISSUE = MemcpyIssue(
     direction="HtoD", count=40, time_ms=3.0, percent_of_total=3.0, avg_bytes=4096.0,

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from rooflens.analyzers.categories.models import CategoryMetrics, Efficiency, Operation
-from rooflens.analyzers.findings.report import compose_report
-from rooflens.analyzers.findings.report_coverage import coverage, what_we_saw
+from rooflens.analyzers.findings.composing.compose import compose_report
+from rooflens.analyzers.findings.composing.coverage import coverage, what_we_saw
 from rooflens.analyzers.trace.health import HealthWarning
 
 DIMS = [[64, 128], [128, 256]]

@@ -21,10 +21,13 @@ from pathlib import Path
 import pytest
 
 from rooflens.analyzers import layout
-from rooflens.analyzers.findings.validate_report import validate_report, validate_report_text
-from rooflens.analyzers.findings.validate_run import validate_run
+from rooflens.analyzers.findings.validation.analysis_checks import (
+    validate_report,
+    validate_report_text,
+)
+from rooflens.analyzers.findings.validation.run_checks import validate_run
 from rooflens.analyzers.synthetic.host import write_host_bound_trace
-from rooflens.server.cli import main
+from rooflens.cli.main import main
 
 pytestmark = pytest.mark.slow  # whole analyses, in the tests or their module fixtures
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics, HostSide, IterationSummary
-from rooflens.analyzers.findings.report import compose_report
-from rooflens.analyzers.findings.report_compare import ReportComparison, category_times
-from rooflens.analyzers.findings.report_prose import ReportProse
-from rooflens.analyzers.findings.report_summary import iteration_line
+from rooflens.analyzers.findings.composing.comparative import ReportComparison, category_times
+from rooflens.analyzers.findings.composing.compose import compose_report
+from rooflens.analyzers.findings.composing.prose import ReportProse
+from rooflens.analyzers.findings.composing.summary import iteration_line
 from rooflens.analyzers.perf.platforms import get_platform
 from rooflens.analyzers.prepare.categories import GpuUtilization
 from tests.helpers.pipeline_runs import entry, manifest

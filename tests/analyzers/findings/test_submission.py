@@ -5,15 +5,20 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from rooflens.analyzers.findings.contract import Findings, Status, parse_findings, render_findings
-from rooflens.analyzers.findings.drafts import draft_findings
-from rooflens.analyzers.findings.submission import (
+from rooflens.analyzers.findings.contract.contract import (
+    Findings,
+    Status,
+    parse_findings,
+    render_findings,
+)
+from rooflens.analyzers.findings.contract.validate import validate_findings
+from rooflens.analyzers.findings.drafting.drafts import draft_findings
+from rooflens.analyzers.findings.drafting.submission import (
     PItemProse,
     SubmissionError,
     apply_submission,
     submit,
 )
-from rooflens.analyzers.findings.validate import validate_findings
 from rooflens.analyzers.pipeline.folder import RunFolder
 from tests.helpers.sample_metrics import GEMM, typed
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics
 from rooflens.analyzers.categories.kernel_fusion import FusionEstimate, KernelFusionMetrics
 from rooflens.analyzers.categories.multi_kernel import MultiKernelMetrics
-from rooflens.analyzers.findings.contract import render_findings
-from rooflens.analyzers.findings.copy_draft import copy_card
-from rooflens.analyzers.findings.drafts import draft_findings
-from rooflens.analyzers.findings.system_drafts import cpu_idle_pairs, multi_kernel_pairs
+from rooflens.analyzers.findings.contract.contract import render_findings
+from rooflens.analyzers.findings.drafting.copy_draft import copy_card
+from rooflens.analyzers.findings.drafting.drafts import draft_findings
+from rooflens.analyzers.findings.drafting.system_drafts import cpu_idle_pairs, multi_kernel_pairs
 from rooflens.analyzers.prepare.comparative_fusion import ComparativeCandidate
 from tests.helpers.sample_metrics import CPU_IDLE, MULTI_KERNEL
 

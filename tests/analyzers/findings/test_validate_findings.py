@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from rooflens.analyzers.findings.validate import validate_findings, validate_findings_file
+from rooflens.analyzers.findings.contract.validate import validate_findings, validate_findings_file
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "findings"
 COMPUTE = (DATA / "compute.md").read_text(encoding="utf-8")

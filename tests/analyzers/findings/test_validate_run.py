@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from rooflens.analyzers.findings.priorities import current_layout
-from rooflens.analyzers.findings.validate_run import validate_run
+from rooflens.analyzers.findings.ranking.priorities import current_layout
+from rooflens.analyzers.findings.validation.run_checks import validate_run
 
 COMPUTE = ("gemm", "elementwise")
 SYSTEM = ("cpu_idle", "multi_kernel", "kernel_fusion")

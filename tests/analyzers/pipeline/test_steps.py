@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from rooflens.analyzers import layout
-from rooflens.analyzers.findings.submission import PItemProse
+from rooflens.analyzers.findings.drafting.submission import PItemProse
 from rooflens.analyzers.pipeline.steps import (
     NotAnalysable,
     StepMissing,

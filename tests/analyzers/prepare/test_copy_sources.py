@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from rooflens.analyzers.categories.copies import NON_BLOCKING, ONE_TIME, PIN, judge
-from rooflens.analyzers.findings.copy_item import source_phrase
+from rooflens.analyzers.findings.ranking.copy_item import source_phrase
 from rooflens.analyzers.prepare.collective_table import collective_kind
 from rooflens.analyzers.prepare.copies import CopyGroup
 from rooflens.analyzers.prepare.copy_sources import Source, Timing, _split

@@ -21,7 +21,7 @@ import pytest
 from rooflens.analyzers.trace.health import assess
 from rooflens.analyzers.trace.load import load_trace
 from rooflens.analyzers.trace.model import build_model
-from rooflens.server.cli import main
+from rooflens.cli.main import main
 
 PID, HOST_TID, STREAM = 24572, "24572", "stream 7"
 T0 = 1_621_401_187_223_000  # µs since the epoch, as Kineto wrote them

@@ -23,7 +23,7 @@ from rooflens.analyzers.trace.idle_causes import idle_causes
 from rooflens.analyzers.trace.idle_window import GpuWork, busy_runs, gpu_work
 from rooflens.analyzers.trace.intervals import Intervals, merge, subtract
 from rooflens.analyzers.trace.launch_bound import launch_bound_stretches, launch_gaps
-from rooflens.server.cli import main
+from rooflens.cli.main import main
 from tests.helpers.trace_builder import TraceBuilder
 
 ZERO = 20  # the kernel written with "dur": 0

@@ -1,0 +1,1 @@
+"""The analysis report (`analysis.md`) and the plot, composed from the priorities and the drafts."""

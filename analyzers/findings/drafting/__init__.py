@@ -1,0 +1,1 @@
+"""Each category's findings drafted as cards, and a model's submission."""

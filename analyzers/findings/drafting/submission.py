@@ -1,0 +1,183 @@
+"""Structured submission: an analyst supplies the prose of each P-item, code owns the rest.
+
+The draft of a category (drafts.py) already holds every number, table and marker from the
+metrics. A submission replaces only the judgement: the title, insight, action,
+identification, reasoning and resolution of the P-items it names. The result is validated
+before it is stored, so a model can get the prose wrong but never the numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Literal
+
+from pydantic import BaseModel, Field, field_validator
+
+from rooflens.analyzers.findings.contract.contract import (
+    DetailBlock,
+    Findings,
+    PItem,
+    Status,
+    no_findings,
+    render_findings,
+)
+from rooflens.analyzers.findings.contract.validate import Problem, validate_findings
+from rooflens.analyzers.findings.drafting.drafts import tier_for
+
+SubmitStatus = Literal["findings", "nothing_to_report", "error"]
+# text that would let prose smuggle in structure the validators and the report read
+FORBIDDEN = ("<!--", "\n#", "\n|", "**Impact**")
+
+
+class PItemProse(BaseModel):
+    """The analyst's words for one P-item (`rank` as in the draft); unset fields keep the draft."""
+
+    rank: int = Field(ge=1, description="the P-item's rank in the draft")
+    title: str | None = Field(default=None, description="a short title")
+    insight: str | None = Field(default=None, description="one sentence: what is wrong")
+    action: str | None = Field(default=None, description="one or two sentences: what to do")
+    identification: str | None = Field(
+        default=None, description="the operations, kernels and library involved"
+    )
+    reasoning: str | None = Field(
+        default=None, description="why it is slow, from what the trace shows"
+    )
+    resolution: str | None = Field(default=None, description="how to confirm the fix")
+    confidence_reason: str | None = Field(
+        default=None,
+        description="kernel fusion only: why the confidence level code assigned fits; the "
+        "level itself stays",
+    )
+
+    @field_validator(
+        "title",
+        "insight",
+        "action",
+        "identification",
+        "reasoning",
+        "resolution",
+        "confidence_reason",
+    )
+    @classmethod
+    def _plain_prose(cls, value: str | None) -> str | None:
+        return None if value is None else _plain(value, "the field")
+
+
+def _plain(value: str, what: str) -> str:
+    text = value.strip()
+    if not text:
+        raise ValueError(f"{what} must not be empty; leave it out to keep the draft's text")
+    if any(token in "\n" + text for token in FORBIDDEN):
+        raise ValueError(
+            f"{what} must be plain prose: no impact markers, headings, tables or **Impact** "
+            "lines (those come from the metrics)"
+        )
+    return text
+
+
+class SubmissionError(ValueError):
+    """The submission does not fit the draft (unknown rank, invalid result)."""
+
+    def __init__(self, message: str, problems: Sequence[Problem] = ()) -> None:
+        self.problems = list(problems)
+        details = "".join(f"\n  {p}" for p in self.problems)
+        super().__init__(message + details)
+
+
+def _card(card: PItem, prose: PItemProse) -> PItem:
+    fields = dict(card.fields)
+    if prose.insight is not None:
+        fields["Insight"] = prose.insight
+    if prose.action is not None:
+        fields["Action"] = prose.action
+    if prose.confidence_reason is not None:
+        if "Confidence" not in fields:
+            raise SubmissionError(
+                f"P{card.number} has no confidence level (only kernel fusion items do); "
+                "leave confidence_reason out"
+            )
+        level = fields["Confidence"].split(" -- ")[0]
+        fields["Confidence"] = f"{level} -- {prose.confidence_reason}"
+    return replace(card, title=prose.title or card.title, fields=tuple(fields.items()))
+
+
+def _block(block: DetailBlock, prose: PItemProse) -> DetailBlock:
+    new_text = {
+        "Identification": prose.identification,
+        "Reasoning for Slowdown": prose.reasoning,
+        "Resolution": prose.resolution,
+    }
+    sections = tuple(
+        replace(s, inline=new_text[s.label]) if new_text.get(s.label) is not None else s
+        for s in block.sections
+    )
+    return replace(block, title=prose.title or block.title, sections=sections)
+
+
+def apply_submission(draft: Findings, items: Sequence[PItemProse]) -> Findings:
+    """The draft with the submitted prose in place; every number stays the draft's."""
+    by_rank = {item.rank: item for item in items}
+    known = {card.number for card in draft.cards}
+    unknown = sorted(set(by_rank) - known)
+    if unknown:
+        raise SubmissionError(
+            f"P-item rank(s) {unknown} are not in the draft; its ranks are {sorted(known)}"
+        )
+    cards = tuple(_card(c, by_rank[c.number]) if c.number in by_rank else c for c in draft.cards)
+    details = tuple(_block(b, by_rank[b.rank]) if b.rank in by_rank else b for b in draft.details)
+    return replace(draft, cards=cards, details=details)
+
+
+def _with_note(findings: Findings, note: str | None) -> Findings:
+    """The draft with its overview paragraph (after the title and status) replaced."""
+    if note is None:
+        return findings
+    title, status_line, *_ = findings.preamble.split("\n\n")
+    return replace(findings, preamble="\n\n".join([title, status_line, note]))
+
+
+def _status_file(draft: Findings, key: str, status: SubmitStatus, note: str | None) -> Findings:
+    title = f"{key} findings"
+    if status == "error":
+        if not note:
+            raise SubmissionError("status 'error' needs a note saying what failed")
+        return Findings(draft.tier, f"# {title}\n\n**Status**: {Status.ERROR}\n\nError: {note}")
+    if draft.cards:
+        raise SubmissionError(
+            f"the metrics of {key} hold {len(draft.cards)} finding(s) above the threshold; submit "
+            "prose for them with status 'findings' (drafted items cannot be dropped)"
+        )
+    return no_findings(draft.tier, title, note or "Nothing to report for this category.")
+
+
+def submit(
+    draft: Findings,
+    key: str,
+    items: Sequence[PItemProse],
+    *,
+    status: SubmitStatus = "findings",
+    note: str | None = None,
+    comparison_scope: str | None = None,
+) -> Findings:
+    """Apply the prose (or the status) to the category's draft and validate the result (in
+    the category's `comparison_scope`: a comparative draft has the comparative Data table).
+
+    `note` replaces the overview paragraph; with status "nothing_to_report" or "error" it is
+    the whole explanation, and items are not allowed."""
+    if note is not None:
+        try:
+            note = _plain(note, "note")
+        except ValueError as exc:
+            raise SubmissionError(str(exc)) from None
+    if status == "findings":
+        findings = _with_note(apply_submission(draft, items), note)
+    elif items:
+        raise SubmissionError(f"status {status!r} takes a note, not items")
+    else:
+        findings = _status_file(draft, key, status, note)
+    text = render_findings(findings)
+    problems = validate_findings(text, tier_for(key), comparison_scope=comparison_scope)
+    if problems:
+        raise SubmissionError(f"the submitted {key} findings do not validate", problems)
+    return findings

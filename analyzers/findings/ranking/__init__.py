@@ -1,0 +1,1 @@
+"""Every finding on one impact scale: candidates, savings, the ranking."""

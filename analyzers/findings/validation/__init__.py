@@ -1,0 +1,1 @@
+"""A run's files checked against each other and against the findings contract."""

@@ -1,0 +1,349 @@
+"""The `rooflens` command line: the engine without any LLM.
+
+This module only parses arguments and dispatches; each command's module is imported when that
+command runs, so `rooflens --help` stays fast (no pandas, matplotlib, openpyxl or MCP SDK).
+The command modules print and choose exit codes; the engine raises.
+
+Exit codes: 0 ok; 1 `validate` found problems (or the demo's report did not validate);
+2 bad input (unreadable trace, bad platform, refused or unwritable --out, usage); 130 Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import rooflens
+from rooflens.cli.common import (
+    EXIT_BROKEN_PIPE,
+    EXIT_INTERRUPTED,
+    capture_choice,
+)
+from rooflens.cli.serve import add_serve_parser
+
+EPILOG = (
+    "exit codes: 0 ok; 1 validation failed; 2 bad input (unreadable trace, bad platform, "
+    "refused or unwritable --out); 130 interrupted; 141 stdout closed early. "
+    "New here? Run `rooflens demo`."
+)
+
+
+class _Version(argparse.Action):
+    """--version, reading the installed version (importlib.metadata) only when asked."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        sys.stdout.write(f"rooflens {rooflens.__version__}\n")
+        parser.exit()
+
+
+def _capture_arguments(parser: argparse.ArgumentParser) -> None:
+    """Where the graph-capture traces of a CUDA/HIP-graph replay are."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "--capture-folder",
+        help="folder of graph-capture traces whose operators and shapes are grafted onto "
+        "the replayed graphs (default: a 'capture_traces' folder beside the trace, if any)",
+    )
+    group.add_argument(
+        "--no-captures",
+        action="store_true",
+        help="do not look for graph-capture traces",
+    )
+
+
+def _json_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--json", action="store_true", help="print one JSON object on stdout instead of text"
+    )
+
+
+def _report_arguments(parser: argparse.ArgumentParser, *, out_help: str) -> None:
+    """Arguments shared by `report` and `analyze`: the trace, its platform, the output."""
+    parser.add_argument("trace", help="path to a .json or .json.gz PyTorch profiler trace")
+    _capture_arguments(parser)
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--platform", help="platform name from `rooflens platforms`")
+    where.add_argument("--platform-file", help="a platform JSON file (ours or TraceLens's)")
+    parser.add_argument("--out", required=True, help=out_help)
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace the run of another trace that --out holds (a folder holding anything "
+        "else is always refused)",
+    )
+    parser.add_argument("--categories", help="TOML file adding ops or categories")
+    _raw_csv_argument(parser)
+    _json_argument(parser)
+
+
+def _raw_csv_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--raw-csv",
+        action="store_true",
+        help="write text cells of the CSV tables as they are; by default a cell starting with "
+        "=, +, -, @, tab or CR gets a leading ' so spreadsheets do not run it as a formula "
+        "(run.json records which)",
+    )
+
+
+def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """The parser; every command's module loads only when that command runs."""
+    parser = argparse.ArgumentParser(
+        prog="rooflens",
+        description="Explain where GPU time goes in a PyTorch profiler trace.",
+        epilog=EPILOG,
+    )
+    parser.add_argument("--version", action=_Version, help="show the version and exit")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    demo = commands.add_parser("demo", help="analyse a sample (or given) trace end to end over MCP")
+    demo.add_argument(
+        "trace", nargs="?", default=None, help="a .json/.json.gz trace (default: a sample)"
+    )
+    _add_inspect(commands)
+    _add_report_and_analyze(commands)
+    _add_compare(commands)
+    _add_analyze_job(commands)
+    _add_validate(commands)
+    add_serve_parser(commands)
+    commands.add_parser("platforms", help="list the GPU platform catalogue")
+    return parser
+
+
+def _add_inspect(commands: argparse._SubParsersAction) -> None:
+    """`inspect`: health and GPU timeline of one trace, no output folder."""
+    inspect = commands.add_parser(
+        "inspect",
+        help="trace health and GPU timeline of one trace",
+        description="Load a Kineto trace (.json or .json.gz), report what it recorded and "
+        "where the GPU's time went (computation, exposed communication and memcpy, idle).",
+    )
+    inspect.add_argument("trace", help="path to a .json or .json.gz PyTorch profiler trace")
+    _json_argument(inspect)
+    inspect.add_argument(
+        "--include-unlinked",
+        action="store_true",
+        help="count GPU events that have no host launch in the timeline too",
+    )
+    _capture_arguments(inspect)
+
+
+def _add_report_and_analyze(commands: argparse._SubParsersAction) -> None:
+    """`report` (perf report only) and `analyze` (the whole pipeline) into a run folder."""
+    report = commands.add_parser(
+        "report",
+        help="write the perf report (CSV folder and XLSX) of one trace",
+        description="Per-operation GPU time, FLOPs, bytes and roofline efficiency, in "
+        "TraceLens's tables: DIR/perf_report_csvs/*.csv and DIR/perf_report.xlsx. The run is "
+        "built beside DIR and swapped into place when complete; DIR/run.json records it.",
+    )
+    _report_arguments(report, out_help="output folder")
+    analyze = commands.add_parser(
+        "analyze",
+        help="perf report, category data and every category analysis",
+        description="Write the perf report, prepare the run folder (category_data/, "
+        "metadata/), run every category analysis of its manifest, draft the findings and "
+        "compose analysis.md. The run is built beside DIR and swapped into place when "
+        "complete; DIR/run.json records the trace and every artifact.",
+    )
+    _report_arguments(analyze, out_help="run folder")
+    analyze.add_argument(
+        "--until",
+        choices=UNTIL,
+        default="reported",
+        help="the last step of the pipeline to run (default: all of them, to the report)",
+    )
+
+
+def _add_analyze_job(commands: argparse._SubParsersAction) -> None:
+    """`analyze-job`: every rank of a distributed job, on Dask, then the job together."""
+    job = commands.add_parser(
+        "analyze-job",
+        help="analyse every rank of a distributed job in parallel (Dask) and match them",
+        description="Analyse each rank's trace as a Dask task (an embedded cluster of worker "
+        "processes, or --scheduler), then match the collectives across ranks: waits, skews "
+        "and the straggler. Writes DIR/job.json, DIR/job_tables/ and one run folder per rank "
+        "under DIR/ranks/; built beside DIR and swapped into place when complete.",
+    )
+    job.add_argument(
+        "traces",
+        nargs="+",
+        help="the ranks' traces: files, folders or quoted globs ('DIR/*.json.gz')",
+    )
+    job.add_argument("--out", required=True, help="job folder")
+    job.add_argument(
+        "--rank-regex",
+        help="regular expression whose first group (or group 'rank') is the rank in a file "
+        "name, for traces without distributedInfo (default: rank3, rank_3, worker3, proc3)",
+    )
+    job.add_argument(
+        "--scheduler",
+        help="address of a running Dask scheduler (tls://host:8786 or tcp://host:8786; "
+        "default: $DASK_SCHEDULER_ADDRESS, else an embedded cluster on this machine that "
+        "only this process can use). A tls:// scheduler's CA, client certificate and key "
+        "come from Dask's configuration: DASK_DISTRIBUTED__COMM__TLS__CA_FILE, "
+        "DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT, DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY; "
+        "an address off this machine without TLS is warned about",
+    )
+    job.add_argument(
+        "--workers",
+        type=int,
+        help="worker processes of the embedded cluster (default: one per core, fewer when "
+        "the ranks would not fit in memory)",
+    )
+    job.add_argument("--platform", help="platform name from `rooflens platforms`")
+    job.add_argument(
+        "--until",
+        choices=["none", "loaded", *UNTIL],
+        default="reported",
+        help="the last pipeline step of each rank's own run folder (default: reported, its "
+        "analysis.md; none: summaries only, no per-rank folders)",
+    )
+    job.add_argument(
+        "--force", action="store_true", help="replace the job of other traces that --out holds"
+    )
+    _json_argument(job)
+
+
+UNTIL = ["prepared", "analysed", "drafted", "aggregated", "reported"]
+
+
+def _add_compare(commands: argparse._SubParsersAction) -> None:
+    """`compare`: `analyze` of trace 1 with trace 2 set against it."""
+    compare = commands.add_parser(
+        "compare",
+        help="analyse TRACE1 against TRACE2 (another GPU, library version or code change)",
+        description="Analyse TRACE1 (the run being optimised) with TRACE2 (the reference) "
+        "set against it: each trace's perf report on its own platform, the two call trees "
+        "merged (perf_report_trace1_csvs/diff_stats.csv), trace 1's tables with trace 2's "
+        "time beside each operator, and every category scored against trace 2's time. "
+        "Written like `analyze`: built beside DIR, swapped into place when complete.",
+    )
+    compare.add_argument("trace", metavar="TRACE1", help="the trace being optimised")
+    compare.add_argument("trace2", metavar="TRACE2", help="the reference trace to compare with")
+    where = compare.add_mutually_exclusive_group()
+    where.add_argument("--platform", help="trace 1's platform name (`rooflens platforms`)")
+    where.add_argument("--platform-file", help="trace 1's platform JSON file")
+    where2 = compare.add_mutually_exclusive_group()
+    where2.add_argument("--platform2", help="trace 2's platform name (`rooflens platforms`)")
+    where2.add_argument("--platform2-file", help="trace 2's platform JSON file")
+    compare.add_argument(
+        "--capture-folder",
+        help="trace 1's graph-capture traces (default: a 'capture_traces' folder beside it)",
+    )
+    compare.add_argument(
+        "--capture-folder2",
+        help="trace 2's graph-capture traces (default: a 'capture_traces' folder beside it)",
+    )
+    compare.add_argument(
+        "--no-captures", action="store_true", help="look for no graph-capture traces at all"
+    )
+    compare.add_argument("--out", required=True, help="run folder")
+    compare.add_argument(
+        "--force",
+        action="store_true",
+        help="replace the run of another trace that --out holds (a folder holding anything "
+        "else is always refused)",
+    )
+    compare.add_argument("--categories", help="TOML file adding ops or categories")
+    _raw_csv_argument(compare)
+    compare.add_argument(
+        "--until",
+        choices=UNTIL,
+        default="reported",
+        help="the last step of the pipeline to run (default: all of them, to the report)",
+    )
+    _json_argument(compare)
+
+
+def _add_validate(commands: argparse._SubParsersAction) -> None:
+    """`validate`: every validator over a finished run folder."""
+    validate = commands.add_parser(
+        "validate",
+        help="run every validator over a run folder (exit 0 only when all pass)",
+        description="Check that the folder is one run's complete, unmodified output (run.json "
+        "ledger), then validate its findings, report and numbers. Exit 0: all pass; 1: some "
+        "check failed; 2: not a run folder.",
+    )
+    validate.add_argument("run", help="a run folder written by `rooflens analyze`")
+    _json_argument(validate)
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    if args.command == "inspect":
+        from rooflens.cli.inspection import run_inspect
+
+        return run_inspect(
+            args.trace,
+            as_json=args.json,
+            include_unlinked=args.include_unlinked,
+            captures=capture_choice(args),
+        )
+    if args.command in ("report", "analyze"):
+        from rooflens.cli.trace_read import TraceRead
+
+        read = TraceRead(Path(args.trace))  # reads on threads while the engine is imported
+        from rooflens.cli.analyze import run_report
+
+        if args.command == "report":
+            return run_report(args, prefetched=read)
+        return run_report(args, until=args.until, prefetched=read)
+    if args.command == "analyze-job":
+        from rooflens.cli.job import run_job
+
+        return run_job(args)
+
+    if args.command == "compare":
+        return _compare(args)
+    if args.command == "validate":
+        from rooflens.cli.validate import run_validate
+
+        return run_validate(args.run, as_json=args.json)
+    if args.command == "demo":
+        from rooflens.cli.demo import run_demo
+
+        return run_demo(args.trace)
+    if args.command == "serve":
+        from rooflens.cli.serve import run_serve
+
+        return run_serve(args)
+    if args.command == "platforms":
+        from rooflens.cli.analyze import list_platforms
+
+        return list_platforms(sys.stdout)
+    raise AssertionError(f"unhandled command {args.command}")  # argparse enforces the choice
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from rooflens.cli.common import fail
+    from rooflens.cli.trace_read import TraceRead
+
+    if args.no_captures and (args.capture_folder or args.capture_folder2):
+        return fail("--no-captures cannot be combined with --capture-folder/--capture-folder2")
+    read, read2 = TraceRead(Path(args.trace)), TraceRead(Path(args.trace2))
+    from rooflens.cli.compare import run_compare
+
+    return run_compare(args, prefetched=read, prefetched2=read2)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _dispatch(build_parser(argv).parse_args(argv))
+    except KeyboardInterrupt:
+        print("rooflens: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # the reader went away (`rooflens platforms | head`): stop quietly, as Unix tools do
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
