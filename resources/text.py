@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from rooflens.analyzers.findings.contract import DETAIL_HEADING, REC_HEADING
-from rooflens.analyzers.findings.report import SECTIONS
+from rooflens.analyzers.findings.composing.compose import SECTIONS
+from rooflens.analyzers.findings.contract.contract import DETAIL_HEADING, REC_HEADING
 
 FINDINGS_CONTRACT = f"""\
 # rooflens findings contract
@@ -52,7 +52,7 @@ its rule, line and fix. Rewrite the prose with `submit_findings`; keep the numbe
 
 
 def report_template() -> str:
-    """The `analysis.md` section order, from `analyzers/findings/report.py`."""
+    """The `analysis.md` section order, from `analyzers/findings/composing/compose.py`."""
     lines = [
         "# analysis.md template",
         "",

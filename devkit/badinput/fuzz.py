@@ -36,8 +36,8 @@ from devkit.badinput.mutations import (
     gzip_damage,
 )
 from rooflens.analyzers import layout
-from rooflens.analyzers.findings.model_info import model_identification, op_rows
-from rooflens.analyzers.findings.plot import Savings, Segment
+from rooflens.analyzers.findings.composing.model_info import model_identification, op_rows
+from rooflens.analyzers.findings.composing.plot import Savings, Segment
 from rooflens.analyzers.perf.platforms import Platform
 from rooflens.analyzers.pipeline.folder import RunFolder
 from rooflens.analyzers.pipeline.steps import (
