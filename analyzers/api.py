@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from rooflens.analyzers.categories.documents import Metrics
-from rooflens.analyzers.compare.comparison import load_comparison
-from rooflens.analyzers.findings.composing.plot import draw_figure, plot_layout, plot_title
-from rooflens.analyzers.findings.ranking.impact_scale import PriorityItem
-from rooflens.analyzers.findings.ranking.priorities import PriorityData
-from rooflens.analyzers.perf.categories import load_table
-from rooflens.analyzers.pipeline.ledger import (
+from .categories.any_metrics import Metrics
+from .compare.comparison import load_comparison
+from .findings.composing.plot import draw_figure, plot_layout, plot_title
+from .findings.ranking.impact_scale import PriorityItem
+from .findings.ranking.priorities import PriorityData
+from .perf.categories import load_table
+from .pipeline.ledger import (
     ComparedTrace,
     RunRecord,
     TraceIdentity,
@@ -32,8 +32,8 @@ from rooflens.analyzers.pipeline.ledger import (
     new_run_id,
     staged_output,
 )
-from rooflens.analyzers.pipeline.sealed import SealedRun
-from rooflens.analyzers.pipeline.steps import (
+from .pipeline.sealed import SealedRun
+from .pipeline.steps import (
     AGGREGATED,
     ANALYSED,
     LOADED,
@@ -44,10 +44,10 @@ from rooflens.analyzers.pipeline.steps import (
     RunResults,
     missing_gpu_work,
 )
-from rooflens.analyzers.report.loading import Loaded, load_step, read_trace
-from rooflens.analyzers.trace.health import TraceHealth
-from rooflens.analyzers.trace.inspect import Inspection, inspect_trace
-from rooflens.analyzers.trace.open_trace import AUTO, CaptureChoice
+from .report.loading import Loaded, load_step, read_trace
+from .trace.health import TraceHealth
+from .trace.inspect import Inspection, inspect_trace
+from .trace.open_trace import AUTO, CaptureChoice
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

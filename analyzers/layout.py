@@ -31,7 +31,6 @@ TRACE1_CSVS = "perf_report_trace1_csvs"
 TRACE2_CSVS = "perf_report_trace2_csvs"
 DIFF_STATS = f"{TRACE1_CSVS}/diff_stats.csv"
 TRACE2_UTILIZATION = f"{METADATA}/trace2_gpu_utilization.json"
-TRACE2_SYSTEM_KEYS = ("cpu_idle", "multi_kernel")  # trace 2's system analyses
 
 
 def trace2_metrics(key: str) -> str:
@@ -39,8 +38,12 @@ def trace2_metrics(key: str) -> str:
     return f"{METADATA}/trace2_{key}_metrics.json"
 
 
-# The analyses that look at the whole run rather than one category of operators.
-SYSTEM_KEYS = ("cpu_idle", "multi_kernel", "kernel_fusion")
+# The analyses that look at the whole run rather than one category of operators, in the order
+# they run. The first two read the timeline (and run on trace 2 of a comparison too); their
+# findings are the system tier. Fusion reads kernel sequences and is a tier of its own.
+CPU_IDLE, MULTI_KERNEL, KERNEL_FUSION = "cpu_idle", "multi_kernel", "kernel_fusion"
+SYSTEM_KEYS = (CPU_IDLE, MULTI_KERNEL, KERNEL_FUSION)
+TIMELINE_SYSTEM_KEYS = (CPU_IDLE, MULTI_KERNEL)
 
 
 def table_csv(sheet: str) -> str:

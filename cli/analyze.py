@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from pydantic import BaseModel
 
 from rooflens.analyzers import layout
-from rooflens.analyzers.categories.documents import finding_count
+from rooflens.analyzers.categories.any_metrics import finding_count
 from rooflens.analyzers.findings.composing.model_info import UNKNOWN
 from rooflens.analyzers.findings.composing.plot import Drawer, draw_png
 from rooflens.analyzers.findings.composing.plot_process import PlotProcess
@@ -57,12 +57,13 @@ from rooflens.analyzers.report.csv_cells import csv_cells_of
 from rooflens.analyzers.report.files import roofline_coverage
 from rooflens.analyzers.report.loading import Loaded, load_step, read_trace
 from rooflens.analyzers.trace.errors import TraceError
-from rooflens.cli.common import EXIT_OK, capture_choice, fail, print_json
-from rooflens.cli.progress import Progress
-from rooflens.cli.trace_read import TraceRead
+
+from .common import EXIT_OK, capture_choice, fail, print_json
+from .progress import Progress
+from .trace_read import TraceRead
 
 if TYPE_CHECKING:
-    from rooflens.cli.trace2 import SecondTrace
+    from .trace2 import SecondTrace
 
 TOP_PRINTED = 5  # priorities printed after a run; the rest are in priority_data.json
 BAD_INPUT = (TraceError, PlatformFileError, UnknownPlatform, CategoryFileError, RunFolderError)

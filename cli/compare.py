@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import argparse
 
-from rooflens.cli.analyze import run_report
-from rooflens.cli.trace2 import SecondTrace
-from rooflens.cli.trace_read import TraceRead
+from .analyze import run_report
+from .trace2 import SecondTrace
+from .trace_read import TraceRead
 
 
 def run_compare(args: argparse.Namespace, *, prefetched: TraceRead, prefetched2: TraceRead) -> int:

@@ -23,8 +23,9 @@ from mcp.client.stdio import stdio_client
 from rooflens.analyzers.layout import SYSTEM_KEYS
 from rooflens.analyzers.pipeline.steps import AGGREGATED, PREPARED, REPORTED, STEPS
 from rooflens.analyzers.synthetic.sample import write_sample_trace
-from rooflens.cli.common import EXIT_OK, EXIT_PROBLEMS, fail
 from rooflens.server.step_tools import TOOL_OF_STEP
+
+from .common import EXIT_OK, EXIT_PROBLEMS, fail
 
 DEMO_FOLDER = "rooflens_demo"
 SAMPLE_NAME = "sample_step.json.gz"

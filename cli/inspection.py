@@ -7,7 +7,8 @@ from typing import TextIO
 
 from rooflens.analyzers.trace.errors import TraceError
 from rooflens.analyzers.trace.inspect import Inspection, TimelineRow, inspect_trace
-from rooflens.cli.common import EXIT_OK, fail, print_json
+
+from .common import EXIT_OK, fail, print_json
 
 
 def run_inspect(path: str, *, as_json: bool, include_unlinked: bool, captures: str | None) -> int:

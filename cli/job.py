@@ -28,8 +28,9 @@ from rooflens.analyzers.job.overview import JobOverview, job_overview
 from rooflens.analyzers.job.rank_task import RankDone, RankOutcome
 from rooflens.analyzers.perf.platforms import UnknownPlatform, get_platform
 from rooflens.analyzers.pipeline.ledger import RunFolderError, staged_output
-from rooflens.cli.common import EXIT_OK, fail, print_json
-from rooflens.cli.progress import Progress
+
+from .common import EXIT_OK, fail, print_json
+from .progress import Progress
 
 TOP_PRINTED = 5  # findings printed; the rest are in the report
 BAD_INPUT = (JobInputError, ClusterError, JobFailed, UnknownPlatform, RunFolderError)

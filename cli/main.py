@@ -17,12 +17,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import rooflens
-from rooflens.cli.common import (
+
+from .common import (
     EXIT_BROKEN_PIPE,
     EXIT_INTERRUPTED,
     capture_choice,
 )
-from rooflens.cli.serve import add_serve_parser
+from .serve import add_serve_parser
 
 EPILOG = (
     "exit codes: 0 ok; 1 validation failed; 2 bad input (unreadable trace, bad platform, "
@@ -276,7 +277,7 @@ def _add_validate(commands: argparse._SubParsersAction) -> None:
 
 def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "inspect":
-        from rooflens.cli.inspection import run_inspect
+        from .inspection import run_inspect
 
         return run_inspect(
             args.trace,
@@ -285,48 +286,48 @@ def _dispatch(args: argparse.Namespace) -> int:
             captures=capture_choice(args),
         )
     if args.command in ("report", "analyze"):
-        from rooflens.cli.trace_read import TraceRead
+        from .trace_read import TraceRead
 
         read = TraceRead(Path(args.trace))  # reads on threads while the engine is imported
-        from rooflens.cli.analyze import run_report
+        from .analyze import run_report
 
         if args.command == "report":
             return run_report(args, prefetched=read)
         return run_report(args, until=args.until, prefetched=read)
     if args.command == "analyze-job":
-        from rooflens.cli.job import run_job
+        from .job import run_job
 
         return run_job(args)
 
     if args.command == "compare":
         return _compare(args)
     if args.command == "validate":
-        from rooflens.cli.validate import run_validate
+        from .validate import run_validate
 
         return run_validate(args.run, as_json=args.json)
     if args.command == "demo":
-        from rooflens.cli.demo import run_demo
+        from .demo import run_demo
 
         return run_demo(args.trace)
     if args.command == "serve":
-        from rooflens.cli.serve import run_serve
+        from .serve import run_serve
 
         return run_serve(args)
     if args.command == "platforms":
-        from rooflens.cli.analyze import list_platforms
+        from .analyze import list_platforms
 
         return list_platforms(sys.stdout)
     raise AssertionError(f"unhandled command {args.command}")  # argparse enforces the choice
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from rooflens.cli.common import fail
-    from rooflens.cli.trace_read import TraceRead
+    from .common import fail
+    from .trace_read import TraceRead
 
     if args.no_captures and (args.capture_folder or args.capture_folder2):
         return fail("--no-captures cannot be combined with --capture-folder/--capture-folder2")
     read, read2 = TraceRead(Path(args.trace)), TraceRead(Path(args.trace2))
-    from rooflens.cli.compare import run_compare
+    from .compare import run_compare
 
     return run_compare(args, prefetched=read, prefetched2=read2)
 

@@ -25,7 +25,8 @@ from rooflens.analyzers.report.build import PerfReport
 from rooflens.analyzers.report.loading import Loaded, load_step
 from rooflens.analyzers.trace.model import TraceModel
 from rooflens.analyzers.trace.open_trace import AUTO
-from rooflens.cli.trace_read import TraceRead
+
+from .trace_read import TraceRead
 
 
 @dataclass

@@ -18,7 +18,8 @@ from rooflens.analyzers.findings.validation.analysis_checks import validate_repo
 from rooflens.analyzers.findings.validation.run_checks import validate_run
 from rooflens.analyzers.job.job_folder import read_job, verify_job
 from rooflens.analyzers.pipeline.ledger import RUN_FILE, RunFolderError, read_record, verify
-from rooflens.cli.common import EXIT_OK, EXIT_PROBLEMS, fail, print_json
+
+from .common import EXIT_OK, EXIT_PROBLEMS, fail, print_json
 
 FINDINGS_FOLDERS = ("system_findings", "category_findings")
 

@@ -25,9 +25,10 @@ from rooflens.analyzers.perf.platforms import (
     platform_table,
 )
 from rooflens.analyzers.prepare.categories import SKILLS
-from rooflens.resources import run_files as rf
-from rooflens.resources.access import Caller, RunAccess
-from rooflens.resources.text import FINDINGS_CONTRACT, report_template
+
+from . import run_files as rf
+from .access import Caller, RunAccess
+from .text import FINDINGS_CONTRACT, report_template
 
 JSON = "application/json"
 CSV = "text/csv"

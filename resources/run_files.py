@@ -18,7 +18,8 @@ from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from rooflens.analyzers import layout
 from rooflens.analyzers.prepare.categories import CategoryLookupError, find_category
 from rooflens.analyzers.report.csv_cells import unescape_row
-from rooflens.resources.access import Caller, JobInfo, RunAccess, RunInfo, RunNotVisible
+
+from .access import Caller, JobInfo, RunAccess, RunInfo, RunNotVisible
 
 # The run's own tables are read back cell by cell, and a cell may list many names of up to
 # MAX_NAME_CHARS each (an operation's kernels; analyzers/trace/long_names.py), past the csv
@@ -210,9 +211,10 @@ def trace2_utilization(run: RunInfo) -> Path:
 
 def trace2_metrics(run: RunInfo, category: str) -> Path:
     """Trace 2's system document of a comparative run (written with trace 1's cpu_idle)."""
-    if category not in layout.TRACE2_SYSTEM_KEYS:
+    if category not in layout.TIMELINE_SYSTEM_KEYS:
         raise ResourceNotFoundError(
-            f"trace 2 has no metrics {category!r}; known: {known(list(layout.TRACE2_SYSTEM_KEYS))}"
+            f"trace 2 has no metrics {category!r}; "
+            f"known: {known(list(layout.TIMELINE_SYSTEM_KEYS))}"
         )
     path = run.folder / layout.trace2_metrics(category)
     if not path.is_file():

@@ -9,10 +9,11 @@ from mcp.server import MCPServer
 
 import rooflens
 from rooflens import resources
-from rooflens.server import prompting, tools
-from rooflens.server.middleware import ServerMiddleware
-from rooflens.server.run_access import ServerRunAccess
-from rooflens.server.state import AppState, ServerConfig
+
+from . import prompting, tools
+from .middleware import ServerMiddleware
+from .run_access import ServerRunAccess
+from .state import AppState, ServerConfig
 
 __all__ = ["INSTRUCTIONS", "ServerConfig", "build_server"]
 

@@ -34,8 +34,8 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp
 
-from rooflens.server.http_auth import TOKEN_ENV, require_token
-from rooflens.server.settings import MCP_PATH
+from .http_auth import TOKEN_ENV, require_token
+from .settings import MCP_PATH
 
 WILDCARDS = ("0.0.0.0", "::")
 _NAME = re.compile(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*\.?")

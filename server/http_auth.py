@@ -40,7 +40,7 @@ from starlette.datastructures import Headers
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from rooflens.server.settings import TOKEN_ENV
+from .settings import TOKEN_ENV
 
 TOKEN_CLIENT_ID = "rooflens-token"
 """The principal every holder of the shared token is (`AccessToken.client_id`)."""

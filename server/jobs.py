@@ -16,10 +16,11 @@ from rooflens.analyzers.job.job_folder import JobRecord, new_job_id, read_job
 from rooflens.analyzers.job.job_run import JobResult, analyze_job, write_job_folder
 from rooflens.analyzers.job.rank_task import RankDone
 from rooflens.analyzers.perf.platforms import get_platform
-from rooflens.server.owners import Owner, split_handle, with_key
-from rooflens.server.paths import PathRefused
-from rooflens.server.runs import Run
-from rooflens.server.state import AppState
+
+from .owners import Owner, split_handle, with_key
+from .paths import PathRefused
+from .runs import Run
+from .state import AppState
 
 
 class JobNotFound(LookupError):

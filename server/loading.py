@@ -22,11 +22,12 @@ from rooflens.analyzers.report.loading import Loaded, load_step, read_trace
 from rooflens.analyzers.trace.health import TraceHealth, assess
 from rooflens.analyzers.trace.open_trace import AUTO
 from rooflens.analyzers.trace.read import require_regular_file
-from rooflens.server.owners import Owner
-from rooflens.server.paths import PathRefused
-from rooflens.server.runs import Run
-from rooflens.server.state import AppState
-from rooflens.server.step_tools import step_call
+
+from .owners import Owner
+from .paths import PathRefused
+from .runs import Run
+from .state import AppState
+from .step_tools import step_call
 
 EARLIER_PLATFORM = "the earlier run's platform"
 

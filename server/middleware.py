@@ -27,8 +27,9 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, CallToolResult, TextContent
 
 from rooflens.analyzers.pipeline.steps import PREPARED, REPORTED
-from rooflens.server.notify import LEVELS, remember_level
-from rooflens.server.state import AppState
+
+from .notify import LEVELS, remember_level
+from .state import AppState
 
 log = logging.getLogger("rooflens")
 

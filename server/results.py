@@ -10,7 +10,8 @@ from pydantic import BaseModel, Field
 
 from rooflens.analyzers.perf.platforms import PlatformSummary
 from rooflens.analyzers.trace.health import HealthWarning
-from rooflens.server.trace_text import TRACE_TEXT, IdentificationView, TraceText, traced
+
+from .trace_text import TRACE_TEXT, IdentificationView, TraceText, traced
 
 
 class PlatformList(BaseModel):

@@ -9,10 +9,11 @@ from rooflens.analyzers.pipeline.ledger import RunFolderError
 from rooflens.analyzers.pipeline.steps import STEP_ORDER
 from rooflens.analyzers.report.csv_cells import ESCAPED
 from rooflens.resources.access import Caller, JobInfo, RunInfo, RunNotVisible
-from rooflens.server.jobs import JobNotFound, find_job
-from rooflens.server.paths import PathRefused
-from rooflens.server.runs import Run, RunNotFound
-from rooflens.server.state import AppState
+
+from .jobs import JobNotFound, find_job
+from .paths import PathRefused
+from .runs import Run, RunNotFound
+from .state import AppState
 
 
 class ServerRunAccess:

@@ -30,8 +30,9 @@ from rooflens.analyzers.pipeline.ledger import (
     seal,
 )
 from rooflens.analyzers.pipeline.steps import LOADED, RunResults
-from rooflens.server.owners import Owner, split_handle, with_key
-from rooflens.server.paths import PathPolicy, PathRefused
+
+from .owners import Owner, split_handle, with_key
+from .paths import PathPolicy, PathRefused
 
 MAX_IN_MEMORY = 4
 INDEX = ".index"

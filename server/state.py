@@ -6,10 +6,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rooflens.server.owners import Owner
-from rooflens.server.paths import PathPolicy
-from rooflens.server.runs import RunStore
-from rooflens.server.settings import DEFAULT_MAX_RESULT_BYTES, WORKSPACE_NAME
+from .owners import Owner
+from .paths import PathPolicy
+from .runs import RunStore
+from .settings import DEFAULT_MAX_RESULT_BYTES, WORKSPACE_NAME
 
 
 @dataclass(frozen=True)

@@ -104,6 +104,32 @@ def test_imports_point_one_way(folder: str) -> None:
     assert {path: rules for path, rules in broken.items() if rules} == {}
 
 
+def absolute_within(path: Path, root: Path = REPO) -> list[str]:
+    """The imports of `path` that name its own top-level folder absolutely: inside a folder
+    imports are relative, so a reader of the files alone (no install, no package-dir) follows
+    them."""
+    folder = path.relative_to(root).parts[0]
+    own = PACKAGE_DIRS[folder] + "."
+    return [
+        node.module
+        for node in ast.walk(ast.parse(path.read_text("utf-8")))
+        if isinstance(node, ast.ImportFrom)
+        and node.level == 0
+        and (node.module or "").startswith(own)
+    ]
+
+
+@pytest.mark.parametrize("folder", [f for f in PACKAGE_DIRS if f != "entry"])
+def test_imports_inside_a_folder_are_relative(folder: str, tmp_path: Path) -> None:
+    assert {str(p.relative_to(REPO)): absolute_within(p) for p in modules(folder)} == {
+        str(p.relative_to(REPO)): [] for p in modules(folder)
+    }
+    probe = tmp_path / "server" / "probe.py"
+    probe.parent.mkdir()
+    probe.write_text("from rooflens.server.paths import PathPolicy\nfrom .runs import Run\n")
+    assert absolute_within(probe, tmp_path) == ["rooflens.server.paths"]
+
+
 def test_the_rules_catch_what_they_forbid(tmp_path: Path) -> None:
     probe = tmp_path / "analyzers" / "trace" / "probe.py"
     probe.parent.mkdir(parents=True)

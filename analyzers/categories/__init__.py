@@ -11,8 +11,10 @@ from typing import Any
 
 import pandas as pd
 
-from rooflens.analyzers import layout
-from rooflens.analyzers.categories import (
+from .. import layout
+from ..prepare.document_base import ComparisonScope
+from ..prepare.manifest import CategoryMetadata
+from . import (
     conv,
     elementwise,
     gemm,
@@ -23,14 +25,12 @@ from rooflens.analyzers.categories import (
     scoring,
     sdpa,
 )
-from rooflens.analyzers.categories import triton as triton_category
-from rooflens.analyzers.categories.models import (
+from . import triton as triton_category
+from .models import (
     CategoryMetrics,
     error_metrics,
     no_data_metrics,
 )
-from rooflens.analyzers.prepare.documents import ComparisonScope
-from rooflens.analyzers.prepare.manifest import CategoryMetadata
 
 Specific = Callable[[pd.DataFrame, CategoryMetadata], dict[str, Any]]
 
@@ -48,7 +48,7 @@ class Category:
     select: Callable[[pd.DataFrame], pd.DataFrame] | None = None
     no_data_if_missing: bool = False
 
-    def analyse(
+    def analyze(
         self,
         ops: pd.DataFrame,
         metadata: CategoryMetadata,
@@ -101,7 +101,6 @@ CATEGORIES = (
     Category("moe_unfused", **_MOE),
     Category("other", **_OTHER, select=other.without_communication),
 )
-SYSTEM_KEYS = frozenset(layout.SYSTEM_KEYS)
 KEY_PATTERN = re.compile(r"[a-z0-9_]+")
 BY_KEY = {c.key: c for c in CATEGORIES}
 
@@ -109,7 +108,7 @@ BY_KEY = {c.key: c for c in CATEGORIES}
 def category_for(key: str) -> Category | None:
     """The analysis for a manifest key: its own module, else the generic one; None when the key
     is a system category or not a manifest key at all."""
-    if key in SYSTEM_KEYS or not KEY_PATTERN.fullmatch(key):
+    if key in layout.SYSTEM_KEYS or not KEY_PATTERN.fullmatch(key):
         return None
     return BY_KEY.get(key, Category(key, **_OTHER))
 
@@ -134,7 +133,7 @@ def analyze_category(
                 update={"comparison_scope": scope}
             )
         return error_metrics(key, f"the run has no operations in category '{key}'")
-    return category.analyse(_blank_as_missing(ops), metadata, fusion_map, scope)
+    return category.analyze(_blank_as_missing(ops), metadata, fusion_map, scope)
 
 
 def _blank_as_missing(ops: pd.DataFrame) -> pd.DataFrame:

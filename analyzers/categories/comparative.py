@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from rooflens.analyzers.categories.models import Efficiency
-from rooflens.analyzers.compare.compare_columns import DELTA, SPEEDUP
-from rooflens.analyzers.report.cells import finite_number
+from ..compare.compare_columns import DELTA, SPEEDUP
+from ..report.cells import finite_number
+from .models import Efficiency
 
 KERNEL_SUM = "Kernel Time (µs)_sum"
 ROOFLINE_CAP = "[ROOFLINE CAP]"

@@ -7,9 +7,9 @@ from typing import Any
 
 import pandas as pd
 
-from rooflens.analyzers.categories import scoring
-from rooflens.analyzers.prepare.manifest import CategoryMetadata
-from rooflens.analyzers.report.cells import finite_number, structured
+from ..prepare.manifest import CategoryMetadata
+from ..report.cells import finite_number, structured
+from . import scoring
 
 TRANSPOSE = "transpose"  # MIOpen's batched_transpose_*, transpose_NCHW2CNHW_* ...
 

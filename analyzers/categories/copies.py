@@ -28,9 +28,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from rooflens.analyzers.perf.platforms import Platform
-from rooflens.analyzers.prepare.copies import CopyData, CopyGroup
-from rooflens.analyzers.prepare.copy_sources import Source, Timing
+from ..perf.platforms import Platform
+from ..prepare.copies import CopyData, CopyGroup
+from ..prepare.copy_sources import Source, Timing
 
 LINK_FRACTION = (0.75, 0.875, 1.0)  # of the link a pinned copy reaches: low, mid, high
 OVERLAP = (0.25, 0.5, 0.75)  # share of the remaining exposed time overlapping hides
@@ -207,7 +207,7 @@ def judge(group: CopyGroup, platform: Platform | None, steady: bool = False) -> 
     )
 
 
-def analyse_copies(data: CopyData, platform: Platform | None) -> CopyAnalysis:
+def analyze_copies(data: CopyData, platform: Platform | None) -> CopyAnalysis:
     """Every group judged, with the run's summed saving (uncapped: the impact scale caps it)."""
     verdicts = [judge(group, platform, data.steady) for group in data.groups]
     fixes: list[str] = []

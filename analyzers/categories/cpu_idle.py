@@ -16,15 +16,15 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
-from rooflens.analyzers.categories.system_inputs import SystemInputs
-from rooflens.analyzers.markdown_text import md_code
-from rooflens.analyzers.prepare.documents import OmitNone
-from rooflens.analyzers.trace.idle_attribution import Culprit
-from rooflens.analyzers.trace.idle_causes import CallSite, IdleBreakdown, IterationIdle
-from rooflens.analyzers.trace.iterations import Spread
-from rooflens.analyzers.trace.kernel_counts import KernelCounts
-from rooflens.analyzers.trace.launch_queue import LaunchQueue
-from rooflens.analyzers.trace.phases import PhaseSummary
+from ..markdown_text import md_code
+from ..prepare.document_base import OmitNone
+from ..trace.idle_attribution import Culprit
+from ..trace.idle_causes import CallSite, IdleBreakdown, IterationIdle
+from ..trace.iterations import Spread
+from ..trace.kernel_counts import KernelCounts
+from ..trace.launch_queue import LaunchQueue
+from ..trace.phases import PhaseSummary
+from .system_inputs import SystemInputs
 
 IDLE_THRESHOLD_PERCENT = 15.0
 

@@ -9,7 +9,8 @@ reaches 0.1 ms and 2 % of the end-to-end time at full recovery.
 
 from __future__ import annotations
 
-from rooflens.analyzers.categories.kernel_fusion import (
+from ..prepare.comparative_fusion import ComparativeCandidate
+from .kernel_fusion import (
     LOW_FACTOR,
     MID_FACTOR,
     MIN_IMPACT_SCORE,
@@ -19,8 +20,7 @@ from rooflens.analyzers.categories.kernel_fusion import (
     classify_confidence,
     high_confidence_map,
 )
-from rooflens.analyzers.categories.system_inputs import SystemInputs
-from rooflens.analyzers.prepare.comparative_fusion import ComparativeCandidate
+from .system_inputs import SystemInputs
 
 MATRIX_TYPES = ("GEMM", "CONV")
 

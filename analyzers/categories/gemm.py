@@ -8,8 +8,8 @@ from typing import Any
 
 import pandas as pd
 
-from rooflens.analyzers.categories import scoring
-from rooflens.analyzers.prepare.manifest import CategoryMetadata
+from ..prepare.manifest import CategoryMetadata
+from . import scoring
 
 QUANTIZED = re.compile(r"w8a8|int8|fp8|w4a16|w4a4|mxfp4|fp4", re.IGNORECASE)
 FIELDS = ("Input Dims", "Input type", "has_perf_model")

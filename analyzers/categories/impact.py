@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from rooflens.analyzers.categories.models import Finding, ImpactEstimate, Operation
+from .models import Finding, ImpactEstimate, Operation
 
 TARGET_HIGH, TARGET_MID, TARGET_LOW = 100.0, 87.5, 75.0
 HEURISTIC_LOW, HEURISTIC_MID, HEURISTIC_HIGH = 0.15, 0.30, 0.45

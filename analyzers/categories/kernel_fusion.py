@@ -24,14 +24,15 @@ from typing import Any, Literal, NamedTuple
 import pandas as pd
 from pydantic import BaseModel
 
-from rooflens.analyzers.categories.models import MetricsStatus
-from rooflens.analyzers.categories.system_inputs import SystemInputs
-from rooflens.analyzers.perf.platforms import Platform
-from rooflens.analyzers.prepare.documents import OmitNone
-from rooflens.analyzers.prepare.fusion import FusionCandidate
-from rooflens.analyzers.report.cells import finite_number, structured
+from ..layout import KERNEL_FUSION
+from ..perf.platforms import Platform
+from ..prepare.document_base import OmitNone
+from ..prepare.fusion import FusionCandidate
+from ..report.cells import finite_number, structured
+from .models import MetricsStatus
+from .system_inputs import SystemInputs
 
-CATEGORY = "kernel_fusion"
+CATEGORY = KERNEL_FUSION
 MAX_FUSION_KERNEL_COUNT = 15
 MIN_IMPACT_SCORE = 2.0  # % of E2E, on the high estimate
 OVERLAP_EFFICIENCY = 0.85

@@ -13,8 +13,8 @@ from pydantic import (
     model_serializer,
 )
 
-from rooflens.analyzers.categories.precision_mix import SimtKernel
-from rooflens.analyzers.prepare.documents import ComparisonScope
+from ..prepare.document_base import ComparisonScope
+from .precision_mix import SimtKernel
 
 # how a metrics document ended: scored, failed, or no operation of its category in the trace
 MetricsStatus = Literal["OK", "ERROR", "NO_DATA"]

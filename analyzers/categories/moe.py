@@ -6,8 +6,8 @@ from typing import Any
 
 import pandas as pd
 
-from rooflens.analyzers.categories import scoring
-from rooflens.analyzers.prepare.manifest import CategoryMetadata
+from ..prepare.manifest import CategoryMetadata
+from . import scoring
 
 NO_DATA_MESSAGE = "No MoE operations found in this trace"
 

@@ -28,17 +28,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, SerializerFunctionWrapHandler, field_validator, model_serializer
 
-from rooflens.analyzers.categories.copies import CopyAnalysis, analyse_copies
-from rooflens.analyzers.categories.system_inputs import SystemInputs, Timeline
-from rooflens.analyzers.prepare.collective_table import CollectiveGroup
-from rooflens.analyzers.prepare.documents import OmitNone
-from rooflens.analyzers.prepare.multi_kernel import (
+from ..prepare.collective_table import CollectiveGroup
+from ..prepare.document_base import OmitNone
+from ..prepare.multi_kernel import (
     DirectionSummary,
     MemcpySummary,
     NcclSummary,
     OverlapAnalysis,
     TopOp,
 )
+from .copies import CopyAnalysis, analyze_copies
+from .system_inputs import SystemInputs, Timeline
 
 MEMCPY_DIRECTIONS = ("D2H", "H2D")
 MEMCPY_PERCENT_LIMIT = 5.0
@@ -336,6 +336,6 @@ def analyze_multi_kernel(inputs: SystemInputs) -> MultiKernelMetrics:
         patterns_detected=patterns,
         cross_validation=cross_validate(overlap, timeline),
         impact_estimates=[],
-        copies=analyse_copies(inputs.copies, inputs.platform) if inputs.copies else None,
+        copies=analyze_copies(inputs.copies, inputs.platform) if inputs.copies else None,
         collectives=inputs.copies.collectives if inputs.copies else None,
     )

@@ -3,6 +3,6 @@ They report what elementwise reports: the HBM roof."""
 
 from __future__ import annotations
 
-from rooflens.analyzers.categories.elementwise import specific
+from .elementwise import specific
 
 __all__ = ["specific"]

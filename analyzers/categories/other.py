@@ -8,8 +8,8 @@ from typing import Any
 
 import pandas as pd
 
-from rooflens.analyzers.categories import scoring
-from rooflens.analyzers.prepare.manifest import CategoryMetadata
+from ..prepare.manifest import CategoryMetadata
+from . import scoring
 
 COMMUNICATION = ("all_reduce", "collective", "ncclkernel", "rccl", "broadcast", "allgather")
 GRAPH = ("graph", "hipgraph", "cudagraph")

@@ -16,8 +16,8 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
-from rooflens.analyzers.perf.kernel_precision import read_kernel
-from rooflens.analyzers.report.cells import finite_number, structured
+from ..perf.kernel_precision import read_kernel
+from ..report.cells import finite_number, structured
 
 WIDE = ("fp32", "fp64")  # precisions that AMP/TF32 would lower
 KERNEL_TIME = "Kernel Time (µs)_sum"

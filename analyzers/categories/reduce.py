@@ -6,7 +6,7 @@ from typing import Any
 
 import pandas as pd
 
-from rooflens.analyzers.prepare.manifest import CategoryMetadata
+from ..prepare.manifest import CategoryMetadata
 
 
 def specific(ops: pd.DataFrame, metadata: CategoryMetadata) -> dict[str, Any]:

@@ -13,15 +13,15 @@ from typing import Any
 
 import pandas as pd
 
-from rooflens.analyzers.categories.comparative import comparative_efficiency, trace2_fields
-from rooflens.analyzers.categories.impact import category_findings, impact_estimates
-from rooflens.analyzers.categories.models import CategoryMetrics, Efficiency, Operation
-from rooflens.analyzers.categories.precision_mix import simt_kernels
-from rooflens.analyzers.perf.kernel_precision import LIBRARY_ORDER, kernel_library
-from rooflens.analyzers.prepare.categories import COMPUTATION_TIME
-from rooflens.analyzers.prepare.documents import ComparisonScope
-from rooflens.analyzers.prepare.manifest import CategoryMetadata
-from rooflens.analyzers.report.cells import finite_number, structured
+from ..perf.kernel_precision import LIBRARY_ORDER, kernel_library
+from ..prepare.categories import COMPUTATION_TIME
+from ..prepare.document_base import ComparisonScope
+from ..prepare.manifest import CategoryMetadata
+from ..report.cells import finite_number, structured
+from .comparative import comparative_efficiency, trace2_fields
+from .impact import category_findings, impact_estimates
+from .models import CategoryMetrics, Efficiency, Operation
+from .precision_mix import simt_kernels
 
 ANOMALY_PCT = 110.0
 VARIANCE_MIN_COUNT, VARIANCE_MIN_PCT, VARIANCE_MAX_COV = 10, 5.0, 1.0

@@ -8,9 +8,9 @@ from typing import Any
 
 import pandas as pd
 
-from rooflens.analyzers.categories import scoring
-from rooflens.analyzers.prepare.manifest import CategoryMetadata
-from rooflens.analyzers.report.cells import finite_number, structured
+from ..prepare.manifest import CategoryMetadata
+from ..report.cells import finite_number, structured
+from . import scoring
 
 FIELDS = ("Input Dims", "Input type", "has_perf_model", "perf_params", "kernel_details_summary")
 FLASH = ("flash", "fmha", "flash_attention", "flashattn")

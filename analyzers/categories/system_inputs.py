@@ -8,14 +8,14 @@ from dataclasses import dataclass
 import pandas as pd
 from pydantic import BaseModel
 
-from rooflens.analyzers.perf.platforms import Platform
-from rooflens.analyzers.prepare.comparative_fusion import ComparativeCandidate
-from rooflens.analyzers.prepare.copies import CopyData
-from rooflens.analyzers.prepare.fusion import FusionCandidate
-from rooflens.analyzers.prepare.manifest import Manifest
-from rooflens.analyzers.prepare.multi_kernel import MultiKernelData
-from rooflens.analyzers.trace.idle_causes import IdleBreakdown
-from rooflens.analyzers.trace.kernel_counts import KernelCounts
+from ..perf.platforms import Platform
+from ..prepare.comparative_fusion import ComparativeCandidate
+from ..prepare.copies import CopyData
+from ..prepare.fusion import FusionCandidate
+from ..prepare.manifest import Manifest
+from ..prepare.multi_kernel import MultiKernelData
+from ..trace.idle_causes import IdleBreakdown
+from ..trace.kernel_counts import KernelCounts
 
 
 class Timeline(BaseModel):

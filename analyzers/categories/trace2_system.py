@@ -11,15 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rooflens.analyzers import layout
-from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics, analyze_cpu_idle
-from rooflens.analyzers.categories.multi_kernel import MultiKernelMetrics, analyze_multi_kernel
-from rooflens.analyzers.categories.system_inputs import SystemInputs, Timeline
-from rooflens.analyzers.compare.comparison import Comparison
-from rooflens.analyzers.prepare.category_data import system_parts
-from rooflens.analyzers.prepare.manifest import Manifest
-
-TRACE2_SYSTEM_KEYS = layout.TRACE2_SYSTEM_KEYS
+from ..compare.comparison import Comparison
+from ..layout import CPU_IDLE, MULTI_KERNEL
+from ..prepare.category_data import system_parts
+from ..prepare.manifest import Manifest
+from .cpu_idle import CpuIdleMetrics, analyze_cpu_idle
+from .multi_kernel import MultiKernelMetrics, analyze_multi_kernel
+from .system_inputs import SystemInputs, Timeline
 
 
 @dataclass(frozen=True)
@@ -30,7 +28,7 @@ class Trace2System:
     multi_kernel: MultiKernelMetrics
 
     def documents(self) -> dict[str, CpuIdleMetrics | MultiKernelMetrics]:
-        return {"cpu_idle": self.cpu_idle, "multi_kernel": self.multi_kernel}
+        return {CPU_IDLE: self.cpu_idle, MULTI_KERNEL: self.multi_kernel}
 
 
 def trace2_inputs(manifest: Manifest, comparison: Comparison) -> SystemInputs | None:

@@ -7,8 +7,8 @@ from typing import Any
 
 import pandas as pd
 
-from rooflens.analyzers.categories import scoring
-from rooflens.analyzers.prepare.manifest import CategoryMetadata
+from ..prepare.manifest import CategoryMetadata
+from . import scoring
 
 KINDS = (("triton_poi_", "pointwise"), ("triton_red_", "reduction"), ("triton_per_", "persistent"))
 

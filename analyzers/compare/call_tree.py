@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rooflens.analyzers.trace.columns import MISSING
-from rooflens.analyzers.trace.model import TraceModel
-from rooflens.analyzers.trace.schema import GPU_CATEGORIES
-from rooflens.analyzers.trace.tree import nearest_ancestor
+from ..trace.columns import MISSING
+from ..trace.model import TraceModel
+from ..trace.schema import GPU_CATEGORIES
+from ..trace.tree import nearest_ancestor
 
 OPERATOR_CATEGORIES = ("cpu_op", "cuda_runtime", "cuda_driver")
 ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")

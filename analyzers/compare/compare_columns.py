@@ -11,11 +11,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rooflens.analyzers.compare.diff_stats import diff_stats, lca_totals
-from rooflens.analyzers.compare.tree_diff import TreeDiff
-from rooflens.analyzers.report.build import PerfReport
-from rooflens.analyzers.report.kernel_stats import group_ids
-from rooflens.analyzers.report.unified_table import GROUP_KEYS, UnifiedTable
+from ..report.build import PerfReport
+from ..report.kernel_stats import group_ids
+from ..report.unified_table import GROUP_KEYS, UnifiedTable
+from .diff_stats import diff_stats, lca_totals
+from .tree_diff import TreeDiff
 
 UNIFIED = "unified_perf_summary"
 ANCHOR = "Kernel Time (µs)_sum"  # the comparison columns come right after it

@@ -15,18 +15,18 @@ from pathlib import Path
 
 import pandas as pd
 
-from rooflens.analyzers.compare.compare_columns import comparison_sheets
-from rooflens.analyzers.compare.diff_stats import diff_stats
-from rooflens.analyzers.compare.tree_diff import TreeDiff, diff_traces
-from rooflens.analyzers.compare.what_changed import WhatChanged, what_changed
-from rooflens.analyzers.perf.categories import CategoryTable
-from rooflens.analyzers.perf.platforms import Platform
-from rooflens.analyzers.report.build import PerfReport
-from rooflens.analyzers.report.loading import Loaded, load_step, read_trace
-from rooflens.analyzers.trace.errors import TraceError
-from rooflens.analyzers.trace.health import HealthWarning, TraceHealth
-from rooflens.analyzers.trace.model import TraceModel
-from rooflens.analyzers.trace.open_trace import AUTO, CaptureChoice
+from ..perf.categories import CategoryTable
+from ..perf.platforms import Platform
+from ..report.build import PerfReport
+from ..report.loading import Loaded, load_step, read_trace
+from ..trace.errors import TraceError
+from ..trace.health import HealthWarning, TraceHealth
+from ..trace.model import TraceModel
+from ..trace.open_trace import AUTO, CaptureChoice
+from .compare_columns import comparison_sheets
+from .diff_stats import diff_stats
+from .tree_diff import TreeDiff, diff_traces
+from .what_changed import WhatChanged, what_changed
 
 TRACE2 = "trace 2"  # how messages name the second trace
 SAME_TRACE = HealthWarning(

@@ -10,11 +10,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rooflens.analyzers.compare.tree_diff import TreeDiff
-from rooflens.analyzers.report.ops_tables import ARG_COLUMNS
-from rooflens.analyzers.trace.columns import MISSING
-from rooflens.analyzers.trace.intervals import grouped_union_length
-from rooflens.analyzers.trace.model import MODULE_PREFIX, TraceModel
+from ..report.ops_tables import ARG_COLUMNS
+from ..trace.columns import MISSING
+from ..trace.intervals import grouped_union_length
+from ..trace.model import MODULE_PREFIX, TraceModel
+from .tree_diff import TreeDiff
 
 # the launching operator's arguments, in diff_stats's column order
 ARGS = ("input_dims", "input_strides", "input_type", "concrete_inputs")

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from rooflens.analyzers.compare.tree_diff import TreeDiff
-from rooflens.analyzers.trace.columns import MISSING
+from ..trace.columns import MISSING
+from .tree_diff import TreeDiff
 
 SIDE_MARK = {1: ">> trace1: ", 2: "<< trace2: "}
 

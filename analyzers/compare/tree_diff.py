@@ -20,10 +20,10 @@ from itertools import pairwise
 
 import numpy as np
 
-from rooflens.analyzers.compare.call_tree import CallTree, call_tree
-from rooflens.analyzers.trace.columns import MISSING
-from rooflens.analyzers.trace.model import TraceModel
-from rooflens.analyzers.trace.tree import nearest_ancestor
+from ..trace.columns import MISSING
+from ..trace.model import TraceModel
+from ..trace.tree import nearest_ancestor
+from .call_tree import CallTree, call_tree
 
 LCS_CELLS = 4_000_000  # beyond this the exact alignment costs too much memory and time
 Pairing = tuple[list[tuple[int, int]], list[int], list[int]]

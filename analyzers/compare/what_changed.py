@@ -16,12 +16,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from rooflens.analyzers.compare.compare_columns import UNIFIED, row_kernels
-from rooflens.analyzers.compare.diff_stats import column_at, module_columns
-from rooflens.analyzers.compare.tree_diff import TreeDiff
-from rooflens.analyzers.report.build import PerfReport
-from rooflens.analyzers.report.stacks import NOT_FOUND
-from rooflens.analyzers.trace.columns import MISSING
+from ..report.build import PerfReport
+from ..report.stacks import NOT_FOUND
+from ..trace.columns import MISSING
+from .compare_columns import UNIFIED, row_kernels
+from .diff_stats import column_at, module_columns
+from .tree_diff import TreeDiff
 
 NOISE_US = 1.0  # a time change must exceed this many µs ...
 NOISE_FRACTION = 0.05  # ... and this share of the larger of the two times

@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from rooflens.analyzers.compare.what_changed import (
+from ..markdown_text import md_code
+from .what_changed import (
     NOISE_FRACTION,
     NOISE_US,
     KernelChange,
@@ -17,7 +18,6 @@ from rooflens.analyzers.compare.what_changed import (
     TimeChange,
     WhatChanged,
 )
-from rooflens.analyzers.markdown_text import md_code
 
 TOP_N = 5
 NAME_CHARS = 60  # kernel and one-trace-only names are long; the tables show their head

@@ -15,18 +15,18 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from rooflens.analyzers.job.bandwidth import collective_bandwidth
-from rooflens.analyzers.job.causes import straggler_causes
-from rooflens.analyzers.job.findings import job_findings
-from rooflens.analyzers.job.matching import match_collectives
-from rooflens.analyzers.job.records import Imbalance, JobAnalysis, RankFailure
-from rooflens.analyzers.job.stragglers import (
+from .bandwidth import collective_bandwidth
+from .causes import straggler_causes
+from .findings import job_findings
+from .matching import match_collectives
+from .records import Imbalance, JobAnalysis, RankFailure
+from .stragglers import (
     RankWaits,
     longest_waiter,
     straggler,
     straggler_summary,
 )
-from rooflens.analyzers.job.summary import RankSummary
+from .summary import RankSummary
 
 TIMELINE_COLUMNS = (
     "rank",

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rooflens.analyzers.perf.dtypes import BYTES_PER_ELEMENT
-from rooflens.analyzers.perf.platforms import Platform
+from ..perf.dtypes import BYTES_PER_ELEMENT
+from ..perf.platforms import Platform
 
 NODE_GPUS = 8  # a group of up to this many ranks is taken to sit in one node
 # c10d's ScalarType names whose lower-case spelling is not a key of BYTES_PER_ELEMENT

@@ -17,8 +17,8 @@ from typing import Literal
 
 import numpy as np
 
-from rooflens.analyzers.job.summary import RankSummary
-from rooflens.analyzers.markdown_text import md_code
+from ..markdown_text import md_code
+from .summary import RankSummary
 
 CauseKind = Literal["compute", "slow_op", "host_idle", "late_data"]
 MIN_SHARE = 0.1  # of the time the straggler held the others, for a cause to be named

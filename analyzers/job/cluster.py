@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 import psutil
 
-from rooflens.analyzers.job.rank_task import RankOutcome
+from .rank_task import RankOutcome
 
 SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"
 CONNECT_TIMEOUT_S = 20

@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rooflens.analyzers.trace.load import Trace, load_trace
-from rooflens.analyzers.trace.model import TraceModel
-from rooflens.analyzers.trace.timeline import classify_events
+from ..trace.load import Trace, load_trace
+from ..trace.model import TraceModel
+from ..trace.timeline import classify_events
 
 DEFAULT_GROUP = "all"  # the group of collectives whose trace names none
 COLUMNS = (

@@ -24,7 +24,7 @@ from pathlib import Path
 import dask
 from distributed import Client, LocalCluster, Security, as_completed
 
-from rooflens.analyzers.job.cluster import (
+from .cluster import (
     SCHEDULER_ENV,
     TLS_ENV,
     ClientTls,
@@ -33,7 +33,7 @@ from rooflens.analyzers.job.cluster import (
     Progress,
     scheduler_problem,
 )
-from rooflens.analyzers.job.rank_task import (
+from .rank_task import (
     WORKER_LOST,
     RankFailed,
     RankOutcome,

@@ -10,15 +10,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rooflens.analyzers.findings.ranking.impact_scale import (
+from ..findings.ranking.impact_scale import (
     Candidate,
     PriorityItem,
     Saving,
     rank_items,
 )
-from rooflens.analyzers.job.bandwidth import bus_factor
-from rooflens.analyzers.job.records import JobAnalysis
-from rooflens.analyzers.markdown_text import md_code
+from ..markdown_text import md_code
+from .bandwidth import bus_factor
+from .records import JobAnalysis
 
 CATEGORY = "job"
 LINK_SHARES = (0.75, 0.875, 1.0)  # low / mid / high: the link's figure reached to this share

@@ -21,10 +21,10 @@ from typing import Protocol
 
 import msgspec
 
-from rooflens.analyzers.trace.errors import TraceError
-from rooflens.analyzers.trace.input_file import InputFileError, open_regular
-from rooflens.analyzers.trace.read import GZIP_MAGIC, SUFFIXES, require_regular_file
-from rooflens.analyzers.trace.schema import DistributedInfo
+from ..trace.errors import TraceError
+from ..trace.input_file import InputFileError, open_regular
+from ..trace.read import GZIP_MAGIC, SUFFIXES, require_regular_file
+from ..trace.schema import DistributedInfo
 
 # a rank written in a file name: rank3, rank_3, rank-3, worker3 (the DLRM files), proc3
 DEFAULT_RANK_REGEX = r"(?i)(?:rank|worker|proc)[-_]?(\d+)"

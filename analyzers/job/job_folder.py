@@ -15,16 +15,16 @@ from pathlib import Path
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from rooflens.analyzers import layout
-from rooflens.analyzers.pipeline.ledger import (
+from .. import layout
+from ..pipeline.ledger import (
     RunFolderError,
     TraceIdentity,
     hashes,
     ledger_problems,
     occupant,
 )
-from rooflens.analyzers.report.csv_cells import ESCAPED, CsvCells
-from rooflens.analyzers.report.write_csv import atomic_write_bytes, table_csv
+from ..report.csv_cells import ESCAPED, CsvCells
+from ..report.write_csv import atomic_write_bytes, table_csv
 
 
 class JobRank(BaseModel):

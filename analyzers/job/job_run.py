@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from rooflens.analyzers import layout
-from rooflens.analyzers.job.analysis import JobAnalysis, RankFailure, job_analysis
-from rooflens.analyzers.job.cluster import ClusterChoice, Progress
-from rooflens.analyzers.job.inputs import JobInputs
-from rooflens.analyzers.job.job_folder import (
+from .. import layout
+from ..report.write_csv import atomic_write_bytes
+from .analysis import JobAnalysis, RankFailure, job_analysis
+from .cluster import ClusterChoice, Progress
+from .inputs import JobInputs
+from .job_folder import (
     JobRank,
     JobRecord,
     new_job_id,
@@ -24,13 +25,12 @@ from rooflens.analyzers.job.job_folder import (
     write_table,
     write_text,
 )
-from rooflens.analyzers.job.overview import job_overview
-from rooflens.analyzers.job.plot import draw_job_plot
-from rooflens.analyzers.job.rank_task import NO_RUN, RankDone, RankFailed, RankOutcome, RankTask
-from rooflens.analyzers.job.report import job_report_md
-from rooflens.analyzers.job.stragglers import RankWaits
-from rooflens.analyzers.job.tables import implicit_sync_table, straggler_table
-from rooflens.analyzers.report.write_csv import atomic_write_bytes
+from .overview import job_overview
+from .plot import draw_job_plot
+from .rank_task import NO_RUN, RankDone, RankFailed, RankOutcome, RankTask
+from .report import job_report_md
+from .stragglers import RankWaits
+from .tables import implicit_sync_table, straggler_table
 
 
 class JobFailed(RuntimeError):
@@ -87,7 +87,7 @@ def analyze_job(
 ) -> JobResult:
     """Fan the ranks out, then match the collectives of those that finished. `choice` should
     be resolved (`ClusterChoice.resolved`) so that the record says how many workers ran."""
-    from rooflens.analyzers.job.fanout import run_tasks  # dask loads when a job runs
+    from .fanout import run_tasks  # dask loads when a job runs
 
     tasks = rank_tasks(inputs, folder, platform, until, owner)
     outcomes = run_tasks(tasks, choice, progress)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from rooflens.analyzers.job.collectives import RankCollectives
+from .collectives import RankCollectives
 
 # collective-name families every rank of the group must reach before any finishes
 SYNC_FAMILIES = ("allreduce", "reducescatter", "allgather")

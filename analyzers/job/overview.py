@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rooflens.analyzers.job.analysis import JobAnalysis
-from rooflens.analyzers.job.stragglers import RankWaits
+from .analysis import JobAnalysis
+from .stragglers import RankWaits
 
 
 class _Frozen(BaseModel):

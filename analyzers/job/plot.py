@@ -10,10 +10,10 @@ from __future__ import annotations
 import io
 from typing import TYPE_CHECKING
 
-from rooflens.analyzers.findings.composing.plot import PALETTE, REMAINDER_COLOR, PlotResult
+from ..findings.composing.plot import PALETTE, REMAINDER_COLOR, PlotResult
 
 if TYPE_CHECKING:
-    from rooflens.analyzers.job.analysis import JobAnalysis
+    from .analysis import JobAnalysis
 
 # (timeline column, legend label, colour): the stack from the axis up
 PARTS = (

@@ -18,16 +18,16 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from rooflens.analyzers.job.summary import RankSummary, summarise_rank
-from rooflens.analyzers.perf.platforms import PlatformFileError, UnknownPlatform
-from rooflens.analyzers.pipeline.ledger import RunRecord, TraceIdentity, new_run_id
-from rooflens.analyzers.pipeline.sealed import SealedRun
-from rooflens.analyzers.pipeline.steps import LOADED, RunResults, missing_gpu_work
-from rooflens.analyzers.report.loading import load_step, read_trace
-from rooflens.analyzers.trace.errors import TraceError
-from rooflens.analyzers.trace.health import TraceHealth
-from rooflens.analyzers.trace.model import TraceModel
-from rooflens.analyzers.trace.open_trace import AUTO
+from ..perf.platforms import PlatformFileError, UnknownPlatform
+from ..pipeline.ledger import RunRecord, TraceIdentity, new_run_id
+from ..pipeline.sealed import SealedRun
+from ..pipeline.steps import LOADED, RunResults, missing_gpu_work
+from ..report.loading import load_step, read_trace
+from ..trace.errors import TraceError
+from ..trace.health import TraceHealth
+from ..trace.model import TraceModel
+from ..trace.open_trace import AUTO
+from .summary import RankSummary, summarise_rank
 
 NO_RUN = "none"  # `until` for summaries only: no per-rank run folder
 BAD_TRACE = "unreadable trace"

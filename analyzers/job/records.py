@@ -7,11 +7,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from rooflens.analyzers.findings.ranking.impact_scale import PriorityItem
-from rooflens.analyzers.job.causes import Cause
-from rooflens.analyzers.job.matching import JobCollectives
-from rooflens.analyzers.job.stragglers import RankWaits
-from rooflens.analyzers.job.summary import TopOp
+from ..findings.ranking.impact_scale import PriorityItem
+from .causes import Cause
+from .matching import JobCollectives
+from .stragglers import RankWaits
+from .summary import TopOp
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,10 +14,10 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from rooflens.analyzers.findings.composing.cards import ms, ms_range
-from rooflens.analyzers.job.analysis import JobAnalysis
-from rooflens.analyzers.job.causes import Cause
-from rooflens.analyzers.markdown_text import md_code, md_prose, md_table_cell
+from ..findings.composing.cards import ms, ms_range
+from ..markdown_text import md_code, md_prose, md_table_cell
+from .analysis import JobAnalysis
+from .causes import Cause
 
 TOP_COLLECTIVES = 10
 

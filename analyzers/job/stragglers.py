@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rooflens.analyzers.job.matching import JobCollectives
+from .matching import JobCollectives
 
 
 @dataclass(frozen=True, slots=True)

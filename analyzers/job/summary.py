@@ -13,18 +13,18 @@ from pathlib import Path
 
 import numpy as np
 
-from rooflens.analyzers.job.collectives import RankCollectives, rank_collectives, rank_of
-from rooflens.analyzers.perf.categories import default_table
-from rooflens.analyzers.perf.platforms import Platform, get_platform
-from rooflens.analyzers.report.launchers import attribute_launchers
-from rooflens.analyzers.report.ops_tables import ops_summary, ops_summary_by_category
-from rooflens.analyzers.trace.columns import name_matches
-from rooflens.analyzers.trace.device import identify_gpu
-from rooflens.analyzers.trace.intervals import merge
-from rooflens.analyzers.trace.iterations import find_iterations
-from rooflens.analyzers.trace.model import TraceModel
-from rooflens.analyzers.trace.open_trace import open_trace
-from rooflens.analyzers.trace.timeline import Timeline
+from ..perf.categories import default_table
+from ..perf.platforms import Platform, get_platform
+from ..report.launchers import attribute_launchers
+from ..report.ops_tables import ops_summary, ops_summary_by_category
+from ..trace.columns import name_matches
+from ..trace.device import identify_gpu
+from ..trace.intervals import merge
+from ..trace.iterations import find_iterations
+from ..trace.model import TraceModel
+from ..trace.open_trace import open_trace
+from ..trace.timeline import Timeline
+from .collectives import RankCollectives, rank_collectives, rank_of
 
 TOP_OPS = 10  # operations kept per rank: enough to find the one a slow rank spends more on
 DATA_LOADING = ("DataLoader",)  # host spans whose name holds one of these load the batch

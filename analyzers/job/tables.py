@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rooflens.analyzers.job.matching import JobCollectives
-from rooflens.analyzers.job.stragglers import RankWaits
+from .matching import JobCollectives
+from .stragglers import RankWaits
 
 IMPLICIT_SYNC = "nccl_implicit_sync"
 STRAGGLERS = "straggler_summary"

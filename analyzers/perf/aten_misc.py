@@ -24,16 +24,16 @@ from __future__ import annotations
 
 from math import ceil, floor
 
-from rooflens.analyzers.perf.base import OpArgs, PerfModel, Unsupported, Work, numel
-from rooflens.analyzers.perf.dtypes import precision
-from rooflens.analyzers.perf.elementwise import (
+from .base import OpArgs, PerfModel, Unsupported, Work, numel
+from .dtypes import precision
+from .elementwise import (
     parse_flag,
     parse_floats,
     parse_ints,
     size_of,
     total_bytes,
 )
-from rooflens.analyzers.perf.reduce import REDUCED_DIMS, Reduction, reduce
+from .reduce import REDUCED_DIMS, Reduction, reduce
 
 INDEX_BYTES = 8.0  # int64 pooling indices
 NORMAL_FLOPS_PER_ELEMENT = 2

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from rooflens.analyzers.perf.dtypes import bytes_per_element
+from .dtypes import bytes_per_element
 
 Unit = Literal["matrix", "vector"]
 Shape = tuple[int, ...]

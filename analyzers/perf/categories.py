@@ -15,7 +15,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from rooflens.analyzers.trace.input_file import InputFileError, read_side_file
+from ..trace.input_file import InputFileError, read_side_file
 
 OTHER = "other"
 

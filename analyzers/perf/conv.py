@@ -22,8 +22,8 @@ from dataclasses import dataclass, replace
 from math import prod
 from typing import Any
 
-from rooflens.analyzers.perf.base import OpArgs, PerfModel, Shape, Unsupported, Work, numel
-from rooflens.analyzers.perf.dtypes import bytes_per_element, precision
+from .base import OpArgs, PerfModel, Shape, Unsupported, Work, numel
+from .dtypes import bytes_per_element, precision
 
 # without Concrete Inputs the output size is unknown and no default is a bound, so such a row
 # is unmodelled (docs/perf-models.md#unmodelled)

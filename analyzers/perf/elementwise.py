@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from math import floor
 from typing import Any
 
-from rooflens.analyzers.perf.base import (
+from .base import (
     TENSOR_LIST_WITHOUT_SHAPES,
     OpArgs,
     PerfModel,
@@ -37,8 +37,8 @@ from rooflens.analyzers.perf.base import (
     Work,
     numel,
 )
-from rooflens.analyzers.perf.dtypes import precision
-from rooflens.analyzers.perf.operands import (
+from .dtypes import precision
+from .operands import (
     broadcast,
     normalize_dim,
     parse_floats,
@@ -49,8 +49,8 @@ from rooflens.analyzers.perf.operands import (
 
 # Re-exported for the models that still import the parsers from here (norm, reduce, ...);
 # new code imports them from operands.py.
-from rooflens.analyzers.perf.operands import parse_flag as parse_flag
-from rooflens.analyzers.perf.operands import parse_flags as parse_flags
+from .operands import parse_flag as parse_flag
+from .operands import parse_flags as parse_flags
 
 # ---------------------------------------------------------------------------------------------
 # The Work of a vector-unit op

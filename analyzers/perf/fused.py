@@ -27,9 +27,9 @@ the `*_and_mul` ops); argument positions follow the recorded traces:
 
 from __future__ import annotations
 
-from rooflens.analyzers.perf.base import OpArgs, PerfModel, Unsupported, Work, numel
-from rooflens.analyzers.perf.dtypes import precision
-from rooflens.analyzers.perf.elementwise import parse_ints, size_of, total_bytes
+from .base import OpArgs, PerfModel, Unsupported, Work, numel
+from .dtypes import precision
+from .elementwise import parse_ints, size_of, total_bytes
 
 ROPE_FLOPS_PER_ELEMENT = 3
 INDEX_BYTES = 8  # int64 positions

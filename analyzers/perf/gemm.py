@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rooflens.analyzers.perf.base import OpArgs, PerfModel, Shape, Unsupported, Work, numel
-from rooflens.analyzers.perf.dtypes import bytes_per_element, precision
+from .base import OpArgs, PerfModel, Shape, Unsupported, Work, numel
+from .dtypes import bytes_per_element, precision
 
 
 @dataclass(frozen=True, slots=True)

@@ -50,9 +50,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from rooflens.analyzers.perf.base import OpArgs, PerfModel, Unsupported, Work, numel
-from rooflens.analyzers.perf.dtypes import precision
-from rooflens.analyzers.perf.elementwise import parse_flag, parse_ints, size_of, total_bytes
+from .base import OpArgs, PerfModel, Unsupported, Work, numel
+from .dtypes import precision
+from .elementwise import parse_flag, parse_ints, size_of, total_bytes
 
 SLOT_BYTES = 8  # int64 slot_mapping entries
 FILL_KERNEL = "FillFunctor"

@@ -48,7 +48,7 @@ import re
 from dataclasses import dataclass
 from math import ceil, prod
 
-from rooflens.analyzers.perf.base import OpArgs, PerfModel, Unsupported, Work
+from .base import OpArgs, PerfModel, Unsupported, Work
 
 MX_BLOCK = 32  # values per shared e8m0 scale in the OCP MX formats
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from math import ceil
 
-from rooflens.analyzers.perf.base import OpArgs, PerfModel, Unsupported, Work
-from rooflens.analyzers.perf.dtypes import precision
-from rooflens.analyzers.perf.elementwise import parse_flag, parse_ints, size_of, total_bytes
+from .base import OpArgs, PerfModel, Unsupported, Work
+from .dtypes import precision
+from .elementwise import parse_flag, parse_ints, size_of, total_bytes
 
 SOFTMAX_FLOPS_PER_ELEMENT = 5
 INT16, INT32, WORD = 2.0, 4.0, 4.0

@@ -60,8 +60,8 @@ import re
 from dataclasses import dataclass
 from math import ceil, prod
 
-from rooflens.analyzers.perf.base import OpArgs, PerfModel, Unsupported, Work
-from rooflens.analyzers.perf.dtypes import bytes_per_element, precision
+from .base import OpArgs, PerfModel, Unsupported, Work
+from .dtypes import bytes_per_element, precision
 
 MX_BLOCK = 32  # values per e8m0 scale in the OCP MX formats
 QUANT_FLOPS_PER_VALUE = 4

@@ -28,9 +28,9 @@ from dataclasses import dataclass, replace
 from math import prod
 from typing import Any
 
-from rooflens.analyzers.perf.base import OpArgs, PerfModel, Shape, Unsupported, Work, numel
-from rooflens.analyzers.perf.dtypes import precision
-from rooflens.analyzers.perf.elementwise import parse_flag, parse_flags, parse_ints, size_of
+from .base import OpArgs, PerfModel, Shape, Unsupported, Work, numel
+from .dtypes import precision
+from .elementwise import parse_flag, parse_flags, parse_ints, size_of
 
 BWD_CATEGORY = "NORM_bwd"
 

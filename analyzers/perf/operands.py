@@ -11,8 +11,8 @@ import re
 from collections.abc import Callable
 from typing import TypeVar
 
-from rooflens.analyzers.perf.base import Shape, Unsupported
-from rooflens.analyzers.perf.dtypes import bytes_per_element
+from .base import Shape, Unsupported
+from .dtypes import bytes_per_element
 
 T = TypeVar("T")
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rooflens.analyzers.perf.platforms import Platform, get_platform, load_platform_file
-from rooflens.analyzers.trace.device import UNKNOWN_GPU, GpuIdentity
-from rooflens.analyzers.trace.health import HealthWarning, TraceHealth
+from ..trace.device import UNKNOWN_GPU, GpuIdentity
+from ..trace.health import HealthWarning, TraceHealth
+from .platforms import Platform, get_platform, load_platform_file
 
 NO_PLATFORM = "no_platform"
 NO_PLATFORM_REASON = "unmodelled: no platform known (pass --platform NAME or --platform-file PATH)"

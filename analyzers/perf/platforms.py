@@ -36,7 +36,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from rooflens.analyzers.trace.input_file import InputFileError, read_side_file
+from ..trace.input_file import InputFileError, read_side_file
 
 Vendor = Literal["NVIDIA", "AMD"]
 

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rooflens.analyzers.perf.base import OpArgs, PerfModel, Shape, Unsupported, Work, numel
-from rooflens.analyzers.perf.dtypes import precision
-from rooflens.analyzers.perf.elementwise import (
+from .base import OpArgs, PerfModel, Shape, Unsupported, Work, numel
+from .dtypes import precision
+from .elementwise import (
     Pointwise,
     normalize_dim,
     parse_flag,

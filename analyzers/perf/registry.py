@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from rooflens.analyzers.perf import (
+from . import (
     aten_misc,
     conv,
     elementwise,
@@ -29,8 +29,8 @@ from rooflens.analyzers.perf import (
     sdpa,
     triton,
 )
-from rooflens.analyzers.perf.base import PerfModel
-from rooflens.analyzers.perf.categories import default_table
+from .base import PerfModel
+from .categories import default_table
 
 MODELS: MappingProxyType[str, PerfModel] = MappingProxyType(
     {

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import re
 
-from rooflens.analyzers.perf.base import OpArgs, PerfModel, Unsupported, Work, numel
-from rooflens.analyzers.perf.dtypes import precision
-from rooflens.analyzers.perf.elementwise import size_of, total_bytes
+from .base import OpArgs, PerfModel, Unsupported, Work, numel
+from .dtypes import precision
+from .elementwise import size_of, total_bytes
 
 QUANT_FLOPS_PER_ELEMENT = 4
 _Q, _K, _V, _OUT = 0, 1, 2, 16

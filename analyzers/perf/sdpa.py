@@ -23,8 +23,8 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, Literal
 
-from rooflens.analyzers.perf.base import OpArgs, PerfModel, Shape, Unsupported, Work
-from rooflens.analyzers.perf.dtypes import bytes_per_element, precision
+from .base import OpArgs, PerfModel, Shape, Unsupported, Work
+from .dtypes import bytes_per_element, precision
 
 Layout = Literal["bhnd", "bnhd", "thd"]
 

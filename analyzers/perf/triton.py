@@ -16,8 +16,8 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from rooflens.analyzers.perf.base import OpArgs, PerfModel, Unsupported, Work, numel
-from rooflens.analyzers.perf.dtypes import bytes_per_element, precision
+from .base import OpArgs, PerfModel, Unsupported, Work, numel
+from .dtypes import bytes_per_element, precision
 
 NAME = re.compile(r"^triton_(?P<kind>poi|red|per)_fused_(?P<ops>.+?)(?:_\d+)?$")
 

@@ -18,28 +18,28 @@ from typing import Any, TypeVar
 import pandas as pd
 from pydantic import BaseModel, ValidationError
 
-from rooflens.analyzers import layout
-from rooflens.analyzers.categories.documents import Metrics, metrics_document
-from rooflens.analyzers.categories.trace2_system import Trace2System
-from rooflens.analyzers.compare.compare_columns import DIFF_STATS_SHEET
-from rooflens.analyzers.compare.comparison import Comparison
-from rooflens.analyzers.findings.composing.model_info import (
+from .. import layout
+from ..categories.any_metrics import Metrics, metrics_document
+from ..categories.trace2_system import Trace2System
+from ..compare.compare_columns import DIFF_STATS_SHEET
+from ..compare.comparison import Comparison
+from ..findings.composing.model_info import (
     CONDENSED_COLUMNS,
     ModelIdentification,
     module_names,
 )
-from rooflens.analyzers.findings.composing.plot import PlotResult
-from rooflens.analyzers.findings.composing.prose import ReportProse
-from rooflens.analyzers.findings.contract.contract import Findings, parse_findings, render_findings
-from rooflens.analyzers.findings.drafting.drafts import tier_for
-from rooflens.analyzers.findings.ranking.priorities import PriorityData
-from rooflens.analyzers.prepare.categories import gpu_utilization
-from rooflens.analyzers.prepare.category_data import CategoryData
-from rooflens.analyzers.prepare.manifest import CategoryTables, Manifest
-from rooflens.analyzers.report import files
-from rooflens.analyzers.report.build import PerfReport
-from rooflens.analyzers.report.csv_cells import ESCAPED, CsvCells
-from rooflens.analyzers.report.write_csv import atomic_write_bytes, table_csv, write_csv_folder
+from ..findings.composing.plot import PlotResult
+from ..findings.composing.prose import ReportProse
+from ..findings.contract.contract import Findings, parse_findings, render_findings
+from ..findings.drafting.drafts import tier_for
+from ..findings.ranking.priorities import PriorityData
+from ..prepare.categories import gpu_utilization
+from ..prepare.category_data import CategoryData
+from ..prepare.manifest import CategoryTables, Manifest
+from ..report import files
+from ..report.build import PerfReport
+from ..report.csv_cells import ESCAPED, CsvCells
+from ..report.write_csv import atomic_write_bytes, table_csv, write_csv_folder
 
 M = TypeVar("M", bound=BaseModel)
 

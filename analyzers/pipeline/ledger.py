@@ -26,9 +26,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from rooflens.analyzers.report.csv_cells import ESCAPED, CsvCells
-from rooflens.analyzers.report.write_csv import atomic_write_bytes
-from rooflens.analyzers.trace.input_file import InputFileError, open_regular
+from ..report.csv_cells import ESCAPED, CsvCells
+from ..report.write_csv import atomic_write_bytes
+from ..trace.input_file import InputFileError, open_regular
 
 RUN_FILE = "run.json"
 STAGING_MARK = ".rooflens-staging-"

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rooflens.analyzers.compare.comparison import Comparison
-from rooflens.analyzers.pipeline.folder import RunFolder
-from rooflens.analyzers.pipeline.ledger import RunRecord, seal
-from rooflens.analyzers.pipeline.steps import LOADED, Pipeline, RunResults
-from rooflens.analyzers.report.files import ReportFiles
-from rooflens.analyzers.report.loading import Loaded
+from ..compare.comparison import Comparison
+from ..report.files import ReportFiles
+from ..report.loading import Loaded
+from .folder import RunFolder
+from .ledger import RunRecord, seal
+from .steps import LOADED, Pipeline, RunResults
 
 
 @dataclass

@@ -16,47 +16,48 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from rooflens.analyzers import layout
-from rooflens.analyzers.categories import analyze_category
-from rooflens.analyzers.categories.cpu_idle import analyze_cpu_idle
-from rooflens.analyzers.categories.documents import Metrics
-from rooflens.analyzers.categories.fusion_measured import analyze_measured_fusion
-from rooflens.analyzers.categories.kernel_fusion import CATEGORY as KERNEL_FUSION
-from rooflens.analyzers.categories.kernel_fusion import analyze_kernel_fusion
-from rooflens.analyzers.categories.multi_kernel import analyze_multi_kernel
-from rooflens.analyzers.categories.system_inputs import SystemInputs, Timeline
-from rooflens.analyzers.categories.trace2_system import Trace2System, analyze_trace2
-from rooflens.analyzers.compare.comparison import Comparison
-from rooflens.analyzers.findings.composing.comparative import ReportComparison
-from rooflens.analyzers.findings.composing.compose import ReportInputs, compose_report
-from rooflens.analyzers.findings.composing.model_info import (
+from .. import layout
+from ..categories import analyze_category
+from ..categories.any_metrics import Metrics
+from ..categories.cpu_idle import analyze_cpu_idle
+from ..categories.fusion_measured import analyze_measured_fusion
+from ..categories.kernel_fusion import CATEGORY as KERNEL_FUSION
+from ..categories.kernel_fusion import analyze_kernel_fusion
+from ..categories.multi_kernel import analyze_multi_kernel
+from ..categories.system_inputs import SystemInputs, Timeline
+from ..categories.trace2_system import Trace2System, analyze_trace2
+from ..compare.comparison import Comparison
+from ..findings.composing.comparative import ReportComparison
+from ..findings.composing.compose import ReportInputs, compose_report
+from ..findings.composing.model_info import (
     ModelIdentification,
     merged_identity,
     model_identification,
     op_rows,
 )
-from rooflens.analyzers.findings.composing.numbers import workbook_figures
-from rooflens.analyzers.findings.composing.plot import (
+from ..findings.composing.numbers import workbook_figures
+from ..findings.composing.plot import (
     Drawer,
     PlotResult,
     draw_png,
     plot_title,
     render_plot,
 )
-from rooflens.analyzers.findings.composing.prose import ReportProse
-from rooflens.analyzers.findings.contract.contract import Findings
-from rooflens.analyzers.findings.drafting.drafts import draft_findings
-from rooflens.analyzers.findings.drafting.submission import PItemProse, SubmitStatus, submit
-from rooflens.analyzers.findings.drafting.system_compare import system_comparison
-from rooflens.analyzers.findings.ranking.priorities import PriorityData, priority_data
-from rooflens.analyzers.perf.platform_choice import platform_warnings, run_warnings
-from rooflens.analyzers.perf.platforms import Platform
-from rooflens.analyzers.pipeline.folder import RunFolder
-from rooflens.analyzers.prepare.category_data import CategoryData, prepare
-from rooflens.analyzers.report.build import PerfReport
-from rooflens.analyzers.report.loading import Loaded
-from rooflens.analyzers.trace.health import HealthWarning, assess, counters_only_message
-from rooflens.analyzers.trace.model import TraceModel
+from ..findings.composing.prose import ReportProse
+from ..findings.contract.contract import Findings
+from ..findings.drafting.drafts import draft_findings
+from ..findings.drafting.submission import PItemProse, SubmitStatus, submit
+from ..findings.drafting.system_compare import system_comparison
+from ..findings.ranking.priorities import PriorityData, priority_data
+from ..layout import CPU_IDLE, MULTI_KERNEL
+from ..perf.platform_choice import platform_warnings, run_warnings
+from ..perf.platforms import Platform
+from ..prepare.category_data import CategoryData, prepare
+from ..report.build import PerfReport
+from ..report.loading import Loaded
+from ..trace.health import HealthWarning, assess, counters_only_message
+from ..trace.model import TraceModel
+from .folder import RunFolder
 
 LOADED, PREPARED, AGGREGATED, REPORTED = "loaded", "prepared", "aggregated", "reported"
 ANALYSED, DRAFTED = "analysed", "drafted"
@@ -199,7 +200,7 @@ class Pipeline:
         if key not in SYSTEM_FIRST and KERNEL_FUSION in keys:
             self.metrics_of(KERNEL_FUSION, run=True)  # declared: fusion first
         metrics = self.results.metrics[key] = self._analysis(key)
-        system2 = self.trace2_system() if key == "cpu_idle" else None
+        system2 = self.trace2_system() if key == CPU_IDLE else None
         if system2 is not None and self.folder is not None:  # trace 2's run with trace 1's
             self.folder.write_trace2_system(system2)
         self._written(lambda folder: folder.write_metrics(key, metrics), state(ANALYSED, key))
@@ -241,8 +242,8 @@ class Pipeline:
             )
             comparative = data.manifest.comparison_scope == "comparative"
             analyses = {
-                "cpu_idle": analyze_cpu_idle,
-                "multi_kernel": analyze_multi_kernel,
+                CPU_IDLE: analyze_cpu_idle,
+                MULTI_KERNEL: analyze_multi_kernel,
                 KERNEL_FUSION: analyze_measured_fusion if comparative else analyze_kernel_fusion,
             }
             return analyses[key](inputs)
@@ -285,7 +286,7 @@ class Pipeline:
     def _draft(self, key: str, metrics: Metrics) -> Findings:
         """The draft of a category; kernel fusion's also reads the fusion candidates (a
         comparative block shows each trace's kernels)."""
-        system2 = self.trace2_system() if key in layout.TRACE2_SYSTEM_KEYS else None
+        system2 = self.trace2_system() if key in layout.TIMELINE_SYSTEM_KEYS else None
         if system2 is not None:  # a comparative card also states trace 2's figure
             return draft_findings(key, metrics, trace2=system2.documents()[key])
         if key != KERNEL_FUSION:
@@ -295,7 +296,7 @@ class Pipeline:
 
     def aggregate(self) -> PriorityData:
         self.require(PREPARED)
-        if not any(map(self._analysed, self.analysable())):
+        if not any(map(self._has_metrics, self.analysable())):
             hint = self.call_hint(ANALYSED, None)
             raise StepMissing(f"no category of {self.label} is analysed yet; {hint} first")
         data = self.results.priorities = self._ranked()
@@ -303,7 +304,7 @@ class Pipeline:
         return data
 
     def _ranked(self) -> PriorityData:
-        metrics = {k: self.metrics_of(k) for k in self.analysable() if self._analysed(k)}
+        metrics = {k: self.metrics_of(k) for k in self.analysable() if self._has_metrics(k)}
         return priority_data(self.category_data().manifest, metrics)
 
     def priorities(self) -> PriorityData:
@@ -363,7 +364,7 @@ class Pipeline:
             ReportInputs(
                 manifest=data.manifest,
                 metadata=data.tables.metadata,
-                metrics={k: self.metrics_of(k) for k in self.analysable() if self._analysed(k)},
+                metrics={k: self.metrics_of(k) for k in self.analysable() if self._has_metrics(k)},
                 findings={k: self.findings_of(k) for k in drafted},
                 priorities=priorities,
                 identity=identity,
@@ -387,7 +388,7 @@ class Pipeline:
         system2 = self.trace2_system() if compared is not None else None
         if system2 is None:
             return compared
-        mine = {k: self.metrics_of(k) for k in layout.TRACE2_SYSTEM_KEYS if self._analysed(k)}
+        mine = {k: self.metrics_of(k) for k in layout.TIMELINE_SYSTEM_KEYS if self._has_metrics(k)}
         return replace(compared, system=system_comparison(mine, system2.documents()))
 
     def warnings(self) -> list[HealthWarning]:
@@ -408,7 +409,7 @@ class Pipeline:
             return []
         return platform_warnings(assess(self.results.model).gpu, None)
 
-    def _analysed(self, key: str) -> bool:
+    def _has_metrics(self, key: str) -> bool:
         return self.done(state(ANALYSED, key))
 
     def _written(self, write: Callable[[RunFolder], object], *steps: str) -> None:
@@ -435,7 +436,7 @@ class Pipeline:
         if stop >= STEP_ORDER.index(ANALYSED):
             for key in self.analysable():
                 progress(f"analysing {key}")
-                if not self._analysed(key):
+                if not self._has_metrics(key):
                     self.analyze(key)
                 if stop >= STEP_ORDER.index(DRAFTED) and not self.done(state(DRAFTED, key)):
                     self.draft(key)

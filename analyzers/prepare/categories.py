@@ -1,4 +1,4 @@
-"""Category keys, the analyser skill per category, GPU utilisation and per-category time split.
+"""Category keys, the analyst skill per category, GPU utilisation and per-category time split.
 
 See docs/analysis.md#category-keys (keys and skills), docs/analysis.md#gpu-utilisation and
 docs/analysis.md#time-breakdown. Pure functions over report tables.
@@ -13,9 +13,11 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
+from ..layout import CPU_IDLE, KERNEL_FUSION, MULTI_KERNEL
+
 GENERIC_SKILL = "generic-op-analyzer"
 
-# Manifest key -> analyser skill; any other key gets GENERIC_SKILL.
+# Manifest key -> analyst skill; any other key gets GENERIC_SKILL.
 SKILLS: dict[str, str] = {
     "gemm": "gemm-analyzer",
     "groupedgemm_fwd": "gemm-analyzer",
@@ -35,9 +37,9 @@ SKILLS: dict[str, str] = {
     "conv_bwd": "convolution-analyzer",
     "moe_fused": "moe-analyzer",
     "moe_unfused": "moe-analyzer",
-    "cpu_idle": "cpu-idle-analyzer",
-    "multi_kernel": "multi-kernel-analyzer",
-    "kernel_fusion": "kernel-fusion-analyzer",
+    CPU_IDLE: "cpu-idle-analyzer",
+    MULTI_KERNEL: "multi-kernel-analyzer",
+    KERNEL_FUSION: "kernel-fusion-analyzer",
 }
 
 KERNEL_TIME = "Kernel Time (µs)_sum"
@@ -118,7 +120,7 @@ def find_category(given: str, categories: list[tuple[str, str]]) -> str:
 
 
 def skill_for(key: str) -> str:
-    """The analyser skill for a manifest key (generic-op-analyzer when not catalogued)."""
+    """The analyst skill for a manifest key (generic-op-analyzer when not catalogued)."""
     return SKILLS.get(key, GENERIC_SKILL)
 
 

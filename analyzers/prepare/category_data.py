@@ -10,24 +10,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rooflens.analyzers.compare.comparison import Comparison
-from rooflens.analyzers.perf.categories import default_table
-from rooflens.analyzers.perf.platforms import Platform
-from rooflens.analyzers.prepare.comparative import comparative_report, with_trace2
-from rooflens.analyzers.prepare.comparative_fusion import (
+from ..compare.comparison import Comparison
+from ..perf.categories import default_table
+from ..perf.platforms import Platform
+from ..report.build import PerfReport
+from ..trace.idle_causes import IdleBreakdown, idle_causes
+from ..trace.kernel_counts import KernelCounts, kernel_counts
+from ..trace.model import TraceModel
+from .comparative import comparative_report, with_trace2
+from .comparative_fusion import (
     ComparativeCandidate,
     comparative_candidates,
 )
-from rooflens.analyzers.prepare.computation_time import row_computation
-from rooflens.analyzers.prepare.copies import CopyData, copy_data
-from rooflens.analyzers.prepare.fusion import FusionCandidate, fusion_candidates
-from rooflens.analyzers.prepare.kernel_rows import kernel_rows
-from rooflens.analyzers.prepare.manifest import CategoryTables, Manifest, categorise
-from rooflens.analyzers.prepare.multi_kernel import MultiKernelData, multi_kernel_data
-from rooflens.analyzers.report.build import PerfReport
-from rooflens.analyzers.trace.idle_causes import IdleBreakdown, idle_causes
-from rooflens.analyzers.trace.kernel_counts import KernelCounts, kernel_counts
-from rooflens.analyzers.trace.model import TraceModel
+from .computation_time import row_computation
+from .copies import CopyData, copy_data
+from .fusion import FusionCandidate, fusion_candidates
+from .kernel_rows import kernel_rows
+from .manifest import CategoryTables, Manifest, categorise
+from .multi_kernel import MultiKernelData, multi_kernel_data
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,10 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel
 
-from rooflens.analyzers.prepare.copy_sources import (
+from ..trace.idle_causes import IdleBreakdown
+from ..trace.intervals import merge
+from ..trace.model import TraceModel
+from .copy_sources import (
     Source,
     Timing,
     event_sources,
@@ -24,9 +27,6 @@ from rooflens.analyzers.prepare.copy_sources import (
     sources,
     timing,
 )
-from rooflens.analyzers.trace.idle_causes import IdleBreakdown
-from rooflens.analyzers.trace.intervals import merge
-from rooflens.analyzers.trace.model import TraceModel
 
 # (type, words in the lower-cased name with "_" removed), first match wins
 KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (

@@ -12,14 +12,14 @@ from typing import Any
 
 import pandas as pd
 
-from rooflens.analyzers.compare.comparison import Comparison
-from rooflens.analyzers.prepare.categories import (
+from ..compare.comparison import Comparison
+from ..report.build import PerfReport
+from .categories import (
     GpuUtilization,
     gpu_utilization,
     normalise_category,
 )
-from rooflens.analyzers.prepare.manifest import CategoryTables
-from rooflens.analyzers.report.build import PerfReport
+from .manifest import CategoryTables
 
 DIGITS = 10  # the manifest's trace-2 summary rounds as TraceLens's does
 

@@ -18,8 +18,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rooflens.analyzers.compare.comparison import Comparison
-from rooflens.analyzers.prepare.fusion import (
+from ..compare.comparison import Comparison
+from ..report.launchers import subtree_pairs
+from ..trace.tree import ancestors
+from .fusion import (
     SKIPPED_CONTAINERS,
     _kernel_traits,
     base_name,
@@ -28,9 +30,7 @@ from rooflens.analyzers.prepare.fusion import (
     is_already_fused,
     is_excluded,
 )
-from rooflens.analyzers.prepare.fusion_lookup import json_cell
-from rooflens.analyzers.report.launchers import subtree_pairs
-from rooflens.analyzers.trace.tree import ancestors
+from .fusion_lookup import json_cell
 
 MAX_EXTRA_KERNELS = 15  # n1 - n2
 MAX_KERNELS = 30  # n1

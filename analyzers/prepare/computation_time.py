@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from rooflens.analyzers.report.kernel_stats import group_ids
-from rooflens.analyzers.report.unified_table import GROUP_KEYS, UnifiedTable
-from rooflens.analyzers.trace.model import TraceModel
+from ..report.kernel_stats import group_ids
+from ..report.unified_table import GROUP_KEYS, UnifiedTable
+from ..trace.model import TraceModel
 
 COLUMN = "Computation Time (µs)_sum"
 NOT_SCORED = "gpu_memset"

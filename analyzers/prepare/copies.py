@@ -18,8 +18,12 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel
 
-from rooflens.analyzers.prepare.collective_table import CollectiveGroup, collective_groups
-from rooflens.analyzers.prepare.copy_sources import (
+from ..trace.columns import MISSING
+from ..trace.idle_causes import IdleBreakdown
+from ..trace.intervals import Intervals, merge, subtract
+from ..trace.model import TraceModel
+from .collective_table import CollectiveGroup, collective_groups
+from .copy_sources import (
     Source,
     Timing,
     event_sources,
@@ -28,11 +32,7 @@ from rooflens.analyzers.prepare.copy_sources import (
     sources,
     timing,
 )
-from rooflens.analyzers.prepare.multi_kernel import memcpy_direction
-from rooflens.analyzers.trace.columns import MISSING
-from rooflens.analyzers.trace.idle_causes import IdleBreakdown
-from rooflens.analyzers.trace.intervals import Intervals, merge, subtract
-from rooflens.analyzers.trace.model import TraceModel
+from .multi_kernel import memcpy_direction
 
 Route = Literal["H2D", "D2H", "D2D", "P2P", "other"]
 HostMemory = Literal["pageable", "pinned", "unknown", "none"]  # none: no host side

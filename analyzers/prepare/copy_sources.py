@@ -19,12 +19,12 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel
 
-from rooflens.analyzers.trace.columns import MISSING
-from rooflens.analyzers.trace.host_blocking import call_sites
-from rooflens.analyzers.trace.idle_causes import IdleBreakdown
-from rooflens.analyzers.trace.idle_window import length_within
-from rooflens.analyzers.trace.intervals import Intervals
-from rooflens.analyzers.trace.model import TraceModel
+from ..trace.columns import MISSING
+from ..trace.host_blocking import call_sites
+from ..trace.idle_causes import IdleBreakdown
+from ..trace.idle_window import length_within
+from ..trace.intervals import Intervals
+from ..trace.model import TraceModel
 
 NAMESPACED = re.compile(r"^[A-Za-z_]\w*(::\w+)+(\.\w+)?$")  # aten::clone, c10d::allreduce_
 COMPILED = re.compile(r"CompiledFunction|Torch-Compiled Region|torch_compile|CompiledFxGraph")

@@ -20,16 +20,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rooflens.analyzers.perf import registry
-from rooflens.analyzers.prepare.fusion_lookup import KernelLookup, KernelShapes, json_cell
-from rooflens.analyzers.prepare.fusion_lookup import data_in_out as data_in_out  # re-export
-from rooflens.analyzers.prepare.kernel_types import classify_kernel
-from rooflens.analyzers.report.launchers import subtree_pairs
-from rooflens.analyzers.report.unified import UnifiedOps, attribute_unified
-from rooflens.analyzers.trace.columns import MISSING, name_matches
-from rooflens.analyzers.trace.model import TraceModel
-from rooflens.analyzers.trace.pseudo_rows import PSEUDO_PREFIX
-from rooflens.analyzers.trace.tree import ancestors
+from ..perf import registry
+from ..report.launchers import subtree_pairs
+from ..report.unified import UnifiedOps, attribute_unified
+from ..trace.columns import MISSING, name_matches
+from ..trace.model import TraceModel
+from ..trace.pseudo_rows import PSEUDO_PREFIX
+from ..trace.tree import ancestors
+from .fusion_lookup import KernelLookup, KernelShapes, json_cell
+from .fusion_lookup import data_in_out as data_in_out  # re-export
+from .kernel_types import classify_kernel
 
 FUSION_FILE = "fusion_candidates.json"
 MODULE_PREFIX = "nn.Module: "

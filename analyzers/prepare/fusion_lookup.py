@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rooflens.analyzers.report.unified import UnifiedOps
-from rooflens.analyzers.trace.columns import MISSING
-from rooflens.analyzers.trace.model import TraceModel
+from ..report.unified import UnifiedOps
+from ..trace.columns import MISSING
+from ..trace.model import TraceModel
 
 
 def json_cell(text: Any) -> Any:

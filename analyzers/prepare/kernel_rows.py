@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rooflens.analyzers.perf.categories import CategoryTable
-from rooflens.analyzers.prepare.computation_time import COLUMN, NOT_SCORED, kernel_shares
-from rooflens.analyzers.trace.model import TraceModel
+from ..perf.categories import CategoryTable
+from ..trace.model import TraceModel
+from .computation_time import COLUMN, NOT_SCORED, kernel_shares
 
 NOTE = (
     "The trace has no operator events: compute categories come from kernel names "

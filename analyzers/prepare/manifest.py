@@ -14,9 +14,11 @@ from typing import Any, ClassVar, Literal
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
-from rooflens.analyzers import layout
-from rooflens.analyzers.perf.platforms import Platform
-from rooflens.analyzers.prepare.categories import (
+from .. import layout
+from ..layout import CPU_IDLE, KERNEL_FUSION, MULTI_KERNEL
+from ..perf.platforms import Platform
+from ..report.build import PerfReport
+from .categories import (
     TIME_METRIC_NOTE,
     GpuUtilization,
     TimeBreakdown,
@@ -25,12 +27,11 @@ from rooflens.analyzers.prepare.categories import (
     skill_for,
     time_breakdown,
 )
-from rooflens.analyzers.prepare.computation_time import COLUMN, RowComputation
-from rooflens.analyzers.prepare.copy_rows import without_copies
-from rooflens.analyzers.prepare.documents import ComparisonScope, OmitNone
-from rooflens.analyzers.prepare.kernel_rows import NOTE as KERNEL_ROWS_NOTE
-from rooflens.analyzers.prepare.tree_data import tree_data
-from rooflens.analyzers.report.build import PerfReport
+from .computation_time import COLUMN, RowComputation
+from .copy_rows import without_copies
+from .document_base import ComparisonScope, OmitNone
+from .kernel_rows import NOTE as KERNEL_ROWS_NOTE
+from .tree_data import tree_data
 
 TRACE_LOADING_POLICY = "DO_NOT_LOAD_TRACE_use_precomputed_tree_data"
 CPU_IDLE_DISPLAY = "CPU/Idle Analysis"
@@ -227,12 +228,12 @@ def categorise(
     if unified is not None and not unified.empty:
         _add_compute_categories(tables, unified, common)
     if has_multi_kernel:
-        tables.metadata["multi_kernel"] = CategoryMetadata(
-            **common, category=MULTI_KERNEL_DISPLAY, category_name="multi_kernel", tier="system"
+        tables.metadata[MULTI_KERNEL] = CategoryMetadata(
+            **common, category=MULTI_KERNEL_DISPLAY, category_name=MULTI_KERNEL, tier="system"
         )
-        entries.append(_system_entry("multi_kernel", MULTI_KERNEL_DISPLAY, None, 0))
+        entries.append(_system_entry(MULTI_KERNEL, MULTI_KERNEL_DISPLAY, None, 0))
     if fusion_count:
-        fusion = _system_entry("kernel_fusion", KERNEL_FUSION_DISPLAY, None, fusion_count)
+        fusion = _system_entry(KERNEL_FUSION, KERNEL_FUSION_DISPLAY, None, fusion_count)
         entries.append(fusion.with_breakdown(TimeBreakdown.zeros()))
     return tables
 
@@ -251,15 +252,13 @@ def _with_cpu_idle(manifest: Manifest, common: dict) -> CategoryTables:
     """The tables of a run before its compute categories: the manifest and CPU/idle."""
     tables = CategoryTables(
         manifest=manifest,
-        ops={"cpu_idle": pd.DataFrame()},
+        ops={CPU_IDLE: pd.DataFrame()},
         metadata={
-            "cpu_idle": CategoryMetadata(
-                **common, category=CPU_IDLE_DISPLAY, category_name="cpu_idle"
-            )
+            CPU_IDLE: CategoryMetadata(**common, category=CPU_IDLE_DISPLAY, category_name=CPU_IDLE)
         },
         tree_data={},
     )
-    entry = _system_entry("cpu_idle", CPU_IDLE_DISPLAY, layout.ops_csv("cpu_idle"), 0)
+    entry = _system_entry(CPU_IDLE, CPU_IDLE_DISPLAY, layout.ops_csv(CPU_IDLE), 0)
     tables.manifest.categories.append(entry)
     return tables
 
@@ -323,7 +322,7 @@ def _common_metadata(
     }
 
 
-_SYSTEM_DATA = {"multi_kernel": layout.MULTI_KERNEL_DATA, "kernel_fusion": layout.FUSION_CANDIDATES}
+_SYSTEM_DATA = {MULTI_KERNEL: layout.MULTI_KERNEL_DATA, KERNEL_FUSION: layout.FUSION_CANDIDATES}
 
 
 def _system_entry(key: str, display: str, csv_file: str | None, count: int) -> CategoryEntry:
@@ -334,9 +333,9 @@ def _system_entry(key: str, display: str, csv_file: str | None, count: int) -> C
         tier="system",
         ops_count=count,
         csv_file=csv_file,
-        metadata_file=None if key == "kernel_fusion" else layout.metadata(key),
+        metadata_file=None if key == KERNEL_FUSION else layout.metadata(key),
         data_file=_SYSTEM_DATA.get(key),
-        priority=0 if key == "cpu_idle" else None,
+        priority=0 if key == CPU_IDLE else None,
     )
 
 

@@ -36,9 +36,9 @@ from pydantic import (
     model_serializer,
 )
 
-from rooflens.analyzers.prepare.documents import OmitNone
-from rooflens.analyzers.trace.model import TraceModel
-from rooflens.analyzers.trace.timeline import timeline
+from ..trace.model import TraceModel
+from ..trace.timeline import timeline
+from .document_base import OmitNone
 
 Direction = Literal["D2H", "H2D", "D2D", "other"]
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from rooflens.analyzers.report.write_csv import for_output
+from ..report.write_csv import for_output
 
 SIGNIFICANT_SHARE = 0.10
 TOP_N_FALLBACK = 5

@@ -12,8 +12,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from rooflens.analyzers.trace.columns import MISSING
-from rooflens.analyzers.trace.model import TraceModel
+from ..trace.columns import MISSING
+from ..trace.model import TraceModel
 
 AUTOGRAD_SEARCH_DEPTH = 5
 

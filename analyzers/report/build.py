@@ -7,21 +7,21 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from rooflens.analyzers.perf import registry
-from rooflens.analyzers.perf.base import PerfModel
-from rooflens.analyzers.perf.categories import CategoryTable, default_table
-from rooflens.analyzers.perf.platforms import Platform
-from rooflens.analyzers.report.kernel_summary import kernel_summary
-from rooflens.analyzers.report.launchers import attribute_launchers
-from rooflens.analyzers.report.ops_tables import (
+from ..perf import registry
+from ..perf.base import PerfModel
+from ..perf.categories import CategoryTable, default_table
+from ..perf.platforms import Platform
+from ..trace.model import TraceModel
+from ..trace.timeline import GpuTimeline
+from .kernel_summary import kernel_summary
+from .launchers import attribute_launchers
+from .ops_tables import (
     ops_summary,
     ops_summary_by_category,
     ops_unique_args,
 )
-from rooflens.analyzers.report.unified import attribute_unified
-from rooflens.analyzers.report.unified_table import UnifiedTable, build_unified
-from rooflens.analyzers.trace.model import TraceModel
-from rooflens.analyzers.trace.timeline import GpuTimeline
+from .unified import attribute_unified
+from .unified_table import UnifiedTable, build_unified
 
 
 @dataclass(frozen=True)

@@ -9,11 +9,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rooflens.analyzers import layout
-from rooflens.analyzers.report.build import PerfReport
-from rooflens.analyzers.report.csv_cells import ESCAPED, CsvCells
-from rooflens.analyzers.report.write_csv import for_output, write_csv_folder
-from rooflens.analyzers.report.write_xlsx import write_xlsx
+from .. import layout
+from .build import PerfReport
+from .csv_cells import ESCAPED, CsvCells
+from .write_csv import for_output, write_csv_folder
+from .write_xlsx import write_xlsx
 
 TOP_OPS = 15
 TOP_COLUMNS = [

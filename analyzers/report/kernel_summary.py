@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rooflens.analyzers.perf.categories import CategoryTable
-from rooflens.analyzers.trace.columns import MISSING
-from rooflens.analyzers.trace.model import TraceModel
+from ..perf.categories import CategoryTable
+from ..trace.columns import MISSING
+from ..trace.model import TraceModel
 
 
 def kernel_summary(

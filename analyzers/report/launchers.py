@@ -13,10 +13,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from rooflens.analyzers.perf.categories import CategoryTable
-from rooflens.analyzers.trace.columns import MISSING, name_matches
-from rooflens.analyzers.trace.intervals import grouped_union_length
-from rooflens.analyzers.trace.model import TraceModel
+from ..perf.categories import CategoryTable
+from ..trace.columns import MISSING, name_matches
+from ..trace.intervals import grouped_union_length
+from ..trace.model import TraceModel
 
 PASS_THROUGH_OPS = frozenset({"execute"})
 

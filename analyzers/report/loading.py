@@ -13,13 +13,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from rooflens.analyzers.perf.categories import CategoryTable
-from rooflens.analyzers.perf.platform_choice import choose_platform
-from rooflens.analyzers.perf.platforms import Platform
-from rooflens.analyzers.report.build import PerfReport, build_report
-from rooflens.analyzers.trace.health import TraceHealth, assess
-from rooflens.analyzers.trace.model import TraceModel
-from rooflens.analyzers.trace.open_trace import AUTO, CaptureChoice, open_trace
+from ..perf.categories import CategoryTable
+from ..perf.platform_choice import choose_platform
+from ..perf.platforms import Platform
+from ..trace.health import TraceHealth, assess
+from ..trace.model import TraceModel
+from ..trace.open_trace import AUTO, CaptureChoice, open_trace
+from .build import PerfReport, build_report
 
 RUN_PLATFORM = "the run's platform"  # how a platform already resolved is described
 

@@ -26,10 +26,10 @@ import msgspec
 import numpy as np
 import pandas as pd
 
-from rooflens.analyzers.perf.elementwise import INDEX_DTYPES
-from rooflens.analyzers.perf.inference_attention import NEEDS_ANNOTATION, NEEDS_KERNELS
-from rooflens.analyzers.perf.operands import parse_ints
-from rooflens.analyzers.trace.model import TraceModel
+from ..perf.elementwise import INDEX_DTYPES
+from ..perf.inference_attention import NEEDS_ANNOTATION, NEEDS_KERNELS
+from ..perf.operands import parse_ints
+from ..trace.model import TraceModel
 
 INDEX_OPS = frozenset({"aten::index"})
 INDEX_RESHAPES = frozenset({"aten::reshape", "aten::view"})

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rooflens.analyzers.report.kernel_stats import group_ids, kernel_summaries, truncate
-from rooflens.analyzers.report.launchers import Launchers
+from .kernel_stats import group_ids, kernel_summaries, truncate
+from .launchers import Launchers
 
 ARG_COLUMNS = {
     "input_dims": "Input Dims",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from rooflens.analyzers.trace.tree import ancestors
+from ..trace.tree import ancestors
 
 NOT_FOUND = "Not found"
 _MODULE_COUNTER = re.compile(r"^(nn\.Module: .*?)_\d+$")

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from rooflens.analyzers.report.backward import sole_backward
-from rooflens.analyzers.report.launchers import subtree_pairs
-from rooflens.analyzers.trace.columns import MISSING, name_matches
-from rooflens.analyzers.trace.model import TraceModel
-from rooflens.analyzers.trace.tree import ancestors, nearest_ancestor
+from ..trace.columns import MISSING, name_matches
+from ..trace.model import TraceModel
+from ..trace.tree import ancestors, nearest_ancestor
+from .backward import sole_backward
+from .launchers import subtree_pairs
 
 LEAF_SEARCH_DEPTH = 10
 SYNTHETIC = "{owner}->{kernel} (Synthetic Op)"

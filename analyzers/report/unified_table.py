@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rooflens.analyzers.perf.base import (
+from ..perf.base import (
     NO_BACKWARD_MODEL,
     NO_MODEL,
     PerfModel,
@@ -27,18 +27,18 @@ from rooflens.analyzers.perf.base import (
     Work,
     parse_args,
 )
-from rooflens.analyzers.perf.categories import CategoryTable
-from rooflens.analyzers.perf.gemm import MODELS as GEMM_MODELS
-from rooflens.analyzers.perf.gemm_kernels import gemm_transpose
-from rooflens.analyzers.perf.platform_choice import NO_PLATFORM_REASON
-from rooflens.analyzers.perf.roofline import Roof, achieved_metrics, static_metrics
-from rooflens.analyzers.report.kernel_stats import group_ids, kernel_summaries, truncate
-from rooflens.analyzers.report.op_context import with_op_context
-from rooflens.analyzers.report.ops_tables import ARG_COLUMNS, with_shares
-from rooflens.analyzers.report.stacks import call_stack_full, entry_point
-from rooflens.analyzers.report.unified import UnifiedOps
-from rooflens.analyzers.trace.intervals import grouped_union_length
-from rooflens.analyzers.trace.model import TraceModel
+from ..perf.categories import CategoryTable
+from ..perf.gemm import MODELS as GEMM_MODELS
+from ..perf.gemm_kernels import gemm_transpose
+from ..perf.platform_choice import NO_PLATFORM_REASON
+from ..perf.roofline import Roof, achieved_metrics, static_metrics
+from ..trace.intervals import grouped_union_length
+from ..trace.model import TraceModel
+from .kernel_stats import group_ids, kernel_summaries, truncate
+from .op_context import with_op_context
+from .ops_tables import ARG_COLUMNS, with_shares
+from .stacks import call_stack_full, entry_point
+from .unified import UnifiedOps
 
 GROUP_KEYS = [
     "name",

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rooflens.analyzers.report.csv_cells import (
+from .csv_cells import (
     ESCAPED,
     CsvCells,
     escape_frame,

@@ -22,8 +22,8 @@ from xml.sax.saxutils import escape
 
 import pandas as pd
 
-from rooflens.analyzers.report import xlsx_parts
-from rooflens.analyzers.report.write_csv import atomic_write_bytes, for_output
+from . import xlsx_parts
+from .write_csv import atomic_write_bytes, for_output
 
 MAX_WIDTH = 60
 EXCEL_SHEET_NAME = 31

@@ -16,11 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from rooflens.analyzers.synthetic.devices import H100, V100
-from rooflens.analyzers.synthetic.idle import BACKWARD_FRAMES, START_US
-from rooflens.analyzers.synthetic.kernels import D2D, ITEM, seeded, to_host
-from rooflens.analyzers.synthetic.planted import Planted, ms
-from rooflens.analyzers.synthetic.writer import Timing, Writer
+from .devices import H100, V100
+from .idle import BACKWARD_FRAMES, START_US
+from .kernels import D2D, ITEM, seeded, to_host
+from .planted import Planted, ms
+from .writer import Timing, Writer
 
 SGEMM = "volta_sgemm_128x64_nn"
 SCUDNN = "scudnn_128x64_relu_interior_nn_v1"

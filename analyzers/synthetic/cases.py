@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rooflens.analyzers.synthetic.sample import (
+from .sample import (
     BF16,
     DEVICE,
     GEMM,

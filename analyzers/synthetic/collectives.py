@@ -14,14 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from rooflens.analyzers.synthetic.devices import H100, MI300X, Vendor
-from rooflens.analyzers.synthetic.idle import (
+from .devices import H100, MI300X, Vendor
+from .idle import (
     BACKWARD_FRAMES,
     START_US,
     TrainingPlan,
     launch_training,
 )
-from rooflens.analyzers.synthetic.kernels import (
+from .kernels import (
     CAT_KERNEL,
     COPY_KERNEL,
     FUSED_ADAM,
@@ -31,8 +31,8 @@ from rooflens.analyzers.synthetic.kernels import (
     paced,
     seeded,
 )
-from rooflens.analyzers.synthetic.planted import ACTIONS, Planted, ms
-from rooflens.analyzers.synthetic.writer import Writer
+from .planted import ACTIONS, Planted, ms
+from .writer import Writer
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from rooflens.analyzers.synthetic.devices import H100
-from rooflens.analyzers.synthetic.host import (
+from .devices import H100
+from .host import (
     BASE_US,
     GEMM,
     LAUNCH_LATENCY_US,
@@ -28,10 +28,10 @@ from rooflens.analyzers.synthetic.host import (
     _write,
     _Writer,
 )
-from rooflens.analyzers.synthetic.idle import START_US
-from rooflens.analyzers.synthetic.kernels import H2D_PAGEABLE, NV_GEMM, seeded, to_host
-from rooflens.analyzers.synthetic.planted import Planted, ms
-from rooflens.analyzers.synthetic.writer import Writer
+from .idle import START_US
+from .kernels import H2D_PAGEABLE, NV_GEMM, seeded, to_host
+from .planted import Planted, ms
+from .writer import Writer
 
 H2D = "Memcpy HtoD (Pageable -> Device)"
 D2H = "Memcpy DtoH (Device -> Pageable)"

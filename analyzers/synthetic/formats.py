@@ -19,24 +19,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rooflens.analyzers.synthetic.cases import _old_format
-from rooflens.analyzers.synthetic.devices import A100, V100
-from rooflens.analyzers.synthetic.dispatch import (
+from .cases import _old_format
+from .devices import A100, V100
+from .dispatch import (
     SMALL_GEMM,
     LaunchBoundPlan,
     launch_bound_planted,
     launch_bound_writer,
 )
-from rooflens.analyzers.synthetic.idle import (
+from .idle import (
     ALLOCATOR_CHURN,
     AllocatorChurnPlan,
     allocator_churn_planted,
     allocator_churn_writer,
 )
-from rooflens.analyzers.synthetic.kernels import seeded
-from rooflens.analyzers.synthetic.planted import ACTIONS, Planted, ms
-from rooflens.analyzers.synthetic.sample import write_document
-from rooflens.analyzers.synthetic.writer import GPU_CATS, Writer
+from .kernels import seeded
+from .planted import ACTIONS, Planted, ms
+from .sample import write_document
+from .writer import GPU_CATS, Writer
 
 RUNTIME = ("cuda_runtime", "cuda_driver")
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rooflens.analyzers.synthetic.sample import write_document
+from .sample import write_document
 
 HOST_PID, MAIN_TID, GPU_PID, STREAM = 3100, 3100, 0, 7
 BASE_US = 8_000_000_000.0

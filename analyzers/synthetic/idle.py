@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from rooflens.analyzers.synthetic.devices import H100, MI300X, Vendor
-from rooflens.analyzers.synthetic.kernels import (
+from .devices import H100, MI300X, Vendor
+from .kernels import (
     AMD_CONV,
     AMD_CONV_BWD,
     AMD_GEMM,
@@ -35,8 +35,8 @@ from rooflens.analyzers.synthetic.kernels import (
     seeded,
     to_host,
 )
-from rooflens.analyzers.synthetic.planted import ACTIONS, Planted, ms
-from rooflens.analyzers.synthetic.writer import Writer
+from .planted import ACTIONS, Planted, ms
+from .writer import Writer
 
 BATCH_BYTES = 8_388_608  # the batch copied to the device each step
 START_US = 18.0  # an idle GPU starts an operator's kernel 8 + 10 µs after the operator

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rooflens.analyzers.synthetic.host import DATA_LOADER, GEMM
-from rooflens.analyzers.synthetic.rank import COMM_STREAM, COMPUTE_STREAM, RankTrace
-from rooflens.analyzers.synthetic.sample import write_document
+from .host import DATA_LOADER, GEMM
+from .rank import COMM_STREAM, COMPUTE_STREAM, RankTrace
+from .sample import write_document
 
 BASE_US = 9_000_000_000.0
 MM_INPUTS = ([[2048, 4096], [4096, 4096]], "c10::BFloat16")  # ~23 % of an H100's bf16 peak

@@ -8,7 +8,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from rooflens.analyzers.synthetic.writer import Launched, Writer
+from .writer import Launched, Writer
 
 # NVIDIA (cuBLAS/cuDNN sm90, PyTorch's own) kernels.
 NV_GEMM = (

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from rooflens.analyzers.synthetic.host import (
+from .host import (
     ADD,
     BASE_US,
     GEMM,

@@ -19,9 +19,9 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
-from rooflens.analyzers.synthetic.devices import H100
-from rooflens.analyzers.synthetic.idle import BACKWARD_FRAMES, START_US
-from rooflens.analyzers.synthetic.kernels import (
+from .devices import H100
+from .idle import BACKWARD_FRAMES, START_US
+from .kernels import (
     COPY_KERNEL,
     FOREACH_ADD,
     H2D_PAGEABLE,
@@ -33,8 +33,8 @@ from rooflens.analyzers.synthetic.kernels import (
     seeded,
     to_host,
 )
-from rooflens.analyzers.synthetic.planted import ACTIONS, Planted, ms
-from rooflens.analyzers.synthetic.writer import Writer
+from .planted import ACTIONS, Planted, ms
+from .writer import Writer
 
 BN = (
     "void cudnn::bn_fw_inf_1C11_kernel_NCHW<__nv_bfloat16, float, true, 1>(float, float, "

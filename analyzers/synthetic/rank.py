@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rooflens.analyzers.synthetic.host import DEVICE, HOST_PID, MAIN_TID
+from .host import DEVICE, HOST_PID, MAIN_TID
 
 COMPUTE_STREAM, COMM_STREAM = 7, 21
 GPU_PID = 0

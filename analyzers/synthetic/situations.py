@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from functools import partial
 
-from rooflens.analyzers.synthetic import busy as busy
-from rooflens.analyzers.synthetic import collectives as collectives
-from rooflens.analyzers.synthetic import copies as copies
-from rooflens.analyzers.synthetic import dispatch as dispatch
-from rooflens.analyzers.synthetic import formats as formats
-from rooflens.analyzers.synthetic import idle as idle
-from rooflens.analyzers.synthetic import phases as phases
-from rooflens.analyzers.synthetic.planted import Situation
+from . import busy as busy
+from . import collectives as collectives
+from . import copies as copies
+from . import dispatch as dispatch
+from . import formats as formats
+from . import idle as idle
+from . import phases as phases
+from .planted import Situation
 
 _ALL = (
     Situation(

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rooflens.analyzers.synthetic.devices import API, Vendor
-from rooflens.analyzers.synthetic.sample import write_document
+from .devices import API, Vendor
+from .sample import write_document
 
 GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
 

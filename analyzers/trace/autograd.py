@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from rooflens.analyzers.trace.columns import MISSING, name_matches
+from .columns import MISSING, name_matches
 
 BACKWARD_PREFIX = "autograd::engine::evaluate_function: "
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from rooflens.analyzers.trace.columns import name_matches
-from rooflens.analyzers.trace.schema import GRAPH_LAUNCH_NAMES, LAUNCH_CATEGORIES
+from .columns import name_matches
+from .schema import GRAPH_LAUNCH_NAMES, LAUNCH_CATEGORIES
 
 DETAILS_FILE = "execution_details.json"
 DEFAULT_FOLDER = "capture_traces"  # where vLLM/SGLang/xDiT helpers write them, beside the replay

@@ -19,17 +19,17 @@ from pathlib import Path
 import msgspec
 import pandas as pd
 
-from rooflens.analyzers.trace.capture import (
+from .capture import (
     DEFAULT_FOLDER,
     DETAILS_FILE,
     CaptureTrace,
     capture_windows,
 )
-from rooflens.analyzers.trace.errors import TraceError
-from rooflens.analyzers.trace.input_file import InputFileError, read_side_file
-from rooflens.analyzers.trace.load import load_trace
-from rooflens.analyzers.trace.model import build_model
-from rooflens.analyzers.trace.read import SUFFIXES
+from .errors import TraceError
+from .input_file import InputFileError, read_side_file
+from .load import load_trace
+from .model import build_model
+from .read import SUFFIXES
 
 CAPTURE_ANNOTATION = re.compile(r"^capture_(\d+)_([A-Za-z]+)$")
 

@@ -25,7 +25,7 @@ import msgspec
 import numpy as np
 import pandas as pd
 
-from rooflens.analyzers.trace.columns import (
+from .columns import (
     MISSING,
     BadValues,
     IdInterner,
@@ -33,10 +33,10 @@ from rooflens.analyzers.trace.columns import (
     float_column,
     int_column,
 )
-from rooflens.analyzers.trace.errors import TraceError
-from rooflens.analyzers.trace.json_text import explain
-from rooflens.analyzers.trace.long_names import cap_names
-from rooflens.analyzers.trace.schema import (
+from .errors import TraceError
+from .json_text import explain
+from .long_names import cap_names
+from .schema import (
     ARG_SPECS,
     FAMILIES,
     FAMILY_ARGS,

@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from rooflens.analyzers.trace.schema import DeviceProperties
+from .schema import DeviceProperties
 
 Vendor = Literal["NVIDIA", "AMD", "unknown"]
 UNKNOWN_GPU = "unknown"  # the model of a trace without deviceProperties

@@ -35,9 +35,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from rooflens.analyzers.trace.capture import CaptureTrace, Window, gpu_key
-from rooflens.analyzers.trace.columns import MISSING, concat_rows
-from rooflens.analyzers.trace.schema import GRAPH_LAUNCH_NAMES
+from .capture import CaptureTrace, Window, gpu_key
+from .columns import MISSING, concat_rows
+from .schema import GRAPH_LAUNCH_NAMES
 
 # iteration annotations that carry the batch (token) count the graph was chosen for
 ITERATION_BATCH = (

@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 from pydantic import BaseModel
 
-from rooflens.analyzers.trace.columns import name_matches
-from rooflens.analyzers.trace.device import GpuIdentity, identify_gpu
-from rooflens.analyzers.trace.host_filter import FilteredHost, filtered_host
-from rooflens.analyzers.trace.model import MODULE_PREFIX, TraceModel
-from rooflens.analyzers.trace.range_counters import RangeCounters
-from rooflens.analyzers.trace.schema import GRAPH_LAUNCH_NAMES, LAUNCH_CATEGORIES
-from rooflens.analyzers.trace.skip import REASONS
+from .columns import name_matches
+from .device import GpuIdentity, identify_gpu
+from .host_filter import FilteredHost, filtered_host
+from .model import MODULE_PREFIX, TraceModel
+from .range_counters import RangeCounters
+from .schema import GRAPH_LAUNCH_NAMES, LAUNCH_CATEGORIES
+from .skip import REASONS
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from rooflens.analyzers.trace.columns import MISSING, name_matches
-from rooflens.analyzers.trace.idle_window import GpuWork, length_within
-from rooflens.analyzers.trace.intervals import Intervals, merge
-from rooflens.analyzers.trace.model import MODULE_PREFIX, TraceModel
-from rooflens.analyzers.trace.schema import LAUNCH_CATEGORIES
-from rooflens.analyzers.trace.tree import nearest_ancestor
+from .columns import MISSING, name_matches
+from .idle_window import GpuWork, length_within
+from .intervals import Intervals, merge
+from .model import MODULE_PREFIX, TraceModel
+from .schema import LAUNCH_CATEGORIES
+from .tree import nearest_ancestor
 
 SYNC_CALLS = re.compile(
     r"(cuda|hip)(Stream|Device|Event|Thread)Synchronize|cu(Stream|Ctx|Event)Synchronize"

@@ -13,9 +13,9 @@ from typing import Literal, get_args
 
 import numpy as np
 
-from rooflens.analyzers.trace.columns import name_matches
-from rooflens.analyzers.trace.model import TraceModel
-from rooflens.analyzers.trace.schema import LAUNCH_CATEGORIES
+from .columns import name_matches
+from .model import TraceModel
+from .schema import LAUNCH_CATEGORIES
 
 IdleCause = Literal[
     "profiler",

@@ -19,8 +19,8 @@ from __future__ import annotations
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from rooflens.analyzers.trace.model import TraceModel
-from rooflens.analyzers.trace.schema import LAUNCH_CATEGORIES
+from .model import TraceModel
+from .schema import LAUNCH_CATEGORIES
 
 MIN_CALLS = 10
 # what the idle card says of a filtered host side (findings/drafting/system_drafts.py)

@@ -16,17 +16,17 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from rooflens.analyzers.trace.columns import MISSING
-from rooflens.analyzers.trace.host_blocking import BlockingCalls, call_sites
-from rooflens.analyzers.trace.host_causes import CAUSES, LABELS, IdleCause, cause_masks
-from rooflens.analyzers.trace.idle_window import GpuWork, intersect, length_within
-from rooflens.analyzers.trace.intervals import Intervals, merge, subtract
-from rooflens.analyzers.trace.iterations import Frozen
-from rooflens.analyzers.trace.launch_bound import Stretches
-from rooflens.analyzers.trace.model import TraceModel
-from rooflens.analyzers.trace.phases import PHASES, Phase, PhaseRegions
-from rooflens.analyzers.trace.schema import LAUNCH_CATEGORIES
-from rooflens.analyzers.trace.tree import nearest_ancestor
+from .columns import MISSING
+from .host_blocking import BlockingCalls, call_sites
+from .host_causes import CAUSES, LABELS, IdleCause, cause_masks
+from .idle_window import GpuWork, intersect, length_within
+from .intervals import Intervals, merge, subtract
+from .iterations import Frozen
+from .launch_bound import Stretches
+from .model import TraceModel
+from .phases import PHASES, Phase, PhaseRegions
+from .schema import LAUNCH_CATEGORIES
+from .tree import nearest_ancestor
 
 # after its launch call returns, an event on an empty queue starts within this; a longer wait
 # with the event already queued is the GPU waiting on something of its own

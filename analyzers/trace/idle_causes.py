@@ -11,22 +11,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from rooflens.analyzers.trace.host_blocking import (
+from .host_blocking import (
     BlockingCalls,
     blocking_calls,
     call_site_table,
     charged_within,
 )
-from rooflens.analyzers.trace.host_causes import CAUSES, IdleCause, cause_masks
-from rooflens.analyzers.trace.host_filter import filtered_host
-from rooflens.analyzers.trace.idle_attribution import CauseIdle, attribute, cause_table
-from rooflens.analyzers.trace.idle_window import GpuWork, gpu_work, intersect, length_within
-from rooflens.analyzers.trace.intervals import merge
-from rooflens.analyzers.trace.iterations import Frozen, Iterations, find_iterations
-from rooflens.analyzers.trace.launch_bound import Stretches, launch_bound_stretches
-from rooflens.analyzers.trace.launch_queue import LaunchQueue, launch_queue
-from rooflens.analyzers.trace.model import TraceModel
-from rooflens.analyzers.trace.phases import PHASES, Phase, PhaseSummary, find_phases
+from .host_causes import CAUSES, IdleCause, cause_masks
+from .host_filter import filtered_host
+from .idle_attribution import CauseIdle, attribute, cause_table
+from .idle_window import GpuWork, gpu_work, intersect, length_within
+from .intervals import merge
+from .iterations import Frozen, Iterations, find_iterations
+from .launch_bound import Stretches, launch_bound_stretches
+from .launch_queue import LaunchQueue, launch_queue
+from .model import TraceModel
+from .phases import PHASES, Phase, PhaseSummary, find_phases
 
 __all__ = ["CAUSES", "IdleBreakdown", "IdleCause", "idle_causes"]
 TOP_CALL_SITES = 10

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rooflens.analyzers.trace.columns import MISSING
-from rooflens.analyzers.trace.intervals import Intervals, merge, subtract
-from rooflens.analyzers.trace.model import TraceModel
+from .columns import MISSING
+from .intervals import Intervals, merge, subtract
+from .model import TraceModel
 
 
 @dataclass(frozen=True, slots=True)

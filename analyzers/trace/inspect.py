@@ -7,9 +7,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rooflens.analyzers.trace.health import TraceHealth, assess
-from rooflens.analyzers.trace.open_trace import AUTO, CaptureChoice, open_trace
-from rooflens.analyzers.trace.timeline import Timeline
+from .health import TraceHealth, assess
+from .open_trace import AUTO, CaptureChoice, open_trace
+from .timeline import Timeline
 
 
 class TimelineRow(BaseModel):

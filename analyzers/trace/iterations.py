@@ -15,12 +15,12 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
-from rooflens.analyzers.trace.columns import MISSING, name_matches
-from rooflens.analyzers.trace.idle_window import GpuWork, gpu_work, length_within
-from rooflens.analyzers.trace.intervals import grouped_union_length
-from rooflens.analyzers.trace.model import TraceModel
-from rooflens.analyzers.trace.periodicity import find_period
-from rooflens.analyzers.trace.tree import nearest_ancestor
+from .columns import MISSING, name_matches
+from .idle_window import GpuWork, gpu_work, length_within
+from .intervals import grouped_union_length
+from .model import TraceModel
+from .periodicity import find_period
+from .tree import nearest_ancestor
 
 IterationMethod = Literal[
     "profiler_step", "optimizer_step", "benchmark_marks", "repeating_ops", "none"

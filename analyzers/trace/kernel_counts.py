@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rooflens.analyzers.trace.model import TraceModel
+from .model import TraceModel
 
 SHORT_KERNEL_US = 10.0  # a kernel shorter than this is dominated by its launch cost
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from rooflens.analyzers.trace.idle_window import GpuWork
-from rooflens.analyzers.trace.intervals import Intervals
+from .idle_window import GpuWork
+from .intervals import Intervals
 
 LAUNCH_GAP_MAX_US = 100.0  # longer gaps are the host doing something besides launching
 LAUNCH_PROMPT_US = 50.0  # start - launch call start: launch latency only, nothing queued

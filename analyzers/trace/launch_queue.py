@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from rooflens.analyzers.trace.idle_window import GpuWork
-from rooflens.analyzers.trace.iterations import Frozen
+from .idle_window import GpuWork
+from .iterations import Frozen
 
 # CUDA's and HIP's per-device launch queues hold about a thousand entries; a queue this deep
 # at most launches means the host waits for room, not the GPU for work

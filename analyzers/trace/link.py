@@ -14,8 +14,8 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from rooflens.analyzers.trace.columns import MISSING, name_matches
-from rooflens.analyzers.trace.schema import GPU_CATEGORIES, GRAPH_LAUNCH_NAMES, LAUNCH_CATEGORIES
+from .columns import MISSING, name_matches
+from .schema import GPU_CATEGORIES, GRAPH_LAUNCH_NAMES, LAUNCH_CATEGORIES
 
 LinkKey = Literal["correlation", "external_id"]
 

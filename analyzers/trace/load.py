@@ -33,21 +33,21 @@ from typing import Any, TypeVar
 import msgspec
 import pandas as pd
 
-from rooflens.analyzers.trace import json_text
-from rooflens.analyzers.trace.decode import EventDecoder, too_deep
-from rooflens.analyzers.trace.errors import TraceError
-from rooflens.analyzers.trace.range_counters import (
+from . import json_text
+from .decode import EventDecoder, too_deep
+from .errors import TraceError
+from .range_counters import (
     RANGE_CATEGORY,
     RangeCounters,
     read_range_counters,
 )
-from rooflens.analyzers.trace.read import read_trace_bytes
-from rooflens.analyzers.trace.schema import (
+from .read import read_trace_bytes
+from .schema import (
     DeviceProperties,
     DistributedInfo,
     TraceHeader,
 )
-from rooflens.analyzers.trace.skip import skip_unusable
+from .skip import skip_unusable
 
 BATCH_EVENTS = 8_192  # bounds the per-batch working set (about 15 MB of objects)
 _T = TypeVar("_T")

@@ -13,17 +13,17 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from rooflens.analyzers.trace.autograd import AutogradLinks, link_autograd
-from rooflens.analyzers.trace.capture import CaptureTrace
-from rooflens.analyzers.trace.columns import MISSING, name_matches
-from rooflens.analyzers.trace.graft import CaptureMerge, graft_captures
-from rooflens.analyzers.trace.link import Links, link_launches
-from rooflens.analyzers.trace.load import Trace
-from rooflens.analyzers.trace.op_names import normalise_op_names
-from rooflens.analyzers.trace.pseudo import insert_pseudo_ops
-from rooflens.analyzers.trace.schema import GPU_CATEGORIES
-from rooflens.analyzers.trace.timeline import GpuTimeline, classify_events, gpu_timeline
-from rooflens.analyzers.trace.tree import (
+from .autograd import AutogradLinks, link_autograd
+from .capture import CaptureTrace
+from .columns import MISSING, name_matches
+from .graft import CaptureMerge, graft_captures
+from .link import Links, link_launches
+from .load import Trace
+from .op_names import normalise_op_names
+from .pseudo import insert_pseudo_ops
+from .schema import GPU_CATEGORIES
+from .timeline import GpuTimeline, classify_events, gpu_timeline
+from .tree import (
     BleedPolicy,
     HostTree,
     ancestors,

@@ -16,14 +16,14 @@ from typing import Literal
 
 import numpy as np
 
-from rooflens.analyzers.trace.capture_folder import default_capture_folder, load_captures
-from rooflens.analyzers.trace.columns import name_matches
-from rooflens.analyzers.trace.errors import TraceError
-from rooflens.analyzers.trace.graft import CaptureMerge
-from rooflens.analyzers.trace.load import Trace, load_trace
-from rooflens.analyzers.trace.model import TraceModel, build_model
-from rooflens.analyzers.trace.own_capture import own_captures
-from rooflens.analyzers.trace.schema import GRAPH_LAUNCH_NAMES, LAUNCH_CATEGORIES
+from .capture_folder import default_capture_folder, load_captures
+from .columns import name_matches
+from .errors import TraceError
+from .graft import CaptureMerge
+from .load import Trace, load_trace
+from .model import TraceModel, build_model
+from .own_capture import own_captures
+from .schema import GRAPH_LAUNCH_NAMES, LAUNCH_CATEGORIES
 
 AUTO = "auto"
 CaptureChoice = Path | str | Literal["auto"] | None

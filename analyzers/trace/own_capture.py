@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from rooflens.analyzers.trace.capture import CaptureTrace, capture_windows
-from rooflens.analyzers.trace.columns import name_matches
-from rooflens.analyzers.trace.load import Trace
-from rooflens.analyzers.trace.schema import GRAPH_LAUNCH_NAMES, LAUNCH_CATEGORIES
+from .capture import CaptureTrace, capture_windows
+from .columns import name_matches
+from .load import Trace
+from .schema import GRAPH_LAUNCH_NAMES, LAUNCH_CATEGORIES
 
 SOURCE = "this trace (graphs captured and replayed in one profile)"
 

@@ -15,8 +15,8 @@ from typing import Literal
 
 import numpy as np
 
-from rooflens.analyzers.trace.intervals import Intervals
-from rooflens.analyzers.trace.iterations import WARMUP_MARK, Frozen, Iterations
+from .intervals import Intervals
+from .iterations import WARMUP_MARK, Frozen, Iterations
 
 Phase = Literal["setup", "warmup", "steady", "tail"]
 PHASES: tuple[Phase, ...] = ("setup", "warmup", "steady", "tail")

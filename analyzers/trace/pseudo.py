@@ -39,11 +39,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from rooflens.analyzers.trace.columns import MISSING, concat_rows, name_matches
-from rooflens.analyzers.trace.pseudo_rows import PSEUDO_PREFIX, PseudoRow, json_list
-from rooflens.analyzers.trace.pseudo_trtllm import trtllm_moe_rows
-from rooflens.analyzers.trace.schema import GPU_CATEGORIES, GRAPH_LAUNCH_NAMES, LAUNCH_CATEGORIES
-from rooflens.analyzers.trace.tree import nearest_ancestor
+from .columns import MISSING, concat_rows, name_matches
+from .pseudo_rows import PSEUDO_PREFIX, PseudoRow, json_list
+from .pseudo_trtllm import trtllm_moe_rows
+from .schema import GPU_CATEGORIES, GRAPH_LAUNCH_NAMES, LAUNCH_CATEGORIES
+from .tree import nearest_ancestor
 
 MOE_OGS_UP = "pseudo_op::moe_triton_unfused_up"
 MOE_OGS_DOWN = "pseudo_op::moe_triton_unfused_down"

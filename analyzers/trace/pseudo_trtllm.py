@@ -52,15 +52,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from rooflens.analyzers.trace.columns import MISSING, name_matches
-from rooflens.analyzers.trace.pseudo_rows import (
+from .columns import MISSING, name_matches
+from .pseudo_rows import (
     PSEUDO_PREFIX,
     PseudoRow,
     canonical_json,
     json_list,
 )
-from rooflens.analyzers.trace.schema import GPU_CATEGORIES, GRAPH_LAUNCH_NAMES, LAUNCH_CATEGORIES
-from rooflens.analyzers.trace.tree import nearest_ancestor
+from .schema import GPU_CATEGORIES, GRAPH_LAUNCH_NAMES, LAUNCH_CATEGORIES
+from .tree import nearest_ancestor
 
 GEMM1 = "pseudo_op::moe_trtllm_fp4_gemm1"
 GEMM2 = "pseudo_op::moe_trtllm_fp4_gemm2"

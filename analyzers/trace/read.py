@@ -20,8 +20,8 @@ from contextlib import contextmanager
 from io import BufferedReader
 from pathlib import Path
 
-from rooflens.analyzers.trace import input_file
-from rooflens.analyzers.trace.errors import TraceError
+from . import input_file
+from .errors import TraceError
 
 MAX_TRACE_ENV = "ROOFLENS_MAX_TRACE_MB"
 DEFAULT_MAX_TRACE_MB = 4096.0

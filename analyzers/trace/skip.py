@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rooflens.analyzers.trace.schema import GPU_CATEGORIES, HOST_TREE_CATEGORIES
+from .schema import GPU_CATEGORIES, HOST_TREE_CATEGORIES
 
 ANNOTATIONS = frozenset({"user_annotation", "gpu_user_annotation"})
 TIMED_CATEGORIES = GPU_CATEGORIES | HOST_TREE_CATEGORIES | ANNOTATIONS

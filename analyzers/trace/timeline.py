@@ -15,7 +15,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from rooflens.analyzers.trace.intervals import merge, subtract
+from .intervals import merge, subtract
 
 Bucket = Literal["computation", "communication", "memcpy"]
 

@@ -15,8 +15,8 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from rooflens.analyzers.trace.columns import MISSING
-from rooflens.analyzers.trace.schema import HOST_TREE_CATEGORIES
+from .columns import MISSING
+from .schema import HOST_TREE_CATEGORIES
 
 BLEED_TOLERANCE_US = 1.0
 BleedPolicy = Literal["drop", "adopt"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mcp.server import MCPServer
 
-from rooflens.server.tools import categories, findings, full, job, load, query, report
+from . import categories, findings, full, job, load, query, report
 
 
 def register(mcp: MCPServer) -> None:

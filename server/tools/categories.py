@@ -8,11 +8,12 @@ from mcp.server.mcpserver.exceptions import ToolError
 from rooflens.analyzers.findings.contract.contract import Findings
 from rooflens.analyzers.findings.drafting.drafts import draft_findings
 from rooflens.analyzers.pipeline.steps import NotAnalysable
-from rooflens.server import results as r
-from rooflens.server.loading import pipeline
-from rooflens.server.runs import Run
-from rooflens.server.state import AppState
-from rooflens.server.tools.common import (
+
+from .. import results as r
+from ..loading import pipeline
+from ..runs import Run
+from ..state import AppState
+from .common import (
     WRITES_RUN,
     CategoryArg,
     CategoryDep,

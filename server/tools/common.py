@@ -29,12 +29,13 @@ from rooflens.analyzers.pipeline.ledger import RunFolderError
 from rooflens.analyzers.pipeline.steps import NotAnalysable, StepMissing
 from rooflens.analyzers.prepare.categories import CategoryLookupError, find_category
 from rooflens.analyzers.trace.errors import TraceError
-from rooflens.server.jobs import JobNotFound
-from rooflens.server.loading import LoadArguments, pipeline
-from rooflens.server.owners import Owner, split_handle
-from rooflens.server.paths import PathRefused
-from rooflens.server.runs import Run, RunNotFound
-from rooflens.server.state import AppState
+
+from ..jobs import JobNotFound
+from ..loading import LoadArguments, pipeline
+from ..owners import Owner, split_handle
+from ..paths import PathRefused
+from ..runs import Run, RunNotFound
+from ..state import AppState
 
 T = TypeVar("T")
 Ctx = Context[AppState]

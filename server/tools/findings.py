@@ -16,12 +16,13 @@ from rooflens.analyzers.findings.ranking.priorities import PriorityData
 from rooflens.analyzers.findings.validation.run_checks import validate_run as check_run
 from rooflens.analyzers.pipeline.ledger import verify
 from rooflens.analyzers.pipeline.steps import AGGREGATED, DRAFTED
-from rooflens.server import results as r
-from rooflens.server.bounded import fit
-from rooflens.server.loading import pipeline
-from rooflens.server.runs import Run
-from rooflens.server.state import AppState
-from rooflens.server.tools.common import (
+
+from .. import results as r
+from ..bounded import fit
+from ..loading import pipeline
+from ..runs import Run
+from ..state import AppState
+from .common import (
     READ_ONLY,
     WRITES_RUN,
     CategoryArg,

@@ -6,11 +6,12 @@ import anyio.from_thread
 from mcp.server import MCPServer
 
 from rooflens.analyzers.pipeline.steps import REPORTED
-from rooflens.server import results as r
-from rooflens.server.loading import LoadRequest, load_run, pipeline
-from rooflens.server.notify import log_to_client, runs_changed
-from rooflens.server.tools import findings, report
-from rooflens.server.tools.common import (
+
+from .. import results as r
+from ..loading import LoadRequest, load_run, pipeline
+from ..notify import log_to_client, runs_changed
+from . import findings, report
+from .common import (
     WRITES_RUN,
     CaptureFolderArg,
     Ctx,
@@ -21,7 +22,7 @@ from rooflens.server.tools.common import (
     engine,
     owner,
 )
-from rooflens.server.tools.load import (
+from .load import (
     CaptureFolder2Arg,
     CompareWithArg,
     FreshArg,
@@ -30,7 +31,7 @@ from rooflens.server.tools.load import (
     compared_note,
     run_resources,
 )
-from rooflens.server.tools.report import RecommendationArg, SummaryArg
+from .report import RecommendationArg, SummaryArg
 
 
 def register(mcp: MCPServer) -> None:

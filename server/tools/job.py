@@ -16,13 +16,15 @@ from rooflens.analyzers.job.cluster import ClusterChoice, cluster_warnings
 from rooflens.analyzers.job.job_folder import JobRank
 from rooflens.analyzers.job.overview import JobOverview, job_overview
 from rooflens.analyzers.job.rank_task import RankDone, RankOutcome
-from rooflens.server import jobs
-from rooflens.server.bounded import fit
-from rooflens.server.jobs import JobLoaded, JobRequest, find_job
-from rooflens.server.notify import log_to_client, runs_changed
-from rooflens.server.owners import split_handle
-from rooflens.server.state import AppState
-from rooflens.server.tools.common import (
+
+from .. import jobs
+from ..bounded import fit
+from ..jobs import JobLoaded, JobRequest, find_job
+from ..notify import log_to_client, runs_changed
+from ..owners import split_handle
+from ..state import AppState
+from ..trace_text import JobOverviewView, traced
+from .common import (
     READ_ONLY,
     WRITES_RUN,
     Ctx,
@@ -33,8 +35,7 @@ from rooflens.server.tools.common import (
     engine,
     owner,
 )
-from rooflens.server.tools.load import OutputDirArg
-from rooflens.server.trace_text import JobOverviewView, traced
+from .load import OutputDirArg
 
 MAX_RANKS_LISTED = 64  # rank rows in a result; job_tables/ranks.csv has them all
 MAX_FAILURES = 5  # failed ranks in a result's overview; ranks_failed counts them all

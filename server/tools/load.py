@@ -18,11 +18,13 @@ from rooflens.analyzers.trace.inspect import Inspection
 from rooflens.analyzers.trace.inspect import inspect_trace as engine_inspect
 from rooflens.analyzers.trace.open_trace import AUTO
 from rooflens.analyzers.trace.read import require_regular_file
-from rooflens.server import results as r
-from rooflens.server.loading import LoadedRun, LoadRequest, load_run
-from rooflens.server.notify import log_to_client, runs_changed
-from rooflens.server.paths import PathPolicy
-from rooflens.server.tools.common import (
+
+from .. import results as r
+from ..loading import LoadedRun, LoadRequest, load_run
+from ..notify import log_to_client, runs_changed
+from ..paths import PathPolicy
+from ..trace_text import TraceInspection
+from .common import (
     READ_ONLY,
     WRITES_RUN,
     CaptureFolderArg,
@@ -34,7 +36,6 @@ from rooflens.server.tools.common import (
     engine,
     owner,
 )
-from rooflens.server.trace_text import TraceInspection
 
 MAX_WARNINGS = 12
 MAX_NOTES = 6

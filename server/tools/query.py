@@ -16,12 +16,13 @@ from rooflens.analyzers.prepare.categories import (
     find_category,
     normalise_category,
 )
-from rooflens.server import results as r
-from rooflens.server.bounded import fit
-from rooflens.server.loading import run_results
-from rooflens.server.runs import Run
-from rooflens.server.state import AppState
-from rooflens.server.tools.common import (
+
+from .. import results as r
+from ..bounded import fit
+from ..loading import run_results
+from ..runs import Run
+from ..state import AppState
+from .common import (
     READ_ONLY,
     Ctx,
     LimitArg,

@@ -18,15 +18,16 @@ from rooflens.analyzers.findings.composing.model_info import (
 from rooflens.analyzers.findings.composing.prose import ReportProse
 from rooflens.analyzers.findings.validation.analysis_checks import validate_report as check_report
 from rooflens.analyzers.pipeline.steps import REPORTED
-from rooflens.server import results as r
-from rooflens.server.bounded import fit
-from rooflens.server.loading import pipeline
-from rooflens.server.runs import Run
-from rooflens.server.state import AppState
-from rooflens.server.tools.common import READ_ONLY, WRITES_RUN, Ctx, RunDep, RunIdArg, app_state
-from rooflens.server.tools.common import engine as run_engine
-from rooflens.server.tools.findings import validation
-from rooflens.server.trace_text import IdentificationView
+
+from .. import results as r
+from ..bounded import fit
+from ..loading import pipeline
+from ..runs import Run
+from ..state import AppState
+from ..trace_text import IdentificationView
+from .common import READ_ONLY, WRITES_RUN, Ctx, RunDep, RunIdArg, app_state
+from .common import engine as run_engine
+from .findings import validation
 
 MODULES_SHOWN = 60
 TOP_OPERATIONS = 20

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from rooflens.analyzers import layout
-from rooflens.analyzers.categories.documents import metrics_from_document
+from rooflens.analyzers.categories.any_metrics import metrics_from_document
 from rooflens.analyzers.findings.contract.contract import (
     BEGIN_RE,
     Marker,

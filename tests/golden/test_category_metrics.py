@@ -20,7 +20,8 @@ from typing import Any
 
 import pytest
 
-from rooflens.analyzers.categories import SYSTEM_KEYS, analyze_category
+from rooflens.analyzers.categories import analyze_category
+from rooflens.analyzers.layout import SYSTEM_KEYS
 from rooflens.analyzers.prepare.manifest import CategoryTables, categorise
 from tests.helpers.golden import REFERENCE_FOLDERS, our_report, platform_for
 from tests.helpers.tracelens_library import as_tracelens

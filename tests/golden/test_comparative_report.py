@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from rooflens.analyzers.categories.documents import metrics_from_document
+from rooflens.analyzers.categories.any_metrics import metrics_from_document
 from rooflens.analyzers.findings.composing.comparative import ReportComparison
 from rooflens.analyzers.findings.composing.compose import compose_report
 from rooflens.analyzers.findings.composing.summary import ReportInputs

@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 
 from rooflens.analyzers import layout
-from rooflens.analyzers.categories.documents import metrics_from_document
+from rooflens.analyzers.categories.any_metrics import metrics_from_document
 from rooflens.analyzers.compare.compare_columns import ANCHOR, COMPARISON_COLUMNS
 from rooflens.analyzers.findings.ranking.priorities import priority_data
 from rooflens.analyzers.prepare.manifest import Manifest

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from rooflens.analyzers import layout
-from rooflens.analyzers.categories.documents import metrics_from_document
+from rooflens.analyzers.categories.any_metrics import metrics_from_document
 from rooflens.analyzers.findings.contract.contract import Status, Tier, render_findings
 from rooflens.analyzers.findings.contract.validate import validate_findings, validate_findings_file
 from rooflens.analyzers.findings.drafting.drafts import draft_findings

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from rooflens.analyzers.categories.documents import metrics_from_document
+from rooflens.analyzers.categories.any_metrics import metrics_from_document
 from rooflens.analyzers.findings.ranking.priorities import TRACELENS_KEY, priority_data
 from rooflens.analyzers.pipeline.folder import RunFolder
 from rooflens.analyzers.prepare.manifest import Manifest

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rooflens.analyzers.categories.documents import Metrics, metrics_from_document
+from rooflens.analyzers.categories.any_metrics import Metrics, metrics_from_document
 from rooflens.analyzers.markdown_text import md_cell_lines
 
 

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rooflens.analyzers import layout
+from rooflens.analyzers.categories.any_metrics import Metrics, metrics_from_document
 from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics
-from rooflens.analyzers.categories.documents import Metrics, metrics_from_document
 from rooflens.analyzers.categories.models import CategoryMetrics
 from rooflens.analyzers.categories.scoring import ANOMALY_PCT
 from rooflens.analyzers.findings.ranking.impact_scale import pool_sizes

@@ -11,10 +11,10 @@ code spans (docs/analysis.md#trace-text-in-markdown).
 
 from __future__ import annotations
 
-from rooflens.analyzers.findings.composing.model_info import ModelIdentification
-from rooflens.analyzers.findings.composing.summary import UNKNOWN, ReportInputs
-from rooflens.analyzers.markdown_text import md_cell
-from rooflens.analyzers.perf.platforms import Platform
+from ...markdown_text import md_cell
+from ...perf.platforms import Platform
+from .model_info import ModelIdentification
+from .summary import UNKNOWN, ReportInputs
 
 PRECISIONS = (("matrix_fp16", "FP16"), ("matrix_bf16", "BF16"), ("matrix_fp8", "FP8"),
               ("matrix_fp4", "FP4"))  # fmt: skip

@@ -18,10 +18,12 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics
-from rooflens.analyzers.categories.documents import Metrics
-from rooflens.analyzers.categories.multi_kernel import MultiKernelMetrics
-from rooflens.analyzers.findings.contract.contract import (
+from ...categories.any_metrics import Metrics
+from ...categories.cpu_idle import CpuIdleMetrics
+from ...categories.multi_kernel import MultiKernelMetrics
+from ...layout import TIMELINE_SYSTEM_KEYS
+from ...markdown_text import md_code
+from ..contract.contract import (
     NOT_QUANTIFIABLE,
     SYSTEM_IMPACT_SENTENCE,
     DetailBlock,
@@ -31,15 +33,13 @@ from rooflens.analyzers.findings.contract.contract import (
     Section,
     Status,
 )
-from rooflens.analyzers.findings.drafting.copy_draft import has_copy_card
-from rooflens.analyzers.findings.drafting.drafts import SYSTEM_KEYS
-from rooflens.analyzers.findings.ranking.candidates import MIN_SYSTEM_SHARE
-from rooflens.analyzers.findings.ranking.impact_scale import Pool, PriorityItem
-from rooflens.analyzers.findings.ranking.precision_item import KEY as PRECISION_KEY
-from rooflens.analyzers.findings.ranking.precision_item import precision_action
-from rooflens.analyzers.findings.ranking.unmodelled import reason_md
-from rooflens.analyzers.findings.ranking.unmodelled_group import UNMODELLED_KEY, unmodelled_pair
-from rooflens.analyzers.markdown_text import md_code
+from ..drafting.copy_draft import has_copy_card
+from ..ranking.candidates import MIN_SYSTEM_SHARE
+from ..ranking.impact_scale import Pool, PriorityItem
+from ..ranking.precision_item import KEY as PRECISION_KEY
+from ..ranking.precision_item import precision_action
+from ..ranking.unmodelled import reason_md
+from ..ranking.unmodelled_group import UNMODELLED_KEY, unmodelled_pair
 
 TIERS = {"compute": "compute", "kernel_fusion": "fusion", "system": "system"}
 COVERAGE_RE = re.compile(r"perf-model coverage (\d+/\d+ kernels)")
@@ -149,7 +149,7 @@ class _Cards:
 
     def __init__(self, findings: Mapping[str, Findings], metrics: Mapping[str, Metrics]):
         self.files = {k: f for k, v in findings.items() if (f := _usable(v)) is not None}
-        self.pools = {k: system_pools(k, metrics.get(k)) for k in SYSTEM_KEYS}
+        self.pools = {k: system_pools(k, metrics.get(k)) for k in TIMELINE_SYSTEM_KEYS}
         self.claimed: set[tuple[str, int]] = set()
 
     def pair(self, key: str, number: int) -> tuple[PItem, DetailBlock] | None:
@@ -200,7 +200,7 @@ def placed_cards(
         )  # fmt: skip
         placed.append(Placed(item.category, TIERS[item.kind], item.p_number, *pair, item=item))
     number = len(items)
-    for key, card, block in cards.left(list(SYSTEM_KEYS)):
+    for key, card, block in cards.left(list(TIMELINE_SYSTEM_KEYS)):
         number += 1
         note = _unranked_note(key, card, cards, items)
         placed.append(Placed(key, "system", number, card, block, note=note))

@@ -7,16 +7,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rooflens.analyzers import layout
-from rooflens.analyzers.findings.composing.cards import ms
-from rooflens.analyzers.findings.contract.contract import (
+from ... import layout
+from ..contract.contract import (
     END_RE,
     P_HEADING_RE,
     Marker,
     is_separator,
     split_row,
 )
-from rooflens.analyzers.findings.ranking.priorities import TRACELENS_KEY, current_layout
+from ..ranking.priorities import TRACELENS_KEY, current_layout
+from .cards import ms
 
 
 @dataclass(frozen=True)

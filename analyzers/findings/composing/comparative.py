@@ -13,14 +13,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from rooflens.analyzers.markdown_text import md_code
-from rooflens.analyzers.perf.categories import default_table
-from rooflens.analyzers.prepare.categories import GpuUtilization, normalise_category
-from rooflens.analyzers.prepare.manifest import Manifest
+from ...markdown_text import md_code
+from ...perf.categories import default_table
+from ...prepare.categories import GpuUtilization, normalise_category
+from ...prepare.manifest import Manifest
 
 if TYPE_CHECKING:
-    from rooflens.analyzers.compare.comparison import Comparison
-    from rooflens.analyzers.findings.drafting.system_compare import SystemComparison
+    from ...compare.comparison import Comparison
+    from ..drafting.system_compare import SystemComparison
 
 
 @dataclass(frozen=True)
@@ -51,10 +51,10 @@ class ReportComparison:
         section = headline = None
         labels: list[object] = []
         if comparison is not None:
-            from rooflens.analyzers.compare.what_changed_md import (
+            from ...compare.what_changed_md import (
                 headline as first_sentence,
             )
-            from rooflens.analyzers.compare.what_changed_md import what_changed_markdown
+            from ...compare.what_changed_md import what_changed_markdown
 
             section = what_changed_markdown(comparison.what_changed)
             headline = first_sentence(comparison.what_changed)

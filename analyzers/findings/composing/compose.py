@@ -19,9 +19,12 @@ Choices:
 
 from __future__ import annotations
 
-from rooflens.analyzers import layout
-from rooflens.analyzers.findings.composing.appendix import appendix
-from rooflens.analyzers.findings.composing.cards import (
+from ... import layout
+from ...markdown_text import md_code
+from ..contract.contract import DetailBlock, PItem
+from ..drafting.system_compare import system_markdown
+from .appendix import appendix
+from .cards import (
     Placed,
     estimate_section,
     impact_text,
@@ -29,10 +32,10 @@ from rooflens.analyzers.findings.composing.cards import (
     null_marker,
     placed_cards,
 )
-from rooflens.analyzers.findings.composing.comparative import title as comparative_title
-from rooflens.analyzers.findings.composing.coverage import HEADING as COVERAGE_HEADING
-from rooflens.analyzers.findings.composing.coverage import what_we_saw
-from rooflens.analyzers.findings.composing.summary import (
+from .comparative import title as comparative_title
+from .coverage import HEADING as COVERAGE_HEADING
+from .coverage import what_we_saw
+from .summary import (
     ReportInputs,
     executive_summary,
     pct,
@@ -40,9 +43,6 @@ from rooflens.analyzers.findings.composing.summary import (
     top_operations,
     warnings,
 )
-from rooflens.analyzers.findings.contract.contract import DetailBlock, PItem
-from rooflens.analyzers.findings.drafting.system_compare import system_markdown
-from rooflens.analyzers.markdown_text import md_code
 
 REPORT_NAME = layout.REPORT
 POSITION_ICONS = ("🔴", "🟡")

@@ -12,14 +12,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from rooflens.analyzers.categories.documents import Metrics
-from rooflens.analyzers.categories.models import CategoryMetrics, Operation
-from rooflens.analyzers.findings.composing.cards import ms
-from rooflens.analyzers.findings.ranking.unmodelled import modelled, reason_md, unmodelled_reason
-from rooflens.analyzers.markdown_text import md_cell, md_code, md_prose
-from rooflens.analyzers.perf.kernel_names import short_kernel_name
-from rooflens.analyzers.perf.platform_choice import NO_PLATFORM
-from rooflens.analyzers.trace.health import HealthWarning
+from ...categories.any_metrics import Metrics
+from ...categories.models import CategoryMetrics, Operation
+from ...markdown_text import md_cell, md_code, md_prose
+from ...perf.kernel_names import short_kernel_name
+from ...perf.platform_choice import NO_PLATFORM
+from ...trace.health import HealthWarning
+from ..ranking.unmodelled import modelled, reason_md, unmodelled_reason
+from .cards import ms
 
 HEADING = "What this analysis could and could not see"
 TOP_UNMODELLED = 5

@@ -17,9 +17,9 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import BaseModel, Field, model_validator
 
-from rooflens.analyzers.markdown_text import plain_line
-from rooflens.analyzers.report.cells import structured
-from rooflens.analyzers.report.write_csv import for_output
+from ...markdown_text import plain_line
+from ...report.cells import structured
+from ...report.write_csv import for_output
 
 UNKNOWN = "Cannot be inferred from trace"
 INFERRED_SOURCE = "trace_inference"

@@ -22,11 +22,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from rooflens.analyzers import layout
-from rooflens.analyzers.findings.composing.cards import ms
-from rooflens.analyzers.findings.composing.checks import ReportProblem
-from rooflens.analyzers.findings.contract.contract import is_separator, split_row
-from rooflens.analyzers.markdown_text import md_cell
+from ... import layout
+from ...markdown_text import md_cell
+from ..contract.contract import is_separator, split_row
+from .cards import ms
+from .checks import ReportProblem
 
 Workbook = Mapping[str, tuple[int, float]]  # op category, lower case -> (calls, ms)
 

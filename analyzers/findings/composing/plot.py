@@ -17,14 +17,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from rooflens.analyzers.findings.composing.cards import ms, ms_range
-from rooflens.analyzers.findings.composing.comparative import ReportComparison
-from rooflens.analyzers.findings.composing.model_info import UNKNOWN as UNKNOWN_MODEL
-from rooflens.analyzers.findings.composing.model_info import ModelIdentification
-from rooflens.analyzers.findings.ranking.priorities import PriorityData
-from rooflens.analyzers.markdown_text import plain_line
-from rooflens.analyzers.perf.platforms import Platform
-from rooflens.analyzers.prepare.manifest import CategoryEntry, Manifest
+from ...markdown_text import plain_line
+from ...perf.platforms import Platform
+from ...prepare.manifest import CategoryEntry, Manifest
+from ..ranking.priorities import PriorityData
+from .cards import ms, ms_range
+from .comparative import ReportComparison
+from .model_info import UNKNOWN as UNKNOWN_MODEL
+from .model_info import ModelIdentification
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -20,7 +20,7 @@ import sys
 from contextlib import suppress
 from types import TracebackType
 
-from rooflens.analyzers.findings.composing.plot import Savings, Segment, draw_png
+from .plot import Savings, Segment, draw_png
 
 _WAIT_SECONDS = 2.0
 _HEADER = 8  # bytes of the PNG's length, big-endian, before the PNG

@@ -8,40 +8,41 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from rooflens.analyzers import layout
-from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics, IterationSummary
-from rooflens.analyzers.categories.documents import Metrics
-from rooflens.analyzers.categories.models import CategoryMetrics
-from rooflens.analyzers.findings.composing.cards import cap_text, ms, ms_range, saving_text
-from rooflens.analyzers.findings.composing.comparative import ReportComparison
-from rooflens.analyzers.findings.composing.model_info import ModelIdentification
-from rooflens.analyzers.findings.composing.numbers import (
+from ... import layout
+from ...categories.any_metrics import Metrics
+from ...categories.cpu_idle import CpuIdleMetrics, IterationSummary
+from ...categories.models import CategoryMetrics
+from ...layout import CPU_IDLE, KERNEL_FUSION, TIMELINE_SYSTEM_KEYS
+from ...markdown_text import md_cell, md_table_cell
+from ...perf.platforms import Platform
+from ...prepare.categories import GpuUtilization
+from ...prepare.manifest import CategoryEntry, CategoryMetadata, Manifest
+from ...trace.health import HealthWarning
+from ..contract.contract import Findings, Status
+from ..drafting.differences import (
+    DIFF_HEAD,
+    ms_difference,
+    point_difference,
+    slower_sentence,
+)
+from ..drafting.drafts import num
+from ..drafting.system_compare import idle_sentence
+from ..ranking.impact_scale import PriorityItem
+from ..ranking.priorities import PriorityData
+from .cards import cap_text, ms, ms_range, saving_text
+from .comparative import ReportComparison
+from .model_info import ModelIdentification
+from .numbers import (
     RANK_HEAD,
     RANK_NOTE,
     idle_counts,
     same_idle,
     workbook_note,
 )
-from rooflens.analyzers.findings.composing.prose import ReportProse
-from rooflens.analyzers.findings.contract.contract import Findings, Status
-from rooflens.analyzers.findings.drafting.differences import (
-    DIFF_HEAD,
-    ms_difference,
-    point_difference,
-    slower_sentence,
-)
-from rooflens.analyzers.findings.drafting.drafts import FUSION_KEY, SYSTEM_KEYS, num
-from rooflens.analyzers.findings.drafting.system_compare import idle_sentence
-from rooflens.analyzers.findings.ranking.impact_scale import PriorityItem
-from rooflens.analyzers.findings.ranking.priorities import PriorityData
-from rooflens.analyzers.markdown_text import md_cell, md_table_cell
-from rooflens.analyzers.perf.platforms import Platform
-from rooflens.analyzers.prepare.categories import GpuUtilization
-from rooflens.analyzers.prepare.manifest import CategoryEntry, CategoryMetadata, Manifest
-from rooflens.analyzers.trace.health import HealthWarning
+from .prose import ReportProse
 
 UNKNOWN = "Cannot be inferred from trace"
-KIND_WORDS = {"compute": "compute", "kernel_fusion": "kernel fusion", "system": "system"}
+KIND_WORDS = {"compute": "compute", KERNEL_FUSION: "kernel fusion", "system": "system"}
 
 
 def pct(value: float | None) -> str:
@@ -94,7 +95,7 @@ class ReportInputs:
 
     def iterations(self) -> IterationSummary | None:
         """The iterations the host-side analysis found (cpu_idle's `host_side`)."""
-        idle = self.metrics.get("cpu_idle")
+        idle = self.metrics.get(CPU_IDLE)
         if isinstance(idle, CpuIdleMetrics) and idle.host_side is not None:
             return idle.host_side.iterations
         return None
@@ -269,12 +270,12 @@ def _idle_counted(run: ReportInputs) -> str:
     """How much of the window's idle each idle item among the top fixes counts, when it is not
     all of it ("; P1 counts 32.59 ms of it: input pipeline (DataLoader), in the steady-state
     iterations"): one idle figure, the parts said in words (docs/analysis.md#the-report)."""
-    idle = run.metrics.get("cpu_idle")
+    idle = run.metrics.get(CPU_IDLE)
     host = idle.host_side if isinstance(idle, CpuIdleMetrics) else None
     whole = run.util.total_time_ms * run.util.idle_time_percent / 100
     parts = []
     for item in top_fixes(run):
-        size = item.saving.cap_ms if item.category == "cpu_idle" and item.saving else None
+        size = item.saving.cap_ms if item.category == CPU_IDLE and item.saving else None
         if size is None or same_idle(whole, size):
             continue
         causes = host.idle_causes if host is not None and host.host_recorded else []
@@ -397,7 +398,7 @@ def _failed(run: ReportInputs) -> list[tuple[str, str, str]]:
         if item.status == "ERROR"
     ]
     seen = {f[0] for f in failed}
-    for key in [*(c.name for c in run.manifest.categories), FUSION_KEY]:
+    for key in [*(c.name for c in run.manifest.categories), KERNEL_FUSION]:
         found = run.findings_of(key)
         if key not in seen and found is not None and found.status == Status.ERROR:
             msg = next((ln for ln in found.preamble.splitlines() if ln.startswith("Error")), "")
@@ -407,7 +408,9 @@ def _failed(run: ReportInputs) -> list[tuple[str, str, str]]:
 
 
 def _tier_name(key: str) -> str:
-    return "fusion" if key == FUSION_KEY else "system" if key in SYSTEM_KEYS else "compute"
+    return (
+        "fusion" if key == KERNEL_FUSION else "system" if key in TIMELINE_SYSTEM_KEYS else "compute"
+    )
 
 
 def top_operations(run: ReportInputs) -> str:

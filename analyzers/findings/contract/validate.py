@@ -41,7 +41,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from rooflens.analyzers.findings.contract.contract import (
+from ...markdown_text import md_cell_lines, plain_line
+from .contract import (
     BEGIN_RE,
     CANDIDATE_RE,
     COMPARATIVE_COLUMNS,
@@ -60,7 +61,6 @@ from rooflens.analyzers.findings.contract.contract import (
     parse_attrs,
     split_row,
 )
-from rooflens.analyzers.markdown_text import md_cell_lines, plain_line
 
 KNOWN_KINDS = ("p_item", "detail_estimate", "top_ops")
 REQUIRED_ATTRS = {"p_item": ("low", "mid", "high"), "detail_estimate": ("low", "high")}

@@ -6,9 +6,9 @@ Reads the multi-kernel metrics' collective table; trace text goes through `md_co
 
 from __future__ import annotations
 
-from rooflens.analyzers.categories.multi_kernel import MultiKernelMetrics
-from rooflens.analyzers.markdown_text import md_cell, md_code
-from rooflens.analyzers.prepare.collective_table import CollectiveGroup
+from ...categories.multi_kernel import MultiKernelMetrics
+from ...markdown_text import md_cell, md_code
+from ...prepare.collective_table import CollectiveGroup
 
 PLURAL = {
     "all_reduce": "all-reduces",

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from rooflens.analyzers.categories.copies import SMALL_COPY_BYTES, CopyAnalysis, CopyVerdict
-from rooflens.analyzers.categories.multi_kernel import MemcpyIssue, MultiKernelMetrics
-from rooflens.analyzers.findings.ranking.candidates import MIN_SYSTEM_SHARE as MIN_SHARE
-from rooflens.analyzers.findings.ranking.copy_item import source_phrase
-from rooflens.analyzers.markdown_text import md_cell, md_code
+from ...categories.copies import SMALL_COPY_BYTES, CopyAnalysis, CopyVerdict
+from ...categories.multi_kernel import MemcpyIssue, MultiKernelMetrics
+from ...markdown_text import md_cell, md_code
+from ..ranking.candidates import MIN_SYSTEM_SHARE as MIN_SHARE
+from ..ranking.copy_item import source_phrase
 
 SOURCE = "(source: `multi_kernel_metrics.json` → `{}`)."
 REASON = (

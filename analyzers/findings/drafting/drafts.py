@@ -15,18 +15,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics
-from rooflens.analyzers.categories.documents import Metrics
-from rooflens.analyzers.categories.kernel_fusion import FusionEstimate, KernelFusionMetrics
-from rooflens.analyzers.categories.models import (
+from ...categories.any_metrics import Metrics
+from ...categories.cpu_idle import CpuIdleMetrics
+from ...categories.kernel_fusion import FusionEstimate, KernelFusionMetrics
+from ...categories.models import (
     CategoryMetrics,
     Efficiency,
     Finding,
     ImpactEstimate,
     Operation,
 )
-from rooflens.analyzers.categories.multi_kernel import MultiKernelMetrics
-from rooflens.analyzers.findings.contract.contract import (
+from ...categories.multi_kernel import MultiKernelMetrics
+from ...layout import KERNEL_FUSION, TIMELINE_SYSTEM_KEYS
+from ...markdown_text import md_cell_lines, md_code, md_prose
+from ...perf.kernel_names import short_kernel_name
+from ..contract.contract import (
     COMPARATIVE_COLUMNS,
     STANDALONE_COLUMNS,
     DetailBlock,
@@ -40,20 +43,16 @@ from rooflens.analyzers.findings.contract.contract import (
     no_findings,
     num,
 )
-from rooflens.analyzers.findings.drafting.drafts_compare import (
+from ..ranking.unmodelled import own_reason, reason_md
+from .drafts_compare import (
     FUSION_ACTION_COMPARED,
     FusionComparison,
     comparative_words,
     fusion_insight,
     fusion_kernel_tables,
 )
-from rooflens.analyzers.findings.drafting.system_drafts import cpu_idle_pairs, multi_kernel_pairs
-from rooflens.analyzers.findings.ranking.unmodelled import own_reason, reason_md
-from rooflens.analyzers.markdown_text import md_cell_lines, md_code, md_prose
-from rooflens.analyzers.perf.kernel_names import short_kernel_name
+from .system_drafts import cpu_idle_pairs, multi_kernel_pairs
 
-SYSTEM_KEYS = ("cpu_idle", "multi_kernel")
-FUSION_KEY = "kernel_fusion"
 DASH = "—"
 ICONS = {"high": "🔴", "medium": "🟡", "low": "🟢"}
 COUNTERS = (
@@ -71,9 +70,9 @@ ACTIONS = {
 
 def tier_for(key: str) -> Tier:
     """Findings tier of a manifest key."""
-    if key == FUSION_KEY:
+    if key == KERNEL_FUSION:
         return Tier.FUSION
-    return Tier.SYSTEM if key in SYSTEM_KEYS else Tier.COMPUTE
+    return Tier.SYSTEM if key in TIMELINE_SYSTEM_KEYS else Tier.COMPUTE
 
 
 def cell(value: Any) -> str:

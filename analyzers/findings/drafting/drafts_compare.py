@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
-from rooflens.analyzers.findings.contract.contract import Table
-from rooflens.analyzers.markdown_text import md_cell, md_code
+from ...markdown_text import md_cell, md_code
+from ..contract.contract import Table
 
 if TYPE_CHECKING:
-    from rooflens.analyzers.categories.models import Finding, ImpactEstimate, Operation
+    from ...categories.models import Finding, ImpactEstimate, Operation
 
 CAUSE = (
     "The traces show which kernels ran and for how long, not why trace 2's were faster "

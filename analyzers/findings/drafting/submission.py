@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from rooflens.analyzers.findings.contract.contract import (
+from ..contract.contract import (
     DetailBlock,
     Findings,
     PItem,
@@ -22,8 +22,8 @@ from rooflens.analyzers.findings.contract.contract import (
     no_findings,
     render_findings,
 )
-from rooflens.analyzers.findings.contract.validate import Problem, validate_findings
-from rooflens.analyzers.findings.drafting.drafts import tier_for
+from ..contract.validate import Problem, validate_findings
+from .drafts import tier_for
 
 SubmitStatus = Literal["findings", "nothing_to_report", "error"]
 # text that would let prose smuggle in structure the validators and the report read

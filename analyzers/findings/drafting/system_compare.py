@@ -15,10 +15,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics, IterationSummary
-from rooflens.analyzers.categories.multi_kernel import MultiKernelMetrics
-from rooflens.analyzers.findings.drafting.differences import DIFF_HEAD, ms_difference
-from rooflens.analyzers.prepare.multi_kernel import OverlapAnalysis
+from ...categories.cpu_idle import CpuIdleMetrics, IterationSummary
+from ...categories.multi_kernel import MultiKernelMetrics
+from ...layout import CPU_IDLE, MULTI_KERNEL
+from ...prepare.multi_kernel import OverlapAnalysis
+from .differences import DIFF_HEAD, ms_difference
 
 POOLS = ("idle", "exposed_copies", "exposed_comm")
 POOL_WORDS = {
@@ -131,7 +132,7 @@ def system_comparison(
     CPU/idle analysis is missing or failed."""
     sides = []
     for metrics in (metrics1, metrics2):
-        idle, multi = metrics.get("cpu_idle"), metrics.get("multi_kernel")
+        idle, multi = metrics.get(CPU_IDLE), metrics.get(MULTI_KERNEL)
         if not isinstance(idle, CpuIdleMetrics):
             return None
         found = side(idle, multi if isinstance(multi, MultiKernelMetrics) else None)

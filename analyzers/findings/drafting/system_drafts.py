@@ -7,9 +7,12 @@ impact marker: their saving is ranked in the priorities.
 
 from __future__ import annotations
 
-from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics, HostSide, IdleCauseShare
-from rooflens.analyzers.categories.multi_kernel import MultiKernelMetrics
-from rooflens.analyzers.findings.contract.contract import (
+from ...categories.cpu_idle import CpuIdleMetrics, HostSide, IdleCauseShare
+from ...categories.multi_kernel import MultiKernelMetrics
+from ...markdown_text import md_code
+from ...trace.host_causes import LABELS
+from ...trace.host_filter import PARTIAL_HOST
+from ..contract.contract import (
     NOT_QUANTIFIABLE,
     SYSTEM_IMPACT_SENTENCE,
     DetailBlock,
@@ -19,19 +22,16 @@ from rooflens.analyzers.findings.contract.contract import (
     Table,
     num,
 )
-from rooflens.analyzers.findings.drafting.collective_draft import (
+from ..ranking.idle_advice import ACTIONS, WHY, culprit_words, is_item
+from .collective_draft import (
     collective_rows,
     collective_sentence,
 )
-from rooflens.analyzers.findings.drafting.copy_draft import copy_card
-from rooflens.analyzers.findings.drafting.system_compare import (
+from .copy_draft import copy_card
+from .system_compare import (
     trace2_exposed_words,
     trace2_idle_words,
 )
-from rooflens.analyzers.findings.ranking.idle_advice import ACTIONS, WHY, culprit_words, is_item
-from rooflens.analyzers.markdown_text import md_code
-from rooflens.analyzers.trace.host_causes import LABELS
-from rooflens.analyzers.trace.host_filter import PARTIAL_HOST
 
 
 def system_pair(rank: int, title: str, insight: str, action: str, ident: str, rows, reason):

@@ -13,31 +13,32 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 
-from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics
-from rooflens.analyzers.categories.documents import Metrics
-from rooflens.analyzers.categories.kernel_fusion import KernelFusionMetrics
-from rooflens.analyzers.categories.models import CategoryMetrics, Finding
-from rooflens.analyzers.categories.multi_kernel import MultiKernelMetrics
-from rooflens.analyzers.findings.ranking.copy_item import copy_candidates
-from rooflens.analyzers.findings.ranking.idle_advice import (
+from ...categories.any_metrics import Metrics
+from ...categories.cpu_idle import CpuIdleMetrics
+from ...categories.kernel_fusion import KernelFusionMetrics
+from ...categories.models import CategoryMetrics, Finding
+from ...categories.multi_kernel import MultiKernelMetrics
+from ...layout import CPU_IDLE, KERNEL_FUSION, MULTI_KERNEL
+from ...markdown_text import md_code
+from ...perf.kernel_names import short_kernel_name
+from ...prepare.categories import GpuUtilization
+from .copy_item import copy_candidates
+from .idle_advice import (
     CAUSE_RECOVERY,
     TITLES,
     idle_title,
     is_item,
 )
-from rooflens.analyzers.findings.ranking.impact_scale import (
+from .impact_scale import (
     Candidate,
     Pool,
     PriorityItem,
     Saving,
     pool_sizes,
 )
-from rooflens.analyzers.findings.ranking.precision_item import precision_candidates
-from rooflens.analyzers.findings.ranking.unmodelled import reasons
-from rooflens.analyzers.findings.ranking.unmodelled_group import gathered
-from rooflens.analyzers.markdown_text import md_code
-from rooflens.analyzers.perf.kernel_names import short_kernel_name
-from rooflens.analyzers.prepare.categories import GpuUtilization
+from .precision_item import precision_candidates
+from .unmodelled import reasons
+from .unmodelled_group import gathered
 
 # Share of an idle or exposed stretch a fix recovers: (low, mid, high). Per idle cause the
 # fractions, titles and actions are idle_advice.py's.
@@ -62,7 +63,7 @@ def candidates(
             found.extend(_idle(analysed, gpu))
         elif isinstance(analysed, MultiKernelMetrics):
             found.extend(_copies(analysed, gpu))
-            found.extend(_stretch("multi_kernel", "exposed_comm", gpu, "Exposed communication"))
+            found.extend(_stretch(MULTI_KERNEL, "exposed_comm", gpu, "Exposed communication"))
     found.extend(precision_candidates(metrics, gpu))
     return gathered(found, metrics)  # no host side: the unmodelled kernels are one item
 
@@ -72,7 +73,7 @@ def _copies(metrics: MultiKernelMetrics, gpu: GpuUtilization) -> Iterator[Candid
     share of the exposed copy time."""
     if metrics.copies is not None:
         return copy_candidates(metrics.copies, gpu, MIN_SYSTEM_SHARE)
-    return _stretch("multi_kernel", "exposed_memcpy", gpu, "Exposed copies")
+    return _stretch(MULTI_KERNEL, "exposed_memcpy", gpu, "Exposed copies")
 
 
 def _ms(percent: float, gpu: GpuUtilization) -> float:
@@ -168,7 +169,7 @@ def _fusion(metrics: KernelFusionMetrics, gpu: GpuUtilization) -> Iterator[Candi
                 f"instances took (not {estimate.time_ms:,.2f} ms, the first one times the count)"
             )
         yield Candidate(
-            category="kernel_fusion",
+            category=KERNEL_FUSION,
             kind="kernel_fusion",
             title=f"Fuse {md_code(estimate.operation)} ({estimate.kernel_count} kernels)",
             estimate_method="quantified",
@@ -189,10 +190,10 @@ def _idle(metrics: CpuIdleMetrics, gpu: GpuUtilization) -> Iterator[Candidate]:
     time. A cause is priced on the steady-state iterations when the window has them: idle in
     warm-up, set-up and the tail is a one-time cost, not a saving (docs/analysis.md#phases)."""
     if metrics.host_side is None:
-        yield from _stretch("cpu_idle", "idle", gpu, "The GPU sat idle")
+        yield from _stretch(CPU_IDLE, "idle", gpu, "The GPU sat idle")
         return
     if not metrics.host_side.host_recorded:  # no claim about the host it did not record
-        yield from _stretch("cpu_idle", "idle", gpu, TITLES["unexplained"])
+        yield from _stretch(CPU_IDLE, "idle", gpu, TITLES["unexplained"])
         return
     sites = metrics.host_side.call_sites
     blocking_site = ""
@@ -206,7 +207,7 @@ def _idle(metrics: CpuIdleMetrics, gpu: GpuUtilization) -> Iterator[Candidate]:
             continue
         size = part.idle_ms if part.steady_ms is None else part.steady_ms
         yield from _stretch(
-            "cpu_idle",
+            CPU_IDLE,
             "idle",
             gpu,
             idle_title(cause, part, blocking_site),
@@ -256,7 +257,7 @@ def shared_kernels(metrics: Mapping[str, Metrics], items: list[PriorityItem]) ->
     time once. In a comparative run a measured fusion item (an operator that runs as more
     kernels in trace 1) and a compute finding about the same operator claim the same gap: the
     fusion item's kernels all run in one of the finding's operations."""
-    fusion = metrics.get("kernel_fusion")
+    fusion = metrics.get(KERNEL_FUSION)
     if not isinstance(fusion, KernelFusionMetrics):
         return {}
     estimates = fusion.impact_estimates or []

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rooflens.analyzers.categories.copies import SOURCE_SHARE, CopyAnalysis, CopyVerdict
-from rooflens.analyzers.findings.ranking.impact_scale import Candidate, Saving, pool_sizes
-from rooflens.analyzers.markdown_text import md_code
-from rooflens.analyzers.prepare.categories import GpuUtilization
+from ...categories.copies import SOURCE_SHARE, CopyAnalysis, CopyVerdict
+from ...layout import MULTI_KERNEL
+from ...markdown_text import md_code
+from ...prepare.categories import GpuUtilization
+from .impact_scale import Candidate, Saving, pool_sizes
 
 
 def copy_candidates(
@@ -23,7 +24,7 @@ def copy_candidates(
         return
     low, mid, high = copies.saving_ms
     yield Candidate(
-        category="multi_kernel",
+        category=MULTI_KERNEL,
         kind="system",
         title=copy_title(copies, exposed, window),
         estimate_method="quantified",

@@ -8,9 +8,9 @@ code because they are trace text. Definitions: docs/analysis.md#idle-causes.
 
 from __future__ import annotations
 
-from rooflens.analyzers.categories.cpu_idle import IdleCauseShare
-from rooflens.analyzers.markdown_text import md_code
-from rooflens.analyzers.trace.host_causes import IdleCause
+from ...categories.cpu_idle import IdleCauseShare
+from ...markdown_text import md_code
+from ...trace.host_causes import IdleCause
 
 Fractions = tuple[float, float, float]
 RECOVERY: Fractions = (0.25, 0.5, 0.75)

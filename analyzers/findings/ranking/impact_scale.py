@@ -25,7 +25,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from rooflens.analyzers.prepare.categories import GpuUtilization
+from ...prepare.categories import GpuUtilization
 
 Pool = Literal["kernels", "idle", "exposed_memcpy", "exposed_comm"]
 Kind = Literal["compute", "kernel_fusion", "system"]

@@ -17,12 +17,12 @@ import re
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
 
-from rooflens.analyzers.categories.documents import Metrics
-from rooflens.analyzers.categories.models import CategoryMetrics
-from rooflens.analyzers.categories.precision_mix import SimtKernel
-from rooflens.analyzers.findings.ranking.impact_scale import Candidate, Saving
-from rooflens.analyzers.markdown_text import md_code
-from rooflens.analyzers.prepare.categories import GpuUtilization
+from ...categories.any_metrics import Metrics
+from ...categories.models import CategoryMetrics
+from ...categories.precision_mix import SimtKernel
+from ...markdown_text import md_code
+from ...prepare.categories import GpuUtilization
+from .impact_scale import Candidate, Saving
 
 KEY = "precision"  # the item's category: it spans the compute categories
 MIN_SHARE = 20.0  # % of the computation time below which the item is not raised

@@ -31,18 +31,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, model_serializer, model_validator
 
-from rooflens.analyzers.categories.documents import Metrics
-from rooflens.analyzers.categories.kernel_fusion import KernelFusionMetrics
-from rooflens.analyzers.categories.models import CategoryMetrics, Finding
-from rooflens.analyzers.findings.ranking.candidates import candidates, shared_kernels
-from rooflens.analyzers.findings.ranking.impact_scale import (
+from ...categories.any_metrics import Metrics
+from ...categories.kernel_fusion import KernelFusionMetrics
+from ...categories.models import CategoryMetrics, Finding
+from ...prepare.manifest import Manifest
+from .candidates import candidates, shared_kernels
+from .impact_scale import (
     PriorityItem,
     SavingTotals,
     nothing_to_rank,
     rank_items,
     totals,
 )
-from rooflens.analyzers.prepare.manifest import Manifest
 
 FALLBACK_SHARE = 0.05
 SKIPPED_STATUSES = ("ERROR", "NO_DATA")

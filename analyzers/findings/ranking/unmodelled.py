@@ -12,15 +12,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from rooflens.analyzers.categories.models import Operation
-from rooflens.analyzers.markdown_text import md_code
-from rooflens.analyzers.perf.base import (
+from ...categories.models import Operation
+from ...markdown_text import md_code
+from ...perf.base import (
     NO_BACKWARD_MODEL,
     NO_MODEL,
     SHAPES_NOT_RECORDED,
     TENSOR_LIST_WITHOUT_SHAPES,
 )
-from rooflens.analyzers.perf.platform_choice import NO_PLATFORM_REASON
+from ...perf.platform_choice import NO_PLATFORM_REASON
 
 ANOMALOUS = "above 110 % of its roofline, so its model or timing is suspect"
 NO_SHAPES = "its input shapes were not recorded, so its FLOPs and bytes are unknown"

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics
-from rooflens.analyzers.categories.documents import Metrics
-from rooflens.analyzers.categories.models import CategoryMetrics, Operation
-from rooflens.analyzers.findings.contract.contract import DetailBlock, PItem, Section, Table
-from rooflens.analyzers.findings.ranking.impact_scale import Candidate, PriorityItem
-from rooflens.analyzers.findings.ranking.unmodelled import modelled, reason_md, reasons
-from rooflens.analyzers.markdown_text import md_cell, md_code
-from rooflens.analyzers.perf.kernel_names import short_kernel_name
+from ...categories.any_metrics import Metrics
+from ...categories.cpu_idle import CpuIdleMetrics
+from ...categories.models import CategoryMetrics, Operation
+from ...layout import CPU_IDLE
+from ...markdown_text import md_cell, md_code
+from ...perf.kernel_names import short_kernel_name
+from ..contract.contract import DetailBlock, PItem, Section, Table
+from .impact_scale import Candidate, PriorityItem
+from .unmodelled import modelled, reason_md, reasons
 
 UNMODELLED_KEY = "unmodelled_kernels"
 MAX_ROWS = 30  # the longest kernels; the rest are one row
@@ -33,7 +34,7 @@ ACTION = (
 
 def host_unrecorded(metrics: Mapping[str, Metrics]) -> bool:
     """True when the trace records no host activity (cpu_idle's `host_side.host_recorded`)."""
-    idle = metrics.get("cpu_idle")
+    idle = metrics.get(CPU_IDLE)
     return (
         isinstance(idle, CpuIdleMetrics)
         and idle.host_side is not None

@@ -40,14 +40,15 @@ import json
 import re
 from pathlib import Path
 
-from rooflens.analyzers.findings.composing.checks import ReportProblem, priorities_problems
-from rooflens.analyzers.findings.composing.compose import INSIGHTS, REPORT_NAME, SECTIONS
-from rooflens.analyzers.findings.composing.numbers import (
+from ...markdown_text import md_cell_lines, plain_line, without_code_spans
+from ..composing.checks import ReportProblem, priorities_problems
+from ..composing.compose import INSIGHTS, REPORT_NAME, SECTIONS
+from ..composing.numbers import (
     idle_problems,
     read_workbook,
     top_ops_problems,
 )
-from rooflens.analyzers.findings.contract.contract import (
+from ..contract.contract import (
     BEGIN_RE,
     CANDIDATE_RE,
     END_RE,
@@ -58,9 +59,8 @@ from rooflens.analyzers.findings.contract.contract import (
     parse_attrs,
     split_row,
 )
-from rooflens.analyzers.findings.contract.validate import _check_marker
-from rooflens.analyzers.findings.ranking.priorities import current_layout
-from rooflens.analyzers.markdown_text import md_cell_lines, plain_line, without_code_spans
+from ..contract.validate import _check_marker
+from ..ranking.priorities import current_layout
 
 METRIC_ROWS = ("Total Time", "Compute %", "Idle %", "Exposed Communication %",
                "Top Bottleneck Category")  # fmt: skip

@@ -33,10 +33,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from rooflens.analyzers import layout
-from rooflens.analyzers.findings.contract.contract import Tier
-from rooflens.analyzers.findings.drafting.drafts import tier_for
-from rooflens.analyzers.findings.ranking.priorities import (
+from ... import layout
+from ..contract.contract import Tier
+from ..drafting.drafts import tier_for
+from ..ranking.priorities import (
     TRACELENS_KEY,
     current_layout,
     earlier_layout,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rooflens.analyzers.categories.copies import PIN, analyse_copies, judge
+from rooflens.analyzers.categories.copies import PIN, analyze_copies, judge
 from rooflens.analyzers.perf.platforms import get_platform
 from rooflens.analyzers.prepare.copies import (
     CopyData,
@@ -114,7 +114,7 @@ def test_the_summary_sums_the_groups_and_keeps_the_fixes_that_matter() -> None:
         time_us=10_100.0,
         exposed_us=10_100.0,
     )
-    analysis = analyse_copies(data, H100)
+    analysis = analyze_copies(data, H100)
     assert analysis.saving_ms == pytest.approx(
         [sum(g.saving_ms[k] for g in analysis.groups) for k in range(3)]
     )

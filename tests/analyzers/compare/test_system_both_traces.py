@@ -84,11 +84,11 @@ def test_trace2_documents_hold_trace2s_own_figures(runs) -> None:
 
 def test_trace1_documents_are_those_of_a_standalone_run(runs) -> None:
     compared, alone = runs
-    for key in layout.TRACE2_SYSTEM_KEYS:
+    for key in layout.TIMELINE_SYSTEM_KEYS:
         assert read(compared / layout.metrics(key)) == read(alone / layout.metrics(key)), key
     idle1 = read(compared / layout.metrics("cpu_idle"))
     assert idle1["gpu_utilization"]["idle_time_ms"] == 34.075
-    assert not any((alone / layout.trace2_metrics(k)).exists() for k in layout.TRACE2_SYSTEM_KEYS)
+    assert not any((alone / layout.trace2_metrics(k)).exists() for k in layout.TIMELINE_SYSTEM_KEYS)
     assert "Trace 1 against trace 2" not in (alone / layout.REPORT).read_text(encoding="utf-8")
 
 

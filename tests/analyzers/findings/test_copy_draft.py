@@ -3,7 +3,7 @@ card, judged against the link, with copy fixes, drafted whenever the copies are 
 
 from __future__ import annotations
 
-from rooflens.analyzers.categories.copies import analyse_copies
+from rooflens.analyzers.categories.copies import analyze_copies
 from rooflens.analyzers.categories.multi_kernel import (
     MemcpyAssessment,
     MultiKernelMetrics,
@@ -45,7 +45,7 @@ def metrics(total_ms: float, *, flagged: bool) -> MultiKernelMetrics:
         nccl_blocking_assessment=NcclBlockingAssessment(flagged=False),
         overlap_assessment=OverlapAssessment(flagged=False),
         patterns_detected=[],
-        copies=analyse_copies(data, get_platform("H100")),
+        copies=analyze_copies(data, get_platform("H100")),
     )
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from rooflens.analyzers import layout
-from rooflens.analyzers.categories.documents import metrics_document
+from rooflens.analyzers.categories.any_metrics import metrics_document
 from rooflens.analyzers.categories.multi_kernel import error_document
 from rooflens.analyzers.findings.contract.contract import (
     Status,

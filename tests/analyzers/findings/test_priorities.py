@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 from rooflens.analyzers import layout
+from rooflens.analyzers.categories.any_metrics import Metrics
 from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics
-from rooflens.analyzers.categories.documents import Metrics
 from rooflens.analyzers.categories.kernel_fusion import FusionEstimate, KernelFusionMetrics
 from rooflens.analyzers.categories.models import (
     CategoryMetrics,

@@ -5,16 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics
-from rooflens.analyzers.categories.kernel_fusion import KernelFusionMetrics
-from rooflens.analyzers.categories.models import CategoryMetrics
-from rooflens.analyzers.categories.multi_kernel import MultiKernelMetrics
+from ..layout import CPU_IDLE, KERNEL_FUSION, MULTI_KERNEL
+from .cpu_idle import CpuIdleMetrics
+from .kernel_fusion import KernelFusionMetrics
+from .models import CategoryMetrics
+from .multi_kernel import MultiKernelMetrics
 
 Metrics = CategoryMetrics | CpuIdleMetrics | MultiKernelMetrics | KernelFusionMetrics
 SYSTEM_METRICS: dict[str, type[Metrics]] = {
-    "cpu_idle": CpuIdleMetrics,
-    "multi_kernel": MultiKernelMetrics,
-    "kernel_fusion": KernelFusionMetrics,
+    CPU_IDLE: CpuIdleMetrics,
+    MULTI_KERNEL: MultiKernelMetrics,
+    KERNEL_FUSION: KernelFusionMetrics,
 }
 
 
