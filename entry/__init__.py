@@ -4,22 +4,25 @@
     run = rooflens.analyze("trace.json.gz")
     run.priorities.priorities[0].title
 
-`analyze`, `inspect`, `Run` and `__version__` are looked up on first use (the API lives in
-analyzers/api.py), so `python -m rooflens` and the server start without paying for the engine
-or the package metadata (docs/python-api.md).
+`analyze`, `inspect`, `Run`, `analyze_job`, `Job` and `__version__` are looked up on first use
+(the API lives in analyzers/api.py and analyzers/api_job.py), so `python -m rooflens` and the
+server start without paying for the engine or the package metadata (docs/python-api.md).
 """
 
 from __future__ import annotations
 
 from importlib import import_module
 
-__all__ = ["Run", "__version__", "analyze", "inspect"]
+__all__ = ["Job", "Run", "__version__", "analyze", "analyze_job", "inspect"]
 _API = ("Run", "analyze", "inspect")
+_JOB_API = ("Job", "analyze_job")
 
 
 def __getattr__(name: str) -> object:  # no typing import: it costs 10 ms at start-up
     if name in _API:
         return getattr(import_module("rooflens.analyzers.api"), name)
+    if name in _JOB_API:
+        return getattr(import_module("rooflens.analyzers.api_job"), name)
     if name == "__version__":
         from importlib.metadata import PackageNotFoundError, version
 
