@@ -35,11 +35,12 @@ empty.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 
 from ...markdown_text import md_cell_lines, plain_line
 from .contract import (
@@ -116,6 +117,35 @@ MSG = {
 }
 
 
+class OperationCells(BaseModel):
+    """The cells of one ``operations[]`` entry the Data tables copy (F10–F12)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    args: JsonValue = None
+    launcher_path: JsonValue = None
+    kernel_name_trunc: JsonValue = None
+
+
+class MetricsCells(BaseModel):
+    """What the findings rules read of a ``<cat>_metrics.json``: lenient (every key optional,
+    the others ignored), so a partial or hand-made document is still checked."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    category: JsonValue = "<cat>"
+    comparison_scope: str | None = None
+    category_findings: list[JsonValue] | None = None
+    operations: list[OperationCells] | None = None
+
+
+def first_error(exc: ValidationError) -> str:
+    """``where: what`` of a validation error's first problem, for a one-line message."""
+    error = exc.errors()[0]
+    where = ".".join(str(part) for part in error["loc"]) or "the document"
+    return f"{where}: {error['msg']}"
+
+
 @dataclass(frozen=True)
 class Problem:
     rule: str
@@ -147,10 +177,11 @@ def _check_marker(n: int, marker: Marker, tier: Tier) -> Problem | None:
     if marker.kind not in KNOWN_KINDS:
         return _p("M3", n, kind=marker.kind)
     need = REQUIRED_ATTRS.get(marker.kind, ())
-    missing = [a for a in need if marker.get(a) is None]
+    attrs = dict(marker.attrs)
+    missing = [a for a in need if a not in attrs]
     if missing:
         return _p("M4", n, kind=marker.kind, attrs=", ".join(missing))
-    values = [marker.get(a) for a in need]
+    values = [attrs[a] for a in need]
     nulls = sum(v == "null" for v in values)
     if any(v != "null" and not NUMBER_RE.fullmatch(v) for v in values) or 0 < nulls < len(values):
         return _p("M5", n, kind=marker.kind, got=" ".join(values))
@@ -218,7 +249,8 @@ def _check_table(lines, head, end, scope, ops, cat) -> list[Problem]:
         if is_separator(cells):
             continue
         for names, key, rule in CELL_RULES:
-            allowed = {_rendered(o.get(key)) for o in ops if o.get(key) not in (None, "")}
+            values = (getattr(op, key) for op in ops)
+            allowed = {_rendered(v) for v in values if v not in (None, "")}
             for name in (nm for nm in names if nm in header and allowed):
                 idx = header.index(name)
                 cell = cells[idx] if idx < len(cells) else ""
@@ -250,8 +282,9 @@ def _check_cards(lines, cards, p_items, tier) -> list[Problem]:
 def _check_blocks(lines, blocks, markers, tier, scope, metrics) -> list[Problem]:
     """F7, M8 and (compute) F8–F12 per reasoning-candidate block."""
     probs: list[Problem] = []
-    ops = list(metrics.get("operations") or []) if isinstance(metrics, Mapping) else []
-    cat = plain_line((metrics or {}).get("category", "<cat>"))
+    metrics = metrics or MetricsCells()
+    ops = metrics.operations or []
+    cat = plain_line(metrics.category)
     for first, end in blocks:
         cand = dict(parse_attrs(CANDIDATE_RE.match(lines[first - 1]).group("body")))
         rank, found = cand.get("rank", "?"), cand.get("tier", "")
@@ -276,23 +309,25 @@ def validate_findings(
     text: str,
     tier: Tier | str,
     *,
-    metrics: Mapping | None = None,
+    metrics: Mapping | MetricsCells | None = None,
     comparison_scope: str | None = None,
 ) -> list[Problem]:
     """All problems of a findings file's ``text`` for ``tier`` (empty list ⇒ valid).
 
-    ``metrics`` is the category's ``<cat>_metrics.json`` (compute: relaxed-empty and F10–F12);
-    without ``comparison_scope`` the scope is the metrics' own (comparative metrics are
-    drafted with the comparative Data table).
+    ``metrics`` is the category's ``<cat>_metrics.json`` (compute: relaxed-empty and F10–F12),
+    as a document or read as `MetricsCells`; without ``comparison_scope`` the scope is the
+    metrics' own (comparative metrics are drafted with the comparative Data table).
     """
     tier = Tier(str(tier).lower())
+    metrics, unusable = _metrics_cells(metrics, "the metrics document")
     if comparison_scope is None and metrics is not None:
-        comparison_scope = metrics.get("comparison_scope")
+        comparison_scope = metrics.comparison_scope
     if not text.strip():
         return [_p("F0", 1)]
     lines = text.splitlines()
     last = len(lines)
     probs, markers = _markers(lines, tier)
+    probs += unusable
     rec, det = _find_line(lines, REC_HEADING), _find_line(lines, DETAIL_HEADING)
     if not rec:
         probs.append(_p("F1", det or last, h=REC_HEADING, where="before the Detailed Analysis"))
@@ -304,9 +339,7 @@ def validate_findings(
         return sorted(probs, key=lambda p: (p.line, p.rule))
     det_end = next((n for n in range(det + 1, last + 1) if lines[n - 1].startswith("## ")), last)
     status, _ = detect_status(lines[: rec - 1])
-    relaxed = (
-        tier == Tier.COMPUTE and metrics is not None and metrics.get("category_findings") == []
-    )
+    relaxed = tier == Tier.COMPUTE and metrics is not None and metrics.category_findings == []
     declared = status in (Status.NO_FINDINGS, Status.ERROR)
     why = f"Status is {status}" if declared else "metrics category_findings is empty"
     cards = _chunks(lines, rec + 1, det, P_HEADING_RE)
@@ -333,6 +366,23 @@ def validate_findings(
     return sorted(probs, key=lambda p: (p.line, p.rule))
 
 
+def _metrics_cells(
+    metrics: Mapping | MetricsCells | None, source: str
+) -> tuple[MetricsCells | None, list[Problem]]:
+    """The metrics read as `MetricsCells`, or None and the problem saying why they cannot be."""
+    if metrics is None or isinstance(metrics, MetricsCells):
+        return metrics, []
+    try:
+        return MetricsCells.model_validate(metrics), []
+    except ValidationError as exc:
+        return None, [_unusable(source, exc)]
+
+
+def _unusable(source: str, exc: ValidationError) -> Problem:
+    return Problem("F10", 1, f"{source} cannot be read as metrics ({first_error(exc)}): "
+                   "F10-F12 cannot be checked; re-run the category analysis.")  # fmt: skip
+
+
 def metrics_path_for(path: Path) -> Path:
     """Sibling ``category_data/<stem>_metrics.json`` of ``category_findings/<stem>_findings.md``."""
     stem = path.name.removesuffix(".md").removesuffix("_findings")
@@ -347,12 +397,16 @@ def validate_findings_file(
     path = Path(path)
     if not path.is_file():
         return [Problem("F0", 1, f"file not found: {path} — write the findings file there.")]
-    metrics = None
+    source = metrics_path_for(path)
+    metrics: MetricsCells | None = None
+    unusable: list[Problem] = []
     try:
-        loaded = json.loads(metrics_path_for(path).read_text(encoding="utf-8"))
-        metrics = loaded if isinstance(loaded, dict) else None
-    except (OSError, ValueError):
-        pass
-    return validate_findings(
+        metrics = MetricsCells.model_validate_json(source.read_bytes())
+    except OSError:
+        pass  # no metrics: F10-F12 are skipped
+    except ValidationError as exc:
+        unusable = [_unusable(source.name, exc)]
+    problems = validate_findings(
         path.read_text(encoding="utf-8"), tier, metrics=metrics, comparison_scope=comparison_scope
     )
+    return sorted(unusable + problems, key=lambda p: (p.line, p.rule))
