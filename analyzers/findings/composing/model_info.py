@@ -12,7 +12,8 @@ import csv
 import io
 import re
 from collections import Counter
-from typing import Any, Literal
+from collections.abc import Iterable
+from typing import Any, Literal, NamedTuple
 
 import pandas as pd
 from pydantic import BaseModel, Field, model_validator
@@ -122,20 +123,45 @@ def op_rows(unified: pd.DataFrame | None) -> list[dict[str, str]] | None:
     return [{c: str(v) for c, v in row.items()} for row in text.to_dict("records")]
 
 
+class OpRow(NamedTuple):
+    """One row of `op_rows` as identification reads it, its cells parsed once."""
+
+    name: str
+    input_types: list
+    input_dims: list
+    frames: list[str]  # the call stack
+    count: int  # operation_count, at least 1
+
+    @classmethod
+    def of(cls, row: dict[str, str]) -> OpRow:
+        """`row` as `op_rows` gives it: every one of READ_COLUMNS, as text."""
+        return cls(
+            row["name"],
+            _parse(row["Input type"]),
+            _parse(row["Input Dims"]),
+            _strings(_parse(row["call_stack_full"])),
+            _count(row["operation_count"]),
+        )
+
+
 def module_names(rows: list[dict[str, str]]) -> list[str]:
     """Sorted unique nn.Module class names; numeric instance suffixes (``_3``) are kept. A
     name holds no whitespace (the pattern stops there) and its control and format characters
     are escaped (`plain_line`), so each is one visible line of `nn_modules.txt`."""
+    return _module_names(_strings(_parse(row["call_stack_full"])) for row in rows)
+
+
+def _module_names(stacks: Iterable[list[str]]) -> list[str]:
     found: set[str] = set()
-    for row in rows:
-        for frame in _strings(_parse(row.get("call_stack_full"))):
+    for frames in stacks:
+        for frame in frames:
             found.update(plain_line(name, None) for name in _MODULE_RE.findall(frame))
     return sorted(found)
 
 
-def _count(row: dict[str, str]) -> int:
+def _count(cell: str) -> int:
     try:
-        return max(1, int(float(row.get("operation_count") or 1)))
+        return max(1, int(float(cell or 1)))
     except (ValueError, OverflowError):  # text, NaN or inf in a hand-edited summary
         return 1
 
@@ -153,14 +179,13 @@ def _guess_family(modules: list[str]) -> tuple[str, str, str] | None:
     return family, arch, f"{n} nn.Module class name(s) match the {family} family"
 
 
-def _shape_facts(rows: list[dict[str, str]]) -> tuple[Counter, Counter, int | None]:
+def _shape_facts(rows: list[OpRow]) -> tuple[Counter, Counter, int | None]:
     """(last-dim votes of half-precision GEMM inputs, GEMM input dtypes, embedding vocab)."""
     hidden: Counter[int] = Counter()
     dtypes: Counter[str] = Counter()
     vocab: int | None = None
     for row in rows:
-        name, weight = row.get("name", ""), _count(row)
-        dims, types = _parse(row.get("Input Dims")), _parse(row.get("Input type"))
+        name, weight, dims, types = row.name, row.count, row.input_dims, row.input_types
         if name in _GEMM_OPS:
             for dim, dtype in zip(dims, types, strict=False):
                 if not (isinstance(dim, list) and dim and isinstance(dtype, str)):
@@ -176,7 +201,7 @@ def _shape_facts(rows: list[dict[str, str]]) -> tuple[Counter, Counter, int | No
     return hidden, dtypes, vocab
 
 
-def _layer_count(modules: list[str], rows: list[dict[str, str]]) -> tuple[int | None, str]:
+def _layer_count(modules: list[str], rows: list[OpRow]) -> tuple[int | None, str]:
     indexed: dict[str, set[str]] = {}
     for name in modules:
         base, _, idx = name.rpartition("_")
@@ -185,8 +210,8 @@ def _layer_count(modules: list[str], rows: list[dict[str, str]]) -> tuple[int | 
     if indexed:
         base, idxs = max(indexed.items(), key=lambda kv: (len(kv[1]), kv[0]))
         return len(idxs), f"{len(idxs)} distinct {base}_<n> instances in call stacks"
-    attn = sum(_count(r) for r in rows if "attention" in r.get("name", "").lower())
-    passes = sum(_count(r) for r in rows if r.get("name") in _EMBED_OPS) or 1
+    attn = sum(r.count for r in rows if "attention" in r.name.lower())
+    passes = sum(r.count for r in rows if r.name in _EMBED_OPS) or 1
     if attn and any(_LAYER_RE.search(m) for m in modules):
         n = attn // passes
         return n, f"{attn} attention op(s) / {passes} embedding lookup(s) = {n} layers"
@@ -202,15 +227,15 @@ def _scale_label(params: float) -> str:
 
 def model_identification(rows: list[dict[str, str]]) -> ModelIdentification:
     """Deterministic best guess from module names and GEMM/embedding shapes."""
-    modules = [
-        m.rpartition("_")[0] if m.rpartition("_")[2].isdigit() else m for m in module_names(rows)
-    ]
+    parsed = [OpRow.of(row) for row in rows]
+    names = _module_names(row.frames for row in parsed)
+    modules = [m.rpartition("_")[0] if m.rpartition("_")[2].isdigit() else m for m in names]
     info = ModelIdentification()
     fam = _guess_family(sorted(set(modules)))
     if fam:
         info.model, info.architecture = fam[0], fam[1]
         info.evidence.append(fam[2])
-    hidden, dtypes, vocab = _shape_facts(rows)
+    hidden, dtypes, vocab = _shape_facts(parsed)
     if hidden:
         info.hidden_size, votes = hidden.most_common(1)[0]
         info.evidence.append(
@@ -224,7 +249,7 @@ def model_identification(rows: list[dict[str, str]]) -> ModelIdentification:
     if vocab:
         info.vocab_size = vocab
         info.evidence.append(f"vocab size {vocab}: largest embedding-table dim 0")
-    info.num_layers, layer_note = _layer_count(module_names(rows), rows)
+    info.num_layers, layer_note = _layer_count(names, parsed)
     info.evidence.append(layer_note)
     h, n_layers, v = info.hidden_size, info.num_layers, info.vocab_size
     if h and n_layers and v:
@@ -246,7 +271,7 @@ def condensed_csv(rows: list[dict[str, str]]) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(CONDENSED_COLUMNS)
-    writer.writerows([row.get(c, "") for c in CONDENSED_COLUMNS] for row in rows)
+    writer.writerows([row[c] for c in CONDENSED_COLUMNS] for row in rows)
     return buf.getvalue()
 
 

@@ -100,8 +100,8 @@ class Marker:
         if not m:
             return None
         attrs = parse_attrs(m.group("body"))
-        kind = dict(attrs).get("kind", "")
-        return cls(kind, tuple(a for a in attrs if a[0] != "kind"))
+        kinds = [v for k, v in attrs if k == "kind"]  # written twice: the later one
+        return cls(kinds[-1] if kinds else "", tuple(a for a in attrs if a[0] != "kind"))
 
 
 @dataclass(frozen=True)
@@ -329,9 +329,20 @@ def _parse_card(chunk: list[str]) -> PItem:
     return PItem(number, title, suffix, icon, tuple(fields), impact, impact_text, _strip(chunk[i:]))
 
 
+def _candidate(line: str) -> tuple[str, str]:
+    """(tier, rank) of a ``<!-- reasoning-candidate ... -->`` line, each as written ("" when
+    absent; an attribute written twice, its later value)."""
+    tier = rank = ""
+    for key, value in parse_attrs(CANDIDATE_RE.match(line).group("body")):
+        if key == "tier":
+            tier = value
+        elif key == "rank":
+            rank = value
+    return tier, rank
+
+
 def _parse_block(chunk: list[str]) -> DetailBlock:
-    attrs = dict(parse_attrs(CANDIDATE_RE.match(chunk[0]).group("body")))
-    rank = attrs.get("rank", "0")
+    tier, rank = _candidate(chunk[0])
     i, title = 1, ""
     if i < len(chunk) and chunk[i].startswith("#### "):
         title, i = chunk[i][5:], i + 1
@@ -343,7 +354,6 @@ def _parse_block(chunk: list[str]) -> DetailBlock:
         while body and not body[-1].strip():
             body.pop()
         sections.append(Section(sm.group("label"), sm.group("inline"), "\n".join(body)))
-    tier = attrs.get("tier", "")
     return DetailBlock(
         tier, int(rank) if rank.isdigit() else 0, title, _strip(lead), tuple(sections)
     )
@@ -352,8 +362,7 @@ def _parse_block(chunk: list[str]) -> DetailBlock:
 def infer_tier(text: str) -> Tier:
     """Tier from the first reasoning-candidate, else fusion-looking cards, else compute."""
     for line in text.splitlines():
-        m = CANDIDATE_RE.match(line)
-        if m and (t := dict(parse_attrs(m.group("body"))).get("tier", "").lower()) in set(Tier):
+        if CANDIDATE_RE.match(line) and (t := _candidate(line)[0].lower()) in set(Tier):
             return Tier(t)
     if re.search(r"^###\s+\S+\s+P\d+\s*:.*instances\)\s*$", text, re.M):
         return Tier.FUSION

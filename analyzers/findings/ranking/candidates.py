@@ -37,6 +37,7 @@ from .impact_scale import (
     pool_sizes,
 )
 from .precision_item import precision_candidates
+from .run_metrics import RunMetrics
 from .unmodelled import reasons
 from .unmodelled_group import gathered
 
@@ -257,11 +258,11 @@ def shared_kernels(metrics: Mapping[str, Metrics], items: list[PriorityItem]) ->
     time once. In a comparative run a measured fusion item (an operator that runs as more
     kernels in trace 1) and a compute finding about the same operator claim the same gap: the
     fusion item's kernels all run in one of the finding's operations."""
-    fusion = metrics.get(KERNEL_FUSION)
-    if not isinstance(fusion, KernelFusionMetrics):
+    run = RunMetrics.of(metrics)
+    if run.kernel_fusion is None:
         return {}
-    estimates = fusion.impact_estimates or []
-    ops_kernels = {item.p_number: _finding_kernels(metrics, item) for item in items
+    estimates = run.kernel_fusion.impact_estimates or []
+    ops_kernels = {item.p_number: _finding_kernels(run, item) for item in items
                    if item.kind == "compute" and item.saving is not None}  # fmt: skip
     out: dict[int, int] = {}
     for item in items:
@@ -279,11 +280,11 @@ def shared_kernels(metrics: Mapping[str, Metrics], items: list[PriorityItem]) ->
     return out
 
 
-def _finding_kernels(metrics: Mapping[str, Metrics], item: PriorityItem) -> list[set[str]]:
+def _finding_kernels(run: RunMetrics, item: PriorityItem) -> list[set[str]]:
     """The kernel names of each operation of the compute finding behind `item`."""
-    analysed = metrics.get(item.category)
-    if not isinstance(analysed, CategoryMetrics):
+    if item.category not in run.compute:
         return []
+    analysed = run.compute[item.category]
     finding = next((f for f in analysed.category_findings or () if f.rank == item.source_rank),
                    None)  # fmt: skip
     if finding is None:

@@ -13,13 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ...categories.any_metrics import Metrics
-from ...categories.cpu_idle import CpuIdleMetrics
 from ...categories.models import CategoryMetrics, Operation
-from ...layout import CPU_IDLE
 from ...markdown_text import md_cell, md_code
 from ...perf.kernel_names import short_kernel_name
 from ..contract.contract import DetailBlock, PItem, Section, Table
 from .impact_scale import Candidate, PriorityItem
+from .run_metrics import RunMetrics
 from .unmodelled import modelled, reason_md, reasons
 
 UNMODELLED_KEY = "unmodelled_kernels"
@@ -34,12 +33,8 @@ ACTION = (
 
 def host_unrecorded(metrics: Mapping[str, Metrics]) -> bool:
     """True when the trace records no host activity (cpu_idle's `host_side.host_recorded`)."""
-    idle = metrics.get(CPU_IDLE)
-    return (
-        isinstance(idle, CpuIdleMetrics)
-        and idle.host_side is not None
-        and not idle.host_side.host_recorded
-    )
+    idle = RunMetrics.of(metrics).cpu_idle
+    return idle is not None and idle.host_side is not None and not idle.host_side.host_recorded
 
 
 def unmodelled_ops(metrics: Mapping[str, Metrics]) -> list[tuple[str, Operation]]:
