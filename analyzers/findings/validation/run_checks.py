@@ -23,23 +23,34 @@
   ``efficiency.efficiency_percent`` is above 110, or flagged anomalous, is listed; WARN when
   such an operation feeds a quantified impact estimate (a saving from a roofline the trace
   contradicts), else the list is a note and the check passes.
+
+Each document is read once into its lenient view (``documents.py``); one that does not read
+(not found, not JSON, or of the wrong shape) is its check's WARN message, naming the file and
+where it went wrong.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from ... import layout
 from ..contract.contract import Tier
 from ..drafting.drafts import tier_for
-from ..ranking.priorities import (
-    TRACELENS_KEY,
-    current_layout,
-    earlier_layout,
+from ..ranking.priorities import TRACELENS_KEY
+from .documents import (
+    ComputeView,
+    ItemView,
+    ManifestView,
+    MetricsView,
+    OperationView,
+    PriorityView,
+    RankedFindingView,
+    TopOperationView,
+    TotalsView,
+    read_view,
 )
 
 TIME_TOLERANCE_PCT = 2.0
@@ -83,33 +94,13 @@ def _check(messages: list[str]) -> Check:
     return Check(status="WARN" if messages else "PASS", messages=messages)
 
 
-def _read_json(path: Path) -> tuple[Any, str | None]:
-    """(document, None) or (None, reason it could not be read)."""
-    try:
-        return json.loads(path.read_text(encoding="utf-8")), None
-    except FileNotFoundError:
-        return None, "not found"
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        return None, f"unreadable ({exc})"
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value)
-
-
-def _time_check(manifest: dict[str, Any]) -> Check:
-    gpu = manifest.get("gpu_utilization") or {}
-    total = _number(gpu.get("total_time_ms")) or 0.0
-    compute_pct = _number(gpu.get("computation_time_percent")) or 0.0
+def _time_check(manifest: ManifestView) -> Check:
+    gpu = manifest.gpu_utilization
+    total = gpu.total_time_ms or 0.0
+    compute_pct = gpu.computation_time_percent or 0.0
     computation = total * compute_pct / 100
-    categories = [c for c in manifest.get("categories") or [] if isinstance(c, dict)]
-    category_sum = sum(
-        _number(c.get("gpu_kernel_time_ms")) or 0.0
-        for c in categories
-        if c.get("tier") == "compute_kernel"
-    )
+    compute = [c for c in manifest.categories or [] if c.tier == "compute_kernel"]
+    category_sum = sum(c.gpu_kernel_time_ms or 0.0 for c in compute)
     if computation <= 0:
         return _check(
             [
@@ -121,7 +112,7 @@ def _time_check(manifest: dict[str, Any]) -> Check:
     diff_pct = abs(category_sum - computation) / computation * 100
     # the manifest rounds each category's time to 0.001 ms: a difference within that rounding
     # is no difference (a window of a few µs would otherwise fail on it)
-    rounding = ROUNDING_MS * sum(1 for c in categories if c.get("tier") == "compute_kernel")
+    rounding = ROUNDING_MS * len(compute)
     within_rounding = abs(category_sum - computation) <= rounding + EPS
     if diff_pct > TIME_TOLERANCE_PCT + EPS and not within_rounding:
         return _check(
@@ -135,10 +126,10 @@ def _time_check(manifest: dict[str, Any]) -> Check:
     return Check()
 
 
-def _coverage_check(run_dir: Path, manifest: dict[str, Any]) -> Check:
+def _coverage_check(run_dir: Path, manifest: ManifestView) -> Check:
     missing: dict[str, list[str]] = {"system": [], "compute": []}
-    for entry in manifest.get("categories") or []:
-        name = entry.get("name") if isinstance(entry, dict) else None
+    for entry in manifest.categories or []:
+        name = entry.name
         if not isinstance(name, str) or not name:
             continue
         if not (run_dir / layout.findings(name)).is_file():
@@ -154,19 +145,27 @@ def _coverage_check(run_dir: Path, manifest: dict[str, Any]) -> Check:
 
 
 def _priority_check(run_dir: Path) -> Check:
-    data, problem = _read_json(run_dir / PRIORITY_DATA)
+    data, problem = read_view(run_dir / PRIORITY_DATA, PriorityView)
     if problem == "not found":
         return _check([f"{PRIORITY_DATA} not found: run the priorities step first."])
-    if problem or not isinstance(data, dict):
-        reason = problem or f"expected a JSON object, got {type(data).__name__}"
-        return _check([f"{PRIORITY_DATA} {reason}: regenerate it with the priorities step."])
+    if data is None:
+        return _check([f"{PRIORITY_DATA} {problem}: regenerate it with the priorities step."])
     messages = _layout_messages(data)
-    data = current_layout(data)
-    compute = data.get(TRACELENS_KEY)
-    compute = compute if isinstance(compute, dict) else {}
-    findings = [f for f in compute.get("findings") or [] if isinstance(f, dict)]
-    priorities = [p for p in compute.get("priorities") or [] if isinstance(p, dict)]
-    scores = [_number(f.get("impact_score")) or 0.0 for f in findings]
+    compute = data.tracelens_compute or ComputeView()
+    messages += _compute_messages(compute.findings or [], compute.priorities or [])
+    window = data.baseline_ms or 0.0
+    messages += _item_messages(data.priorities or [], window)
+    if data.saving_totals is not None:
+        messages += _totals_messages(data.saving_totals, window)
+    return _check(messages)
+
+
+def _compute_messages(
+    findings: list[RankedFindingView], priorities: list[TopOperationView]
+) -> list[str]:
+    """INV1, INV2, INV3 and INV7' on TraceLens's compute-only lists."""
+    messages = []
+    scores = [f.impact_score or 0.0 for f in findings]
     for i in range(1, len(scores)):
         if scores[i] > scores[i - 1]:
             messages.append(
@@ -175,74 +174,65 @@ def _priority_check(run_dir: Path) -> Check:
                 "by impact_score descending; regenerate priority_data.json."
             )
     for i, finding in enumerate(findings):
-        if finding.get("global_rank") != i + 1:
+        if finding.global_rank != i + 1:
             messages.append(
-                f"INV2: findings[{i}].global_rank={finding.get('global_rank')} != {i + 1}: "
+                f"INV2: findings[{i}].global_rank={finding.global_rank} != {i + 1}: "
                 "global ranks must follow list order; regenerate priority_data.json."
             )
     for i, row in enumerate(priorities):
-        if row.get("rank") != i + 1:
+        if row.rank != i + 1:
             messages.append(
-                f"INV3: {TRACELENS_KEY}.priorities[{i}].rank={row.get('rank')} != {i + 1}: "
+                f"INV3: {TRACELENS_KEY}.priorities[{i}].rank={row.rank} != {i + 1}: "
                 "Top Operations ranks must follow list order; regenerate priority_data.json."
             )
     for row in priorities:
-        if row.get("source") != "findings_rollup":
+        if row.source != "findings_rollup":
             continue
-        category = row.get("category")
         expected = sum(
-            _number(f.get("impact_score")) or 0.0
+            f.impact_score or 0.0
             for f in findings
-            if f.get("category") == category and f.get("estimate_method") != "heuristic"
+            if f.category == row.category and f.estimate_method != "heuristic"
         )
-        score = _number(row.get("impact_score"))
-        if score is None or abs(score - expected) > SCORE_TOLERANCE + EPS:
+        if row.impact_score is None or abs(row.impact_score - expected) > SCORE_TOLERANCE + EPS:
             messages.append(
-                f"INV7': {TRACELENS_KEY}.priorities[category={category}].impact_score="
-                f"{row.get('impact_score')}"
+                f"INV7': {TRACELENS_KEY}.priorities[category={row.category}].impact_score="
+                f"{row.impact_score}"
                 f" != sum(findings[].impact_score)={expected:.2f} (tol {SCORE_TOLERANCE}): "
                 "the rollup and its findings disagree; regenerate priority_data.json."
             )
-    items = [i for i in data.get("priorities") or [] if isinstance(i, dict)]
-    messages += _item_messages(items, _number(data.get("baseline_ms")) or 0.0)
-    totals = data.get("saving_totals")
-    if isinstance(totals, dict):
-        messages += _totals_messages(totals, _number(data.get("baseline_ms")) or 0.0)
-    return _check(messages)
+    return messages
 
 
-def _layout_messages(data: dict[str, Any]) -> list[str]:
+def _layout_messages(data: PriorityView) -> list[str]:
     """INV12: `priorities` is the ranking the report shows (P-numbered items), TraceLens's
     compute-only lists sit under `tracelens_compute`, and nothing else holds either."""
-    if earlier_layout(data):
+    if data.earlier:
         return [f"INV12: {PRIORITY_DATA} is in the earlier layout (the ranking under 'items', "
                 "TraceLens's compute-only lists at the top): a reader of 'priorities' gets a "
                 f"compute-only rank, not the report's P1; regenerate {PRIORITY_DATA}."]  # fmt: skip
-    ranked = data.get("priorities")
-    if not isinstance(ranked, list) or not isinstance(data.get(TRACELENS_KEY), dict):
+    if data.priorities is None or data.tracelens_compute is None:
         return [f"INV12: {PRIORITY_DATA} needs a 'priorities' list (the report's ranking) and a "
                 f"'{TRACELENS_KEY}' object (TraceLens's lists); regenerate it."]  # fmt: skip
-    unnumbered = [i for i, p in enumerate(ranked) if not isinstance(p, dict) or "p_number" not in p]
+    unnumbered = [i for i, p in enumerate(data.priorities) if "p_number" not in p.model_fields_set]
     if unnumbered:
         return [f"INV12: priorities[{unnumbered[0]}] has no p_number: 'priorities' holds the "
                 f"report's P-numbered items; regenerate {PRIORITY_DATA}."]  # fmt: skip
     return []
 
 
-def _rank_key(item: dict[str, Any]) -> tuple[bool, float]:
+def _rank_key(item: ItemView) -> tuple[bool, float]:
     """What the items are ordered by: quantified first, then mid saving descending."""
-    saving = item.get("saving") or {}
-    return (item.get("saving") is None, -(_number(saving.get("mid_ms")) or 0.0))
+    return (item.saving is None, -((item.saving and item.saving.mid_ms) or 0.0))
 
 
-def _item_messages(items: list[dict[str, Any]], window: float) -> list[str]:
+def _item_messages(items: list[ItemView], window: float) -> list[str]:
     """INV8 (p_number = i+1), INV9 (rank order), INV10 (each saving within its cap and its
     % of the window consistent with its ms)."""
     messages = []
     for i, item in enumerate(items):
-        if item.get("p_number") != i + 1:
+        if item.p_number != i + 1:
             messages.append(
-                f"INV8: priorities[{i}].p_number={item.get('p_number')} != {i + 1}: P-numbers "
+                f"INV8: priorities[{i}].p_number={item.p_number} != {i + 1}: P-numbers "
                 "must follow list order; regenerate priority_data.json."
             )
         if i and _rank_key(items[i - 1]) > _rank_key(item):
@@ -254,16 +244,16 @@ def _item_messages(items: list[dict[str, Any]], window: float) -> list[str]:
     return messages
 
 
-def _saving_messages(i: int, item: dict[str, Any], window: float) -> list[str]:
+def _saving_messages(i: int, item: ItemView, window: float) -> list[str]:
     """INV10 for items[i]: 0 <= low <= mid <= high <= cap, and percent_mid = mid / window; an
     unquantified item has no saving and says why."""
-    if item.get("estimate_method") == "unquantified":
-        if item.get("saving") is None and item.get("unquantified_reason"):
+    if item.estimate_method == "unquantified":
+        if item.saving is None and item.unquantified_reason:
             return []
         return [f"INV10: priorities[{i}] is unquantified: it needs saving null and an "
                 "unquantified_reason; regenerate priority_data.json."]  # fmt: skip
-    saving = item.get("saving") or {}
-    values = [_number(saving.get(k)) for k in ("low_ms", "mid_ms", "high_ms", "cap_ms")]
+    saving = item.saving
+    values = [saving.low_ms, saving.mid_ms, saving.high_ms, saving.cap_ms] if saving else [None]
     if any(v is None for v in values):
         return [f"INV10: priorities[{i}].saving lacks low_ms, mid_ms, high_ms or cap_ms; "
                 "regenerate priority_data.json."]  # fmt: skip
@@ -271,25 +261,25 @@ def _saving_messages(i: int, item: dict[str, Any], window: float) -> list[str]:
     if not 0 <= low <= mid <= high <= cap + EPS:
         return [f"INV10: priorities[{i}] saving low={low} mid={mid} high={high} cap={cap} ms: "
                 "needs 0 <= low <= mid <= high <= cap; regenerate priority_data.json."]  # fmt: skip
-    percent = _number(item.get("percent_mid"))
+    percent = item.percent_mid
     if window > 0 and (percent is None or abs(percent - mid / window * 100) > SCORE_TOLERANCE):
-        return [f"INV10: priorities[{i}].percent_mid={item.get('percent_mid')} is not {mid} "
+        return [f"INV10: priorities[{i}].percent_mid={item.percent_mid} is not {mid} "
                 f"ms of the {window} ms window; regenerate priority_data.json."]  # fmt: skip
     return []
 
 
-def _totals_messages(totals: dict[str, Any], window: float) -> list[str]:
+def _totals_messages(totals: TotalsView, window: float) -> list[str]:
     """INV11: no pool gives out more than it holds, and the total fits in the window."""
     messages = []
-    pools = totals.get("pool_ms") or {}
-    for pool, taken in (totals.get("by_pool_mid_ms") or {}).items():
-        held = _number(pools.get(pool))
-        if held is not None and (_number(taken) or 0.0) > held + SCORE_TOLERANCE:
+    pools = totals.pool_ms or {}
+    for pool, taken in (totals.by_pool_mid_ms or {}).items():
+        held = pools.get(pool)  # a pool the totals name but do not hold is not checked
+        if held is not None and (taken or 0.0) > held + SCORE_TOLERANCE:
             messages.append(
                 f"INV11: saving_totals take {taken} ms from the {pool} pool, which holds "
                 f"{held} ms; regenerate priority_data.json."
             )
-    mid = _number(totals.get("mid_ms")) or 0.0
+    mid = totals.mid_ms or 0.0
     if mid > window + SCORE_TOLERANCE:
         messages.append(
             f"INV11: saving_totals.mid_ms={mid} exceeds the {window} ms window; regenerate "
@@ -301,18 +291,18 @@ def _totals_messages(totals: dict[str, Any], window: float) -> list[str]:
 def _efficiency_check(run_dir: Path) -> Check:
     messages, notes = [], []
     for path in sorted((run_dir / "category_data").glob("*_metrics.json")):
-        metrics, problem = _read_json(path)
-        if problem or not isinstance(metrics, dict):
+        metrics, _ = read_view(path, MetricsView)
+        if metrics is None:
             continue  # the priorities step reports unreadable metrics (failed_categories)
-        if metrics.get("comparison_scope", "standalone") != "standalone":
+        if metrics.comparison_scope != "standalone":
             continue
-        category = metrics.get("category") or path.name.removesuffix("_metrics.json")
+        category = metrics.category or path.name.removesuffix("_metrics.json")
         quantified = _quantified_rows(metrics)
-        for op in metrics.get("operations") or []:
-            anomaly = _anomaly(category, op) if isinstance(op, dict) else None
+        for op in metrics.operations or []:
+            anomaly = _anomaly(category, op)
             if anomaly is None:
                 continue
-            if (op.get("name"), _number(op.get("time_ms"))) in quantified:
+            if (op.name, op.time_ms) in quantified:
                 messages.append(
                     f"{anomaly} Yet it feeds a quantified estimate; re-run the analysis."
                 )
@@ -322,28 +312,27 @@ def _efficiency_check(run_dir: Path) -> Check:
     return check.model_copy(update={"notes": notes})
 
 
-def _quantified_rows(metrics: dict[str, Any]) -> set[tuple[Any, float | None]]:
+def _quantified_rows(metrics: MetricsView) -> set[tuple[object, float | None]]:
     """(operation, time_ms) of the metrics' quantified impact estimates."""
-    estimates = [e for e in metrics.get("impact_estimates") or [] if isinstance(e, dict)]
     return {
-        (e.get("operation"), _number(e.get("time_ms")))
-        for e in estimates
-        if e.get("estimate_method") == "quantified"
+        (e.operation, e.time_ms)
+        for e in metrics.impact_estimates or []
+        if e.estimate_method == "quantified"
     }
 
 
-def _anomaly(category: str, op: dict[str, Any]) -> str | None:
+def _anomaly(category: object, op: OperationView) -> str | None:
     """What is wrong with an operation's efficiency, or None when it is within the roof."""
-    efficiency = op.get("efficiency") or {}
-    eff = _number(efficiency.get("efficiency_percent"))
-    where = f"Efficiency anomaly: category={category} operation={op.get('name')}"
+    efficiency = op.efficiency
+    eff = efficiency.efficiency_percent
+    where = f"Efficiency anomaly: category={category} operation={op.name}"
     if eff is not None and eff > EFFICIENCY_LIMIT_PCT + EPS:
         return (
             f"{where} efficiency={eff:g}% (> {EFFICIENCY_LIMIT_PCT:g}%): the roofline model or "
             "peak for this op is likely wrong; do not treat it as a tuning target."
         )
-    if efficiency.get("is_anomaly") is True:
-        why = efficiency.get("warning") or "some instances exceed the roofline"
+    if efficiency.is_anomaly is True:
+        why = efficiency.warning or "some instances exceed the roofline"
         return f"{where} efficiency={eff}% on average; {why}. Do not treat it as a tuning target."
     return None
 
@@ -351,12 +340,11 @@ def _anomaly(category: str, op: dict[str, Any]) -> str | None:
 def validate_run(run_dir: Path) -> RunValidation:
     """Run the four consistency checks on the analysis output folder ``run_dir``."""
     run_dir = Path(run_dir)
-    manifest, problem = _read_json(run_dir / MANIFEST)
-    if problem or not isinstance(manifest, dict):
-        reason = problem or "not a JSON object"
+    manifest, problem = read_view(run_dir / MANIFEST, ManifestView)
+    if manifest is None:
         bad = Check(
             status="WARN",
-            messages=[f"{MANIFEST} {reason}: run the prepare step before validating."],
+            messages=[f"{MANIFEST} {problem}: run the prepare step before validating."],
         )
         time_check, coverage_check = bad, bad.model_copy(deep=True)
     else:
