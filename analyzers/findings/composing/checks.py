@@ -15,7 +15,8 @@ from ..contract.contract import (
     is_separator,
     split_row,
 )
-from ..ranking.priorities import TRACELENS_KEY, current_layout
+from ..ranking.impact_scale import PriorityItem
+from ..ranking.priorities import TRACELENS_KEY, PriorityData
 from .cards import ms
 
 
@@ -71,10 +72,9 @@ def _cards(lines: list[str], sections: dict, markers: dict) -> tuple[dict, list[
     return found, probs
 
 
-def priorities_problems(lines, sections, markers, priority: dict) -> list[ReportProblem]:
-    """R1–R4 and R6 against ``priority_data.json`` (either layout, read as the current one)."""
-    priority = current_layout(priority)
-    items = [i for i in priority.get("priorities") or [] if isinstance(i, dict)]
+def priorities_problems(lines, sections, markers, priority: PriorityData) -> list[ReportProblem]:
+    """R1–R4 and R6 against ``priority_data.json``."""
+    items = priority.priorities
     cards, probs = _cards(lines, sections, markers)
     for k, item in enumerate(items, 1):
         probs += _item_problems(k, item, cards, sections)
@@ -82,54 +82,53 @@ def priorities_problems(lines, sections, markers, priority: dict) -> list[Report
     tops = [n for n, m in markers.items() if compute and compute[0] <= n <= compute[1]
             and m.kind == "top_ops"]  # fmt: skip
     if tops and compute:
-        compute_lists = priority.get(TRACELENS_KEY)
-        rows = compute_lists.get("priorities") if isinstance(compute_lists, dict) else None
-        probs += _top_ops_problems(lines, tops[0], compute[1], len(rows or []))
+        probs += _top_ops_problems(lines, tops[0], compute[1], len(priority.top_operations))
     probs += _priority_table(lines, sections.get("Priorities"), items, priority)
     return probs
 
 
-def _item_problems(k: int, item: dict, cards: dict, sections: dict) -> list[ReportProblem]:
+def _item_problems(k: int, item: PriorityItem, cards: dict, sections: dict) -> list[ReportProblem]:
     """R1–R3 for the k-th item: its card, in its section, with its numbers."""
-    where = KIND_SECTIONS.get(str(item.get("kind")), "")
-    number = item.get("p_number")
+    where = KIND_SECTIONS[item.kind]
+    number = item.p_number
     if number != k:
         return [ReportProblem("R1", 1, f"priority_data.json priorities[{k - 1}].p_number={number} "
                               f"!= {k}: regenerate priority_data.json.")]  # fmt: skip
     if k not in cards or cards[k][0] != where:
         line = sections.get(where, (1, 1))[0]
         return [ReportProblem("R1", line, f"no '### P{k}:' card under '## {where}' for "
-                              f"priority_data.json priorities[{k - 1}] ({item.get('title')}): "
+                              f"priority_data.json priorities[{k - 1}] ({item.title}): "
                               "write one card per item, numbered with its p_number.")]  # fmt: skip
     _, n, marker = cards[k]
+    attrs = dict(marker.attrs)  # the marker as written: an attribute it lacks reads None
+    p, category = attrs.get("p"), attrs.get("category")
     probs = []
-    if marker.get("p") != str(k) or marker.get("category") != item.get("category"):
+    if p != str(k) or category != item.category:
         probs.append(
             ReportProblem(
                 "R2",
                 n,
-                f"P{k}'s p_item marker has p={marker.get('p')} "
-                f"category={marker.get('category')}; priorities[{k - 1}] has "
-                f"p_number={k} category={item.get('category')}: copy them.",
+                f"P{k}'s p_item marker has p={p} category={category}; priorities[{k - 1}] has "
+                f"p_number={k} category={item.category}: copy them.",
             )
         )
-    saving = item.get("saving")
+    saving = item.saving
     if saving is None:  # an unquantified item: its marker is all null
-        nulls = [marker.get(a) for a in ("low", "mid", "high")]
-        if nulls != ["null"] * 3:
+        if [attrs.get(a) for a in ("low", "mid", "high")] != ["null"] * 3:
             message = f"P{k} has no saving: its marker needs low=null mid=null high=null."
             probs.append(ReportProblem("R3", n, message))
         return probs
-    want = {"low": item.get("percent_low"), "mid": item.get("percent_mid"),
-            "high": item.get("percent_high"), "low_ms": saving.get("low_ms"),
-            "mid_ms": saving.get("mid_ms"), "high_ms": saving.get("high_ms")}  # fmt: skip
+    want = {"low": item.percent_low, "mid": item.percent_mid, "high": item.percent_high,
+            "low_ms": saving.low_ms, "mid_ms": saving.mid_ms,
+            "high_ms": saving.high_ms}  # fmt: skip
     for attr, value in want.items():
-        if not _close(marker.get(attr), value):
+        got = attrs.get(attr)
+        if not _close(got, value):
             probs.append(
                 ReportProblem(
                     "R3",
                     n,
-                    f"P{k}'s p_item marker {attr}={marker.get(attr)}"
+                    f"P{k}'s p_item marker {attr}={got}"
                     f" != priorities[{k - 1}] {value}: copy the number.",
                 )
             )
@@ -142,7 +141,9 @@ def _close(got: object, want: object) -> bool:
     return a is not None and b is not None and abs(a - b) <= 5e-5 + 1e-9
 
 
-def _priority_table(lines, span, items: list[dict], priority: dict) -> list[ReportProblem]:
+def _priority_table(
+    lines, span, items: list[PriorityItem], priority: PriorityData
+) -> list[ReportProblem]:
     """R6: the Priorities table lists P1..Pn in order; the total is the saving_totals mid."""
     if span is None:
         return []
@@ -156,12 +157,12 @@ def _priority_table(lines, span, items: list[dict], priority: dict) -> list[Repo
         probs.append(ReportProblem("R6", first, f"the Priorities table lists {numbers or 'no'} "
                                    f"rows; priority_data.json has {want or 'no items'}: one row "
                                    "per item, in P order."))  # fmt: skip
-    totals = priority.get("saving_totals")
-    if items and isinstance(totals, dict):
+    totals = priority.saving_totals
+    if items and totals is not None:
         body = "\n".join(lines[first - 1 : last])
-        if f"at most {ms(_num(totals.get('mid_ms')) or 0.0)} ms" not in body:
+        if f"at most {ms(totals.mid_ms)} ms" not in body:
             probs.append(ReportProblem("R6", first, "the Priorities section does not state the "
-                                       f"total saving_totals.mid_ms = {totals.get('mid_ms')}: "
+                                       f"total saving_totals.mid_ms = {totals.mid_ms}: "
                                        "write 'Together, at most X ms ...'."))  # fmt: skip
     return probs
 

@@ -25,6 +25,7 @@ from typing import Any
 from ... import layout
 from ...markdown_text import md_cell
 from ..contract.contract import is_separator, split_row
+from ..ranking.priorities import PriorityData
 from .cards import ms
 from .checks import ReportProblem
 
@@ -141,14 +142,14 @@ def _number(text: str) -> float | None:
 
 
 def idle_problems(
-    lines: list[str], span: tuple[int, int] | None, priority: dict
+    lines: list[str], span: tuple[int, int] | None, priority: PriorityData
 ) -> list[ReportProblem]:
     """R7 (module docstring)."""
-    ranked = [i for i in priority.get("priorities") or [] if isinstance(i, dict)]
-    if span is None or not ranked or ranked[0].get("category") != "cpu_idle":
+    ranked = priority.priorities
+    if span is None or not ranked or ranked[0].category != "cpu_idle":
         return []
-    saving = ranked[0].get("saving")
-    size = _number(str(saving.get("cap_ms"))) if isinstance(saving, dict) else None
+    saving = ranked[0].saving
+    size = None if saving is None else saving.cap_ms
     found = [(n, lines[n - 1]) for n in range(span[0], span[1] + 1)
              if lines[n - 1].startswith(IDLE_LINE)]  # fmt: skip
     if size is None or not found:
@@ -169,7 +170,7 @@ def idle_problems(
 
 
 def top_ops_problems(
-    lines: list[str], block: tuple[int, int], priority: dict, book: Workbook | None
+    lines: list[str], block: tuple[int, int], priority: PriorityData, book: Workbook | None
 ) -> list[ReportProblem]:
     """R8 and R9 (module docstring) for the Top Operations table in lines block[0]..block[1]
     (the begin and end markers); the note follows the end marker."""
@@ -190,11 +191,10 @@ def top_ops_problems(
     time_col = next((head.index(h) for h in TIME_HEADS if h in head), None)
     note = lines[end] if end < len(lines) else ""
     note = note if note.strip() else (lines[end + 1] if end + 1 < len(lines) else "")
-    tops = [t for t in (priority.get("tracelens_compute") or {}).get("priorities") or []
-            if isinstance(t, dict)]  # fmt: skip
+    tops = priority.top_operations
     for k, (row, top) in enumerate(zip(body, tops, strict=False), start=1):
-        display = str(top.get("display_name") or top.get("category") or "")
-        there = in_workbook(book, str(top.get("category") or ""), display)
+        display = top.display_name or top.category
+        there = in_workbook(book, top.category, display)
         calls = _number(row[head.index("Ops")]) if len(row) > head.index("Ops") else None
         time = _number(row[time_col]) if time_col is not None and len(row) > time_col else None
         same = agrees(None if calls is None else int(calls), time, there)

@@ -30,13 +30,13 @@ R5  each Insights subsection has as many ``#### P<N>:`` headings as reasoning-ca
 M1–M5  marker pairing, ``kind=``, known kinds, required attrs, all-null or all-numeric values.
 M6  a ``kind=top_ops`` marker is present (mandatory).
 
-R1–R4, R6 and R7–R9 are skipped when ``priority_data.json`` is missing or unreadable; R8
-when the workbook's ``ops_summary_by_category.csv`` is.
+R1–R4, R6 and R7–R9 are skipped when ``priority_data.json`` is missing, and when it does not
+read as the priorities model one R1 problem at line 1 says why; R8 is skipped when the
+workbook's ``ops_summary_by_category.csv`` is missing or unreadable.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -60,7 +60,8 @@ from ..contract.contract import (
     split_row,
 )
 from ..contract.validate import _check_marker
-from ..ranking.priorities import current_layout
+from ..ranking.priorities import PriorityData
+from .documents import ManifestView, MetricsView, read_view
 
 METRIC_ROWS = ("Total Time", "Compute %", "Idle %", "Exposed Communication %",
                "Top Bottleneck Category")  # fmt: skip
@@ -74,13 +75,6 @@ STANDALONE_IMPACT = re.compile(rf"^\*\*Impact\*\*: {SAVING}; perf-model coverage
 COMPARATIVE_IMPACT = re.compile(rf"^\*\*Impact\*\*: {SAVING}$")
 UNRANKED_IMPACT = f"**Impact**: {NOT_QUANTIFIABLE}"
 DETAIL_P_RE = re.compile(r"^####\s+.*?P(\d+)\s*:")
-
-
-def _load(path: Path) -> object:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
 
 
 def _spans(lines: list[str], prefix: str, lo: int, hi: int) -> dict[str, tuple[int, int]]:
@@ -126,19 +120,19 @@ def _unclosed(n: int) -> ReportProblem:
 
 
 def _scope(run_dir: Path, comparison_scope: str | None) -> str:
-    manifest = _load(run_dir / "category_data" / "category_manifest.json")
-    if isinstance(manifest, dict) and manifest.get("comparison_scope"):
-        return str(manifest["comparison_scope"])
+    manifest, _ = read_view(run_dir / "category_data" / "category_manifest.json", ManifestView)
+    if manifest is not None and manifest.comparison_scope:
+        return str(manifest.comparison_scope)
     return comparison_scope or "standalone"
 
 
 def _all_args(run_dir: Path) -> set[str]:
     args: set[str] = set()
     for path in (run_dir / "category_data").glob("*_metrics.json"):
-        data = _load(path)
-        for op in (data.get("operations") or []) if isinstance(data, dict) else []:
-            if isinstance(op, dict) and op.get("args") not in (None, ""):
-                args.add(md_cell_lines(op["args"]).strip())
+        metrics, _ = read_view(path, MetricsView)
+        for op in (metrics.operations or []) if metrics is not None else []:
+            if op.args not in (None, ""):
+                args.add(md_cell_lines(op.args).strip())
     return args
 
 
@@ -265,7 +259,9 @@ def _insights(lines: list[str], span) -> list[ReportProblem]:
     return probs
 
 
-def _numbers(lines, sections, markers, priority: dict, run_dir: Path) -> list[ReportProblem]:
+def _numbers(
+    lines, sections, markers, priority: PriorityData, run_dir: Path
+) -> list[ReportProblem]:
     """R7–R9: one idle figure, Top Operations against the workbook, the rank's order."""
     probs = idle_problems(lines, sections.get("Executive Summary"), priority)
     begins = sorted(n for n, m in markers.items() if m.kind == "top_ops")
@@ -301,10 +297,14 @@ def validate_report_text(
     probs += _args_cells(lines, _all_args(run_dir))
     fusion = sections.get("Kernel Fusion Opportunities (Experimental)")
     probs += _fusion_impacts(lines, fusion, _scope(run_dir, comparison_scope))
-    priority = _load(run_dir / "priority_data.json")
-    if isinstance(priority, dict):
+    priority, problem = read_view(run_dir / "priority_data.json", PriorityData)
+    if priority is not None:
         probs += priorities_problems(lines, sections, markers, priority)
-        probs += _numbers(lines, sections, markers, current_layout(priority), run_dir)
+        probs += _numbers(lines, sections, markers, priority, run_dir)
+    elif problem != "not found":
+        probs.append(ReportProblem("R1", 1, f"priority_data.json {problem}: the report's "
+                                   "numbers cannot be checked against it; regenerate it with "
+                                   "the priorities step."))  # fmt: skip
     probs += _insights(lines, sections.get("Detailed Analysis"))
     return sorted(probs, key=lambda p: (p.line, p.rule))
 

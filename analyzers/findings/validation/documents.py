@@ -163,4 +163,4 @@ def read_view(path: Path, view: type[V]) -> tuple[V | None, str | None]:
     except OSError as exc:
         return None, f"unreadable ({exc})"
     except ValidationError as exc:
-        return None, f"does not read ({first_error(exc)})"
+        return None, f"does not match its model ({first_error(exc)})"
