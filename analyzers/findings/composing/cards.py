@@ -38,6 +38,7 @@ from ..ranking.candidates import MIN_SYSTEM_SHARE
 from ..ranking.impact_scale import Pool, PriorityItem
 from ..ranking.precision_item import KEY as PRECISION_KEY
 from ..ranking.precision_item import precision_action
+from ..ranking.run_metrics import RunMetrics
 from ..ranking.unmodelled import reason_md
 from ..ranking.unmodelled_group import UNMODELLED_KEY, unmodelled_pair
 
@@ -149,17 +150,22 @@ class _Cards:
 
     def __init__(self, findings: Mapping[str, Findings], metrics: Mapping[str, Metrics]):
         self.files = {k: f for k, v in findings.items() if (f := _usable(v)) is not None}
-        self.pools = {k: system_pools(k, metrics.get(k)) for k in TIMELINE_SYSTEM_KEYS}
+        # (file, number) -> the first card of that number and its Detailed Analysis block
+        self.pairs: dict[tuple[str, int], tuple[PItem, DetailBlock]] = {}
+        for key, found in self.files.items():
+            blocks = _blocks(found)
+            for card in found.cards:
+                if card.number in blocks:
+                    self.pairs.setdefault((key, card.number), (card, blocks[card.number]))
+        systems = RunMetrics.of(metrics).timeline_systems()
+        self.pools = {k: system_pools(k, m) for k, m in systems.items()}
         self.claimed: set[tuple[str, int]] = set()
 
     def pair(self, key: str, number: int) -> tuple[PItem, DetailBlock] | None:
-        found = self.files.get(key)
-        card = next((c for c in (found.cards if found else ()) if c.number == number), None)
-        block = _blocks(found).get(number)
-        if card is None or block is None or (key, number) in self.claimed:
+        if (key, number) not in self.pairs or (key, number) in self.claimed:
             return None
         self.claimed.add((key, number))
-        return card, block
+        return self.pairs[(key, number)]
 
     def for_item(self, item: PriorityItem, items: list[PriorityItem]) -> tuple | None:
         """The card `item` stands for. A system card covers its whole pool, so it stands for
@@ -171,17 +177,16 @@ class _Cards:
         sharing = [i for i in items if (i.category, _pool(i)) == (item.category, pool)]
         if len(sharing) > 1:
             return None
-        for number, pool in enumerate(self.pools.get(item.category, ()), start=1):
+        for number, pool in enumerate(self.pools[item.category], start=1):
             if pool == _pool(item) and (item.category, number) not in self.claimed:
                 return self.pair(item.category, number)
         return None
 
     def left(self, keys: list[str]) -> Iterator[tuple[str, PItem, DetailBlock]]:
         """Cards no item claimed, file by file in `keys` order, in card order."""
-        for key in keys:
-            found = self.files.get(key)
-            blocks = _blocks(found)
-            for card in found.cards if found else ():
+        for key in [k for k in keys if k in self.files]:
+            blocks = _blocks(self.files[key])
+            for card in self.files[key].cards:
                 if (key, card.number) not in self.claimed and card.number in blocks:
                     yield key, card, blocks[card.number]
 
@@ -209,7 +214,7 @@ def placed_cards(
 
 def _unranked_note(key: str, card: PItem, cards: _Cards, items: list[PriorityItem]) -> str:
     """Why a card no item claimed has no saving of its own: the items its time is counted in."""
-    pools = cards.pools.get(key, [])
+    pools = cards.pools[key]
     pool = pools[card.number - 1] if 0 < card.number <= len(pools) else None
     same = [i for i in items if i.category == key and pool and _pool(i) == pool]
     if not same and pool in ("exposed_memcpy", "exposed_comm"):

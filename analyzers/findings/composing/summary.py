@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 
 from ... import layout
 from ...categories.any_metrics import Metrics
-from ...categories.cpu_idle import CpuIdleMetrics, IterationSummary
-from ...categories.models import CategoryMetrics
+from ...categories.cpu_idle import IterationSummary
 from ...layout import CPU_IDLE, KERNEL_FUSION, TIMELINE_SYSTEM_KEYS
 from ...markdown_text import md_cell, md_table_cell
 from ...perf.platforms import Platform
@@ -29,6 +29,7 @@ from ..drafting.drafts import num
 from ..drafting.system_compare import idle_sentence
 from ..ranking.impact_scale import PriorityItem
 from ..ranking.priorities import PriorityData
+from ..ranking.run_metrics import RunMetrics
 from .cards import cap_text, ms, ms_range, saving_text
 from .comparative import ReportComparison
 from .model_info import ModelIdentification
@@ -68,6 +69,11 @@ class ReportInputs:
     # the workbook's ops_summary_by_category: op category (lower case) -> (calls, ms)
     workbook: Mapping[str, tuple[int, float]] | None = None
 
+    @cached_property
+    def analysed(self) -> RunMetrics:
+        """`metrics`, typed: the system analyses by name, the compute categories by key."""
+        return RunMetrics.of(self.metrics)
+
     @property
     def util(self) -> GpuUtilization:
         return self.manifest.gpu_utilization
@@ -95,18 +101,9 @@ class ReportInputs:
 
     def iterations(self) -> IterationSummary | None:
         """The iterations the host-side analysis found (cpu_idle's `host_side`)."""
-        idle = self.metrics.get(CPU_IDLE)
-        if isinstance(idle, CpuIdleMetrics) and idle.host_side is not None:
-            return idle.host_side.iterations
-        return None
-
-    def findings_of(self, key: str) -> Findings | None:
-        return self.findings.get(key)
-
-    def metrics_in_file_order(self) -> list[tuple[str, Metrics]]:
-        """(key, metrics) of every analysed category, in their files' name order."""
-        keys = sorted(self.metrics, key=lambda k: f"{k}_metrics.json")
-        return [(k, self.metrics[k]) for k in keys]
+        idle = self.analysed.cpu_idle
+        host = idle.host_side if idle is not None else None
+        return host.iterations if host is not None else None
 
     def peaks(self) -> CategoryMetadata | None:
         for key in sorted(self.metadata, key=lambda k: f"{k}_metadata.json"):
@@ -270,8 +267,8 @@ def _idle_counted(run: ReportInputs) -> str:
     """How much of the window's idle each idle item among the top fixes counts, when it is not
     all of it ("; P1 counts 32.59 ms of it: input pipeline (DataLoader), in the steady-state
     iterations"): one idle figure, the parts said in words (docs/analysis.md#the-report)."""
-    idle = run.metrics.get(CPU_IDLE)
-    host = idle.host_side if isinstance(idle, CpuIdleMetrics) else None
+    idle = run.analysed.cpu_idle
+    host = idle.host_side if idle is not None else None
     whole = run.util.total_time_ms * run.util.idle_time_percent / 100
     parts = []
     for item in top_fixes(run):
@@ -368,9 +365,9 @@ def priorities_table(run: ReportInputs) -> str:
 def warnings(run: ReportInputs) -> str | None:
     failed = _failed(run)
     variance: list[tuple[str, str, str, str]] = []
-    for key, metrics in run.metrics_in_file_order():
-        if not isinstance(metrics, CategoryMetrics):
-            continue
+    compute = run.analysed.compute
+    for key in sorted(compute, key=lambda k: f"{k}_metrics.json"):  # the files' order
+        metrics = compute[key]
         for op in metrics.operations or ():
             if op.high_variance is True:
                 cat = md_cell(metrics.category or key)
@@ -399,11 +396,12 @@ def _failed(run: ReportInputs) -> list[tuple[str, str, str]]:
     ]
     seen = {f[0] for f in failed}
     for key in [*(c.name for c in run.manifest.categories), KERNEL_FUSION]:
-        found = run.findings_of(key)
-        if key not in seen and found is not None and found.status == Status.ERROR:
-            msg = next((ln for ln in found.preamble.splitlines() if ln.startswith("Error")), "")
-            failed.append((key, _tier_name(key), md_table_cell(msg) or "analysis failed"))
-            seen.add(key)
+        if key in seen or key not in run.findings or run.findings[key].status != Status.ERROR:
+            continue
+        lines = run.findings[key].preamble.splitlines()
+        msg = next((ln for ln in lines if ln.startswith("Error")), "")
+        failed.append((key, _tier_name(key), md_table_cell(msg) or "analysis failed"))
+        seen.add(key)
     return [(md_cell(key), tier, error) for key, tier, error in failed]
 
 
@@ -421,8 +419,8 @@ def top_operations(run: ReportInputs) -> str:
     for p in run.priorities.top_operations:
         cat = run.by_name.get(p.category)
         kernel_ms = cat.gpu_kernel_time_ms if cat else getattr(p, "gpu_kernel_time_ms", None)
-        metrics = run.metrics.get(p.category)
-        calls = metrics.operation_count if isinstance(metrics, CategoryMetrics) else None
+        compute = run.analysed.compute
+        calls = compute[p.category].operation_count if p.category in compute else None
         low = getattr(p, "impact_score_low", None)
         high = getattr(p, "impact_score_high", None)
         tail = f"<!-- top-ops-row low={'null' if low is None else low} "

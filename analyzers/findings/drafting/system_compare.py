@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
+from ...categories.any_metrics import Metrics
 from ...categories.cpu_idle import CpuIdleMetrics, IterationSummary
 from ...categories.multi_kernel import MultiKernelMetrics
-from ...layout import CPU_IDLE, MULTI_KERNEL
 from ...prepare.multi_kernel import OverlapAnalysis
+from ..ranking.run_metrics import RunMetrics
 from .differences import DIFF_HEAD, ms_difference
 
 POOLS = ("idle", "exposed_copies", "exposed_comm")
@@ -126,16 +126,15 @@ def compare_sides(one: SystemSide, two: SystemSide) -> SystemComparison:
 
 
 def system_comparison(
-    metrics1: Mapping[str, Any], metrics2: Mapping[str, Any]
+    metrics1: Mapping[str, Metrics], metrics2: Mapping[str, Metrics]
 ) -> SystemComparison | None:
     """Both traces' figures from their `cpu_idle` / `multi_kernel` metrics; None when either
     CPU/idle analysis is missing or failed."""
     sides = []
-    for metrics in (metrics1, metrics2):
-        idle, multi = metrics.get(CPU_IDLE), metrics.get(MULTI_KERNEL)
-        if not isinstance(idle, CpuIdleMetrics):
+    for metrics in map(RunMetrics, (metrics1, metrics2)):
+        if metrics.cpu_idle is None:
             return None
-        found = side(idle, multi if isinstance(multi, MultiKernelMetrics) else None)
+        found = side(metrics.cpu_idle, metrics.multi_kernel)
         if found is None:
             return None
         sides.append(found)
@@ -185,8 +184,7 @@ def _avoidable_text(c: SystemComparison) -> str:
         )
     n1 = c.one.iterations.count if c.one.iterations else 0
     said = []
-    for pool in POOLS:
-        ms = c.avoidable_ms.get(pool, 0.0)
+    for pool, ms in c.avoidable_ms.items():  # every pool, in POOLS order (compare_sides)
         if ms > 0:
             said.append(f"{_ms(ms)} ms of {POOL_WORDS[pool]}")
     if not said:
