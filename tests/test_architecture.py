@@ -15,6 +15,7 @@ STAGES = (
     "synthetic",
     "layout",
     "trace",
+    "replay",
     "perf",
     "report",
     "compare",

@@ -1,0 +1,46 @@
+"""What-if changes built from trace events: host spans removed, GPU events made faster.
+
+Each returns a `Changes` for `replay`; `combined` applies several at once (their factors
+multiply, their removed spans add up), so the prediction of fixes together is one replay, not
+a sum of savings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+from ..trace.model import TraceModel
+from .graph import ReplayGraph
+from .simulate import Changes
+
+
+def host_spans_removed(model: TraceModel, uids: Iterable[int], label: str) -> Changes:
+    """The host time of events `uids` (a loader's `__next__`, an optimizer step, a sync's
+    caller) removed from their threads: the calls around them move up by what lay inside."""
+    ev = model.events
+    ts, dur = ev["ts"].to_numpy(float), ev["dur"].to_numpy(float)
+    spans = tuple((int(model.thread_code[u]), float(ts[u]), float(ts[u] + dur[u])) for u in uids)
+    return Changes(host_removed=spans, label=label)
+
+
+def gpu_events_scaled(
+    graph: ReplayGraph, uids: Iterable[int], factor: float, label: str
+) -> Changes:
+    """The GPU events `uids` take `factor` of their recorded time (0.5: twice as fast)."""
+    scale = np.where(np.isin(graph.gpu.uid, np.fromiter(uids, dtype=np.int64)), factor, 1.0)
+    return Changes(gpu_scale=scale, label=label)
+
+
+def combined(graph: ReplayGraph, changes: Iterable[Changes]) -> Changes:
+    gpu = np.ones(len(graph.gpu.uid))
+    host = np.ones(len(graph.host.uid))
+    removed: list[tuple[int, float, float]] = []
+    labels = []
+    for c in changes:
+        gpu = gpu * (1.0 if c.gpu_scale is None else c.gpu_scale)
+        host = host * (1.0 if c.host_scale is None else c.host_scale)
+        removed.extend(c.host_removed)
+        labels.append(c.label)
+    return Changes(gpu, tuple(removed), host, " + ".join(labels))

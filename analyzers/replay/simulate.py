@@ -1,0 +1,136 @@
+"""Re-time a replay graph from its recorded durations: one pass in the order the events were
+recorded, each event placed as soon as everything it waited for allows.
+
+Host work keeps its own time: a call starts its recorded gap after the previous call on its
+thread ended, and lasts its recorded duration unless it waited for the GPU (then it ends
+`residual` after that event, and no sooner than its own floor). A GPU event starts when its
+launch has happened (plus the launch delay), its queue is free and any event it waited for
+has ended. Every edge points from an earlier recorded moment to a later one, so one pass in
+recorded order places each event after all it depends on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .graph import ReplayGraph
+
+HOST_START, BLOCKING_END, GPU_START = 1, 0, 2  # tie order at one instant
+
+
+@dataclass(frozen=True)
+class Changes:
+    """What differs from the recording: a factor on each GPU event's duration, host time
+    removed from the gaps between calls (per thread code, [start, end) in trace µs), and a
+    factor on each host call's own time."""
+
+    gpu_scale: np.ndarray | None = None
+    host_removed: tuple[tuple[int, float, float], ...] = ()
+    host_scale: np.ndarray | None = None
+    label: str = field(default="identity")
+
+
+IDENTITY = Changes()
+
+
+@dataclass(frozen=True)
+class Replayed:
+    host_start: np.ndarray
+    host_end: np.ndarray
+    gpu_start: np.ndarray
+    gpu_end: np.ndarray
+
+    @property
+    def end(self) -> float:
+        return float(max(self.host_end.max(initial=-np.inf), self.gpu_end.max(initial=-np.inf)))
+
+
+def replay(graph: ReplayGraph, changes: Changes = IDENTITY) -> Replayed:
+    host, gpu = graph.host, graph.gpu
+    gap = _gaps(graph, changes.host_removed)
+    hscale = np.ones(len(host.start)) if changes.host_scale is None else changes.host_scale
+    gscale = np.ones(len(gpu.start)) if changes.gpu_scale is None else changes.gpu_scale
+    own, floor = (host.dur * hscale).tolist(), (host.floor * hscale).tolist()
+    gdur = (gpu.dur * gscale).tolist()
+    order = _node_order(graph)
+    n_host = len(host.start)
+    hs, he = [0.0] * n_host, [0.0] * n_host
+    gs, ge = [0.0] * len(gpu.start), [0.0] * len(gpu.start)
+    first_call = np.r_[True, host.thread[1:] != host.thread[:-1]].tolist()
+    first_gpu = np.r_[True, gpu.queue[1:] != gpu.queue[:-1]].tolist()
+    rec_host, rec_gpu = host.start.tolist(), gpu.start.tolist()
+    rec_gpu_end = (gpu.start + gpu.dur).tolist()
+    waits, residual, gaps = host.waits_for.tolist(), host.residual.tolist(), gap.tolist()
+    launch, delay, after = gpu.launch.tolist(), gpu.delay.tolist(), gpu.after.tolist()
+    stream_gap = gpu.stream_gap.tolist()
+    for kind, i in order:
+        if kind == HOST_START:
+            hs[i] = rec_host[i] if first_call[i] else he[i - 1] + gaps[i]
+            if waits[i] < 0:
+                he[i] = hs[i] + own[i]
+        elif kind == BLOCKING_END:
+            he[i] = max(hs[i] + floor[i], ge[waits[i]] + residual[i])
+        else:
+            if first_gpu[i]:
+                ready = rec_gpu[i] if launch[i] < 0 else -np.inf
+            elif launch[i] < 0:  # unlinked: keeps its recorded distance behind its queue
+                ready = ge[i - 1] + (rec_gpu[i] - rec_gpu_end[i - 1])
+            else:
+                ready = ge[i - 1] + stream_gap[i]
+            if launch[i] >= 0:
+                ready = max(ready, hs[launch[i]] + delay[i])
+            if after[i] >= 0:
+                ready = max(ready, ge[after[i]])
+            gs[i], ge[i] = ready, ready + gdur[i]
+    return Replayed(np.asarray(hs), np.asarray(he), np.asarray(gs), np.asarray(ge))
+
+
+def _node_order(graph: ReplayGraph) -> list[tuple[int, int]]:
+    """(kind, index) of every node, in recorded time; ties broken by HOST_START < GPU_START and
+    a blocking end before both."""
+    host, gpu = graph.host, graph.gpu
+    blocking = np.flatnonzero(host.waits_for >= 0)
+    times = np.concatenate([host.start, (host.start + host.dur)[blocking], gpu.start])
+    kinds = np.concatenate(
+        [
+            np.full(len(host.start), HOST_START),
+            np.full(len(blocking), BLOCKING_END),
+            np.full(len(gpu.start), GPU_START),
+        ]
+    )
+    index = np.concatenate([np.arange(len(host.start)), blocking, np.arange(len(gpu.start))])
+    order = np.lexsort((kinds, times))
+    return list(zip(kinds[order].tolist(), index[order].tolist(), strict=True))
+
+
+def _gaps(graph: ReplayGraph, removed: tuple[tuple[int, float, float], ...]) -> np.ndarray:
+    """Each call's gap less the removed host time that falls inside it."""
+    host = graph.host
+    gap = host.gap.copy()
+    gap_start = host.start - host.gap
+    for thread, lo, hi in removed:
+        on = host.thread == thread
+        overlap = np.minimum(host.start, hi) - np.maximum(gap_start, lo)
+        gap -= np.where(on, np.clip(overlap, 0.0, None), 0.0)
+    return np.maximum(gap, 0.0)
+
+
+def map_time(graph: ReplayGraph, replayed: Replayed, thread: int, t: float) -> float:
+    """Where a recorded instant on `thread` falls in the replay: inside a call, at the same
+    offset from its start (at most its end); between calls, at the same offset from the end of
+    the call before."""
+    host = graph.host
+    on = np.flatnonzero(host.thread == thread)
+    if len(on) == 0:
+        return t
+    starts = host.start[on]
+    k = int(np.searchsorted(starts, t, side="right")) - 1
+    if k < 0:
+        return float(replayed.host_start[on[0]] - (starts[0] - t))
+    i = on[k]
+    end = host.start[i] + host.dur[i]
+    if t <= end:
+        return float(min(replayed.host_start[i] + (t - host.start[i]), replayed.host_end[i]))
+    return float(replayed.host_end[i] + (t - end))

@@ -1,0 +1,59 @@
+"""The replay graph on hand-placed events: what waited for what, and what it assumed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rooflens.analyzers.replay.graph import CannotReplay, build_graph
+from rooflens.analyzers.replay.simulate import Changes, replay
+from rooflens.analyzers.report.loading import read_trace
+from rooflens.analyzers.synthetic.devices import H100
+from rooflens.analyzers.synthetic.kernels import NV_GEMM
+from rooflens.analyzers.synthetic.writer import Writer
+
+
+def _two_kernels_and_a_sync(tmp_path: Path) -> Path:
+    """Two GEMMs launched 20 µs apart (the second queued behind the first), a device
+    synchronise that returns 5 µs after the second ends, then a third launch 50 µs later."""
+    w = Writer(device=H100, host_pid=10, main_tid=10)
+    w.launching_op("aten::mm", NV_GEMM, 1000.0, 300.0)
+    w.launching_op("aten::mm", NV_GEMM, 1020.0, 300.0)
+    back = w.sync(1040.0)
+    w.launching_op("aten::mm", NV_GEMM, back + 50.0, 100.0)
+    return w.write(tmp_path / "t.json.gz", "hand")
+
+
+def test_the_sync_waits_for_the_last_kernel_and_the_queue_holds_the_second(tmp_path: Path):
+    model, _ = read_trace(_two_kernels_and_a_sync(tmp_path))
+    graph = build_graph(model)
+    host, gpu = graph.host, graph.gpu
+    sync = int(np.flatnonzero(host.waits_for >= 0)[0])
+    assert model.names[host.uid[sync]] == "cudaDeviceSynchronize"
+    assert host.waits_for[sync] == 1 and host.residual[sync] == pytest.approx(5.0)
+    assert list(gpu.stream_gap) == [0.0, 0.0, 0.0]  # the writer's GPU has no gap of its own
+    assert gpu.start[1] == pytest.approx(gpu.start[0] + 300.0)  # queued behind the first
+    # twice as fast GEMMs: the sync returns 300 µs sooner, and so does the third launch
+    base = replay(graph)
+    fast = replay(graph, Changes(gpu_scale=np.full(3, 0.5)))
+    assert base.host_end[sync] == pytest.approx(host.start[sync] + host.dur[sync])
+    assert base.host_end[sync] - fast.host_end[sync] == pytest.approx(300.0)
+    assert base.gpu_start[2] - fast.gpu_start[2] == pytest.approx(300.0)
+
+
+def test_a_trace_without_launch_links_cannot_be_replayed(tmp_path: Path) -> None:
+    w = Writer(device=H100, host_pid=10, main_tid=10)
+    w.launching_op("aten::mm", NV_GEMM, 1000.0, 300.0)
+    document = w.document("hand")
+    for event in document["traceEvents"]:
+        event.get("args", {}).pop("correlation", None)
+        event.get("args", {}).pop("External id", None)
+    path = tmp_path / "unlinked.json"
+    import json
+
+    path.write_text(json.dumps(document))
+    model, _ = read_trace(path)
+    with pytest.raises(CannotReplay, match="linked to a launch"):
+        build_graph(model)
