@@ -6,8 +6,9 @@ per queue (device and stream), the events in the order they ran. The edges:
 
 - launch -> GPU event (the correlation link): an event starts no sooner than `delay` after
   its launch began; the delay is the recorded one, capped at the trace's usual launch delay;
-- the queue: an event starts no sooner than `stream_gap` after the one before it ended (the
-  recorded gap of an event queued behind it, the device's usual gap for any other);
+- the queue: an event launched before the one before it on its stream ended was queued; it
+  starts no sooner than `stream_gap` after that one ended (its recorded gap, at most twice the
+  device's usual gap; an event not queued gets the usual gap);
 - a blocking call (a synchronise, a blocking copy, a free that synchronises) ends no sooner
   than `residual` after the GPU event it waited for ended, and no sooner than its own `floor`;
 - a GPU event that started later than all of the above, right after an event of another queue
@@ -75,6 +76,7 @@ class GpuEvents:
     delay: np.ndarray  # launch start to event start, as modelled
     stream_gap: np.ndarray  # after the queue's previous event
     after: np.ndarray  # event of another queue it waited for, or -1
+    held: np.ndarray  # started late for no recorded cause: its recorded gap or delay is kept
 
 
 @dataclass(frozen=True)
@@ -115,7 +117,7 @@ def build_graph(model: TraceModel) -> ReplayGraph:
     host, waited = _blocking(host, gpu)
     assumptions = (
         Assumption("a late start right after another stream's event waited for it", *late[0]),
-        Assumption("a late start with no recorded cause keeps its recorded delay", *late[1]),
+        Assumption("a late start with no recorded cause keeps its recorded gap or delay", *late[1]),
         Assumption("a call that returned right after a GPU event ended waited for it", *waited),
     )
     return ReplayGraph(host, gpu, usual, assumptions)
@@ -171,32 +173,38 @@ def _gpu_events(
     launch: np.ndarray,
     host_start: np.ndarray,
 ) -> tuple[GpuEvents, float, tuple[tuple[int, float], tuple[int, float]]]:
+    """Queue, launch and cross-stream edges. An event launched before the previous one on its
+    stream ended was queued behind it; one launched onto an idle stream shows the launch delay
+    (the usual one: DELAY_PERCENTILE over those)."""
     start, length = ts[uid], dur[uid]
     end = start + length
     first = np.r_[True, queue[1:] != queue[:-1]]
     prev_end = np.where(first, -np.inf, np.r_[-np.inf, end[:-1]])
     behind = start - prev_end
-    queued = behind <= QUEUED_GAP_US
-    own_gap = np.clip(behind, 0.0, QUEUED_GAP_US)
-    device_gap = float(np.median(own_gap[queued & ~first])) if (queued & ~first).any() else 0.0
-    stream_gap = np.where(first, 0.0, np.where(queued, own_gap, device_gap))
     has = launch >= 0
-    recorded_delay = np.where(has, start - host_start[np.maximum(launch, 0)], 0.0)
+    launched_at = np.where(has, host_start[np.maximum(launch, 0)], np.nan)
+    queued = ~first & np.where(has, launched_at < prev_end, True)
+    gaps = np.clip(behind[queued], 0.0, None)
+    device_gap = float(np.median(gaps)) if len(gaps) else 0.0
+    gap_cap = max(QUEUED_GAP_US, 2.0 * device_gap)
+    stream_gap = np.where(queued, np.clip(behind, 0.0, gap_cap), np.where(first, 0.0, device_gap))
+    recorded_delay = np.where(has, start - launched_at, 0.0)
     free = has & ~queued
     usual = float(np.percentile(recorded_delay[free], DELAY_PERCENTILE)) if free.any() else 0.0
-    delay = np.where(has, np.minimum(np.maximum(recorded_delay, 0.0), usual), 0.0)
-    ready = np.maximum(
-        np.where(has, host_start[np.maximum(launch, 0)] + delay, -np.inf), prev_end + stream_gap
-    )
-    late = (start - ready > QUEUED_GAP_US) & has
+    delay = np.where(has, np.clip(recorded_delay, 0.0, usual), 0.0)
+    ready = np.maximum(np.where(has, launched_at + delay, -np.inf), prev_end + stream_gap)
+    late = (start - ready > QUEUED_GAP_US) & (has | queued)
     after = np.full(len(uid), -1, dtype=np.int64)
     cross = _cross_stream(start, end, queue, np.flatnonzero(late))
     after[cross[0]] = cross[1]
     kept = late.copy()
     kept[cross[0]] = False
-    delay[kept] = recorded_delay[kept]  # no recorded cause: the delay is kept as it was
+    # no recorded cause: a queued event keeps its gap behind the one before, any other its delay
+    stream_gap = np.where(kept & queued, behind, stream_gap)
+    delay = np.where(kept & ~queued & has, recorded_delay, delay)
     lateness = start - ready
-    gpu = GpuEvents(uid, queue, start, length, launch, delay, stream_gap, after)
+    held = kept
+    gpu = GpuEvents(uid, queue, start, length, launch, delay, stream_gap, after, held)
     found = ((len(cross[0]), float(lateness[cross[0]].sum())),)
     found += ((int(kept.sum()), float(lateness[kept].sum())),)
     return gpu, usual, found  # type: ignore[return-value]
@@ -224,7 +232,7 @@ def _cross_stream(
 
 def _blocking(host: HostCalls, gpu: GpuEvents) -> tuple[HostCalls, tuple[int, float]]:
     """Calls that returned within WAIT_RETURN_US of a GPU event's end that they overlapped,
-    launched before they began: they waited for it."""
+    launched before they began (or by the call itself: a blocking copy): they waited for it."""
     end = gpu.start + gpu.dur
     by_end = np.argsort(end, kind="stable")
     ends = end[by_end]
@@ -233,6 +241,7 @@ def _blocking(host: HostCalls, gpu: GpuEvents) -> tuple[HostCalls, tuple[int, fl
     ok = at >= 0
     cand = by_end[np.maximum(at, 0)]
     gpu_end = ends[np.maximum(at, 0)]
+    own = gpu.launch[cand] == np.arange(len(host.start))  # a blocking copy waits for its copy
     launched_before = np.where(
         gpu.launch[cand] >= 0, host.start[np.maximum(gpu.launch[cand], 0)] < host.start, True
     )
@@ -240,8 +249,7 @@ def _blocking(host: HostCalls, gpu: GpuEvents) -> tuple[HostCalls, tuple[int, fl
         ok
         & (gpu_end >= host.start)
         & (call_end - gpu_end <= WAIT_RETURN_US)
-        & launched_before
-        & (gpu.launch[cand] != np.arange(len(host.start)))
+        & (launched_before | own)
     )
     waits_for = np.where(waited, cand, -1)
     residual = np.where(waited, call_end - gpu_end, 0.0)

@@ -35,12 +35,21 @@ class Changes:
 IDENTITY = Changes()
 
 
+# what set a GPU event's start: its launch, its stream's previous event, another stream's event
+BY_LAUNCH, BY_QUEUE, BY_OTHER_STREAM, BY_RECORDING = 0, 1, 2, 3
+
+
 @dataclass(frozen=True)
 class Replayed:
+    """Replayed times (trace µs) and, for the critical path, what set each one: whether a
+    blocking call's end was set by the GPU event it waited for, and what set each GPU start."""
+
     host_start: np.ndarray
     host_end: np.ndarray
     gpu_start: np.ndarray
     gpu_end: np.ndarray
+    host_waited: np.ndarray
+    gpu_set_by: np.ndarray
 
     @property
     def end(self) -> float:
@@ -64,27 +73,38 @@ def replay(graph: ReplayGraph, changes: Changes = IDENTITY) -> Replayed:
     rec_gpu_end = (gpu.start + gpu.dur).tolist()
     waits, residual, gaps = host.waits_for.tolist(), host.residual.tolist(), gap.tolist()
     launch, delay, after = gpu.launch.tolist(), gpu.delay.tolist(), gpu.after.tolist()
-    stream_gap = gpu.stream_gap.tolist()
+    gaps_gpu = gpu.stream_gap.tolist()
+    waited, set_by = [False] * n_host, [BY_RECORDING] * len(gpu.start)
     for kind, i in order:
         if kind == HOST_START:
             hs[i] = rec_host[i] if first_call[i] else he[i - 1] + gaps[i]
             if waits[i] < 0:
                 he[i] = hs[i] + own[i]
         elif kind == BLOCKING_END:
-            he[i] = max(hs[i] + floor[i], ge[waits[i]] + residual[i])
+            gpu_done = ge[waits[i]] + residual[i]
+            waited[i] = gpu_done >= hs[i] + floor[i]
+            he[i] = gpu_done if waited[i] else hs[i] + floor[i]
         else:
-            if first_gpu[i]:
-                ready = rec_gpu[i] if launch[i] < 0 else -np.inf
-            elif launch[i] < 0:  # unlinked: keeps its recorded distance behind its queue
-                ready = ge[i - 1] + (rec_gpu[i] - rec_gpu_end[i - 1])
-            else:
-                ready = ge[i - 1] + stream_gap[i]
-            if launch[i] >= 0:
-                ready = max(ready, hs[launch[i]] + delay[i])
-            if after[i] >= 0:
-                ready = max(ready, ge[after[i]])
-            gs[i], ge[i] = ready, ready + gdur[i]
-    return Replayed(np.asarray(hs), np.asarray(he), np.asarray(gs), np.asarray(ge))
+            ready, by = _gpu_ready(i, first_gpu[i], launch[i], rec_gpu, rec_gpu_end, ge, gaps_gpu)
+            if launch[i] >= 0 and hs[launch[i]] + delay[i] >= ready:
+                ready, by = hs[launch[i]] + delay[i], BY_LAUNCH
+            if after[i] >= 0 and ge[after[i]] > ready:
+                ready, by = ge[after[i]], BY_OTHER_STREAM
+            gs[i], ge[i], set_by[i] = ready, ready + gdur[i], by
+    return Replayed(
+        np.asarray(hs), np.asarray(he), np.asarray(gs), np.asarray(ge),
+        np.asarray(waited), np.asarray(set_by, dtype=np.int8),
+    )  # fmt: skip
+
+
+def _gpu_ready(i, first, launch, rec_start, rec_end, ge, stream_gap) -> tuple[float, int]:
+    """When GPU event `i`'s queue lets it start, and whether that was its queue or the
+    recording (the first event of a queue, or one with no launch, keeps its recorded place)."""
+    if first:
+        return (rec_start[i], BY_RECORDING) if launch < 0 else (-np.inf, BY_RECORDING)
+    if launch < 0:  # unlinked: keeps its recorded distance behind its queue
+        return ge[i - 1] + (rec_start[i] - rec_end[i - 1]), BY_QUEUE
+    return ge[i - 1] + stream_gap[i], BY_QUEUE
 
 
 def _node_order(graph: ReplayGraph) -> list[tuple[int, int]]:
