@@ -9,29 +9,24 @@ show more headroom than trace 1's hardware has.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from ..compare.compare_columns import DELTA, SPEEDUP
-from ..report.cells import finite_number
 from .models import Efficiency
+from .op_row import OpRow
 
-KERNEL_SUM = "Kernel Time (µs)_sum"
 ROOFLINE_CAP = "[ROOFLINE CAP]"
 
 
-def comparative_efficiency(row: Mapping[str, Any], standalone: Efficiency) -> Efficiency:
+def comparative_efficiency(row: OpRow, standalone: Efficiency) -> Efficiency:
     """The row's efficiency against trace 2 (None when the row has no comparison columns:
     none of its kernels differs from trace 2's, so the trace gives no time to set against)."""
-    t1 = finite_number(row.get(KERNEL_SUM))
-    delta = finite_number(row.get(DELTA))
-    speedup = finite_number(row.get(SPEEDUP))
+    t1, delta, speedup = row.kernel_time_us, row.delta_us, row.speedup
     pct = None
     if delta is not None and t1:
         pct = 100 * (t1 + delta) / t1
     elif speedup is not None and speedup >= 0:
         pct = 100 * speedup
-    roof = finite_number(row.get("Pct Roofline_mean"))
+    roof = row.pct_roofline_mean
     warning = None
     if pct is not None and roof is not None and pct < roof:
         pct = roof
@@ -48,12 +43,10 @@ def comparative_efficiency(row: Mapping[str, Any], standalone: Efficiency) -> Ef
     )
 
 
-def trace2_fields(row: Mapping[str, Any]) -> dict[str, Any]:
+def trace2_fields(row: OpRow) -> dict[str, Any]:
     """Trace 2's time and instance count under the row's common ancestors, and the
     difference, in ms (None where the row has no comparison columns)."""
-    t2 = finite_number(row.get("lca_total_kernel_time_trace2_us"))
-    count = finite_number(row.get("lca_count_trace2"))
-    delta = finite_number(row.get(DELTA))
+    t2, count, delta = row.trace2_kernel_time_us, row.count_trace2, row.delta_us
     return {
         "t2_time_ms": None if t2 is None else round(t2 / 1000, 3),
         "count_trace2": None if count is None else int(count),

@@ -8,26 +8,25 @@ from typing import Any
 import pandas as pd
 
 from ..prepare.manifest import CategoryMetadata
-from ..report.cells import finite_number, structured
 from . import scoring
+from .op_row import OpRow, kernel_time_us, op_rows
 
 TRANSPOSE = "transpose"  # MIOpen's batched_transpose_*, transpose_NCHW2CNHW_* ...
 
 
-def _transposes(row: dict[str, Any]) -> tuple[int, float]:
+def _transposes(row: OpRow) -> tuple[int, float]:
     """(launches, µs) of the layout-transpose kernels one row's op launched. A row without
     kernel details (a row per kernel name, GPU-only traces) counts when its name is one."""
-    details = structured(row.get("kernel_details_summary"))
-    if not isinstance(details, list):
-        if TRANSPOSE not in str(row.get("name", "")).lower():
+    kernels = row.kernels
+    if kernels is None:
+        if TRANSPOSE not in (row.name or "").lower():
             return 0, 0.0
-        count = finite_number(row.get("operation_count")) or 0
-        return int(count), finite_number(row.get("Kernel Time (µs)_sum")) or 0.0
+        return int(row.operation_count or 0), row.kernel_time_us or 0.0
     launches, total_us = 0, 0.0
-    for kernel in details:
-        if isinstance(kernel, dict) and TRANSPOSE in str(kernel.get("name", "")).lower():
-            launches += int(finite_number(kernel.get("count")) or 0)
-            total_us += finite_number(kernel.get("total_duration_us")) or 0.0
+    for kernel in kernels:
+        if TRANSPOSE in kernel.name.lower():
+            launches += int(kernel.count or 0)
+            total_us += kernel.total_us or 0.0
     return launches, total_us
 
 
@@ -35,10 +34,9 @@ def specific(ops: pd.DataFrame, metadata: CategoryMetadata) -> dict[str, Any]:
     """The layout-transpose share: NCHW<->NHWC (and CNHW) transpose kernels the convolution
     ops launched around their GEMM kernels, in % of the category's kernel time; reads
     `name`, `kernel_details_summary`, `operation_count` and `Kernel Time (µs)_sum`."""
-    found = [_transposes(row) for row in scoring.records(ops)]
+    found = [_transposes(row) for row in op_rows(ops)]
     transpose_ms = sum(us for _, us in found) / 1000
-    kernel_us = pd.to_numeric(ops.get("Kernel Time (µs)_sum"), errors="coerce")
-    total_ms = float(pd.Series(kernel_us, dtype=float).fillna(0.0).sum()) / 1000
+    total_ms = float(kernel_time_us(ops).sum()) / 1000
     return {
         "transpose_count": sum(n for n, _ in found),
         "transpose_time_ms": round(transpose_ms, 3),

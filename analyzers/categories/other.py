@@ -3,13 +3,13 @@ communication rows are removed and reported as skipped."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
 
 from ..prepare.manifest import CategoryMetadata
 from . import scoring
+from .op_row import OpRow, op_names
 
 COMMUNICATION = ("all_reduce", "collective", "ncclkernel", "rccl", "broadcast", "allgather")
 GRAPH = ("graph", "hipgraph", "cudagraph")
@@ -26,19 +26,18 @@ def sub_category(name: str) -> str:
     return "graph" if any(word in lowered for word in GRAPH) else "miscellaneous"
 
 
-def classify(row: Mapping[str, Any]) -> dict[str, Any]:
-    return {"sub_category": sub_category(str(row.get("name", "")))}
+def classify(row: OpRow) -> dict[str, Any]:
+    return {"sub_category": sub_category(row.name or "")}
 
 
 def without_communication(ops: pd.DataFrame) -> pd.DataFrame:
     """The rows the `other` category scores: communication kernels have their own analysis."""
-    names = [str(n) for n in ops.get("name", pd.Series(dtype=str))]
-    return ops.loc[[sub_category(n) != "communication" for n in names]]
+    return ops.loc[[sub_category(n) != "communication" for n in op_names(ops)]]
 
 
 def specific(ops: pd.DataFrame, metadata: CategoryMetadata) -> dict[str, Any]:
     """Sub-category counts of the rows scored; reads `name`."""
-    subs = [sub_category(str(n)) for n in ops.get("name", pd.Series(dtype=str))]
+    subs = [sub_category(n) for n in op_names(ops)]
     return {
         "communication_count": subs.count("communication"),
         "graph_count": subs.count("graph"),
@@ -49,7 +48,7 @@ def specific(ops: pd.DataFrame, metadata: CategoryMetadata) -> dict[str, Any]:
 
 def skipped(all_rows: pd.DataFrame, scored: pd.DataFrame) -> dict[str, Any]:
     """The communication rows left out of `other`, as its `category_specific` reports them."""
-    names = [str(n) for n in all_rows.loc[~all_rows.index.isin(scored.index)].get("name", [])]
+    names = op_names(all_rows.loc[~all_rows.index.isin(scored.index)])
     if not names:
         return {}
     return {

@@ -13,14 +13,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
 from ..perf.kernel_precision import read_kernel
-from ..report.cells import finite_number, structured
+from .op_row import KernelDetail, OpRow
 
 WIDE = ("fp32", "fp64")  # precisions that AMP/TF32 would lower
-KERNEL_TIME = "Kernel Time (µs)_sum"
 
 
 class SimtKernel(BaseModel):
@@ -38,20 +36,16 @@ class SimtKernel(BaseModel):
     time_ms: float
 
 
-def simt_kernels(ops: pd.DataFrame, operations: Sequence[Any]) -> tuple[SimtKernel, ...]:
-    """The SIMT fp32/fp64 matrix kernels of `ops`'s rows without a usable roofline.
-    `operations` are the rows' Operations in build_operations's order (kernel time, longest
-    first); a row without kernel details (one row per kernel name) is its own kernel."""
-    if ops.empty or "name" not in ops:
-        return ()
-    kernel_us = pd.to_numeric(ops.get(KERNEL_TIME), errors="coerce").fillna(0.0)
-    order = kernel_us.sort_values(ascending=False, kind="stable").index
-    rows = ops.loc[order].to_dict("records")
+def simt_kernels(rows: Sequence[OpRow], operations: Sequence[Any]) -> tuple[SimtKernel, ...]:
+    """The SIMT fp32/fp64 matrix kernels of the rows without a usable roofline. `rows` and
+    their `operations` are in build_operations's order (kernel time, longest first); a row
+    without kernel details (one row per kernel name) is its own kernel; a row without a
+    name has none to give."""
     found: list[SimtKernel] = []
     for row, op in zip(rows, operations, strict=False):
-        if _modelled(op):
+        if row.name is None or _modelled(op):
             continue
-        found.extend(_row_kernels(str(row.get("name", "")), row))
+        found.extend(_row_kernels(row.name, row))
     return tuple(sorted(found, key=lambda k: -k.time_ms))
 
 
@@ -61,19 +55,17 @@ def _modelled(op: Any) -> bool:
     return eff is not None and eff.efficiency_percent is not None and not eff.is_anomaly
 
 
-def _row_kernels(name: str, row: dict[str, Any]) -> Iterable[SimtKernel]:
-    details = structured(row.get("kernel_details_summary"))
-    if not isinstance(details, list):
-        count = finite_number(row.get("operation_count")) or 0
-        details = [{"name": name, "count": count, "total_duration_us": row.get(KERNEL_TIME)}]
-    for d in details:
-        if not isinstance(d, dict) or not d.get("name"):
-            continue
-        kernel = str(d["name"])
+def _row_kernels(name: str, row: OpRow) -> Iterable[SimtKernel]:
+    kernels = row.kernels
+    if kernels is None:  # the row is its kernel
+        count = row.operation_count or 0
+        kernels = (KernelDetail(name, count, row.kernel_time_us, None),) if name else ()
+    for d in kernels:
+        kernel = d.name
         read = read_kernel(kernel)
         if read.precision not in WIDE or read.matrix_units is not False or not read.matrix_work:
             continue
-        us = finite_number(d.get("total_duration_us")) or 0.0
+        us = d.total_us or 0.0
         if us <= 0:
             continue
         yield SimtKernel(
@@ -83,6 +75,6 @@ def _row_kernels(name: str, row: dict[str, Any]) -> Iterable[SimtKernel]:
             vendor=read.vendor,
             library=read.library,
             convolution="conv" in (kernel + name).lower() or "cudnn" in kernel.lower(),
-            count=int(finite_number(d.get("count")) or 0),
+            count=int(d.count or 0),
             time_ms=round(us / 1000, 4),
         )

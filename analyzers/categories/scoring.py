@@ -7,7 +7,6 @@ end-to-end GPU time (`gpu_utilization.total_time_ms`).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -17,10 +16,11 @@ from ..perf.kernel_precision import LIBRARY_ORDER, kernel_library
 from ..prepare.categories import COMPUTATION_TIME
 from ..prepare.document_base import ComparisonScope
 from ..prepare.manifest import CategoryMetadata
-from ..report.cells import finite_number, structured
+from ..report.cells import finite_number
 from .comparative import comparative_efficiency, trace2_fields
 from .impact import category_findings, impact_estimates
 from .models import CategoryMetrics, Efficiency, Operation
+from .op_row import CARRIED, KERNEL_SUM, OpRow, kernel_time_us, ranked_rows
 from .precision_mix import simt_kernels
 
 ANOMALY_PCT = 110.0
@@ -28,8 +28,7 @@ VARIANCE_MIN_COUNT, VARIANCE_MIN_PCT, VARIANCE_MAX_COV = 10, 5.0, 1.0
 CALL_CHAIN_MAX_OPS = 100
 KERNEL_NAME_CHARS = 75
 
-BASE_FIELDS = ("Input Dims", "Input type")
-JSON_FIELDS = frozenset({"Input Dims", "Input type", "perf_params", "kernel_details_summary"})
+BASE_FIELDS = ("Input Dims", "Input type")  # columns an operation carries (op_row.CARRIED)
 DTYPES = {
     "float": "fp32",
     "double": "fp64",
@@ -62,7 +61,7 @@ TORCH_INTERNALS = (
 )
 MODULE_PREFIX = "nn.Module: "
 
-Classifier = Callable[[Mapping[str, Any]], dict[str, Any] | None]
+Classifier = Callable[[OpRow], dict[str, Any] | None]
 
 
 def round_or_none(value: float | None, digits: int) -> float | None:
@@ -78,17 +77,6 @@ def judged_window_ms(metadata: CategoryMetadata) -> float | None:
     """The judged window when a one-off part of the window is excluded, else None."""
     total, judged = metadata.gpu_utilization.total_time_ms, metadata.judged_window_ms
     return judged if judged is not None and 0 < judged < total else None
-
-
-def records(ops: pd.DataFrame) -> list[dict[str, Any]]:
-    """Rows as dicts, NaN turned into None."""
-    return [
-        {k: (None if _is_nan(v) else v) for k, v in row.items()} for row in ops.to_dict("records")
-    ]
-
-
-def _is_nan(value: Any) -> bool:
-    return isinstance(value, float) and math.isnan(value)
 
 
 def share_of_window(kernel_ms: float, window_ms: float) -> float:
@@ -107,8 +95,8 @@ def time_metrics(ops: pd.DataFrame, metadata: CategoryMetadata) -> dict[str, Any
     """`total_time_ms` (Σ kernel µs / 1000), `percent_of_compute` (the category's share of
     computation time), `percent_of_total` (its kernel time in % of E2E, TraceLens's
     `percent_of_compute`) and op count (docs/analysis.md#operations)."""
-    total_ms = _column_ms(ops, "Kernel Time (µs)_sum")
-    category_ms = _column_ms(ops, COMPUTATION_TIME) if COMPUTATION_TIME in ops else total_ms
+    total_ms = _column_ms(ops[KERNEL_SUM])
+    category_ms = _column_ms(ops[COMPUTATION_TIME]) if COMPUTATION_TIME in ops else total_ms
     if "operation_count" in ops:
         count = int(pd.to_numeric(ops["operation_count"], errors="coerce").fillna(0).sum())
     else:
@@ -122,8 +110,8 @@ def time_metrics(ops: pd.DataFrame, metadata: CategoryMetadata) -> dict[str, Any
     }
 
 
-def _column_ms(ops: pd.DataFrame, column: str) -> float:
-    return float(pd.to_numeric(ops.get(column), errors="coerce").sum()) / 1000
+def _column_ms(column: pd.Series) -> float:
+    return float(pd.to_numeric(column, errors="coerce").sum()) / 1000
 
 
 def format_args(dims: Any, types: Any) -> str | None:
@@ -139,13 +127,6 @@ def format_args(dims: Any, types: Any) -> str | None:
         name = DTYPES.get(dtype, dtype) if isinstance(dtype, str) else str(dtype)
         parts.append(f"({body}) {name}")
     return "<br>".join(parts)
-
-
-def kernel_names(details: Any) -> list[str]:
-    """Kernel names from a parsed `kernel_details_summary` (list of dicts)."""
-    if not isinstance(details, list):
-        return []
-    return [str(d["name"]) for d in details if isinstance(d, dict) and d.get("name")]
 
 
 def classify_library(op_name: str, kernels: Iterable[str]) -> str | None:
@@ -222,18 +203,16 @@ def fusion_candidate(kernels: Iterable[str], fusion_map: Mapping[str, str]) -> s
     return None
 
 
-def efficiency(row: Mapping[str, Any], metadata: CategoryMetadata) -> Efficiency:
+def efficiency(row: OpRow, metadata: CategoryMetadata) -> Efficiency:
     """Standalone efficiency: `Pct Roofline_mean`, anomalous above 110 %.
 
     A row groups instances with one signature; when some of them exceed the roof while the
     mean does not (`Pct Roofline_max`), the model misses something that differs between
     them (vLLM attention layers with and without a sliding window share one signature), so
     the row is anomalous too."""
-    roofs = metadata.max_achievable_tflops
-    spec = row.get("Compute Spec") if isinstance(row.get("Compute Spec"), str) else None
-    peak = roofs.get(spec) if spec and spec in roofs else roofs.get("matrix_bf16")
-    pct = finite_number(row.get("Pct Roofline_mean"))
-    pct_max = finite_number(row.get("Pct Roofline_max"))
+    roofs, spec = metadata.max_achievable_tflops, row.compute_spec
+    peak = roofs[spec] if spec in roofs else matrix_peak(metadata)
+    pct, pct_max = row.pct_roofline_mean, row.pct_roofline_max
     warning = None
     if pct is not None and pct > ANOMALY_PCT:
         warning = (
@@ -247,13 +226,12 @@ def efficiency(row: Mapping[str, Any], metadata: CategoryMetadata) -> Efficiency
             "with this signature, so no quantified estimate is made"
         )
     anomaly = warning is not None
-    bound = {"COMPUTE_BOUND": "compute", "MEMORY_BOUND": "memory"}.get(row.get("Roofline Bound"))
     return Efficiency(
-        tflops_achieved=round_or_none(finite_number(row.get("TFLOPS/s_mean")), 2),
-        tb_s_achieved=round_or_none(finite_number(row.get("TB/s_mean")), 2),
+        tflops_achieved=round_or_none(row.tflops_mean, 2),
+        tb_s_achieved=round_or_none(row.tb_s_mean, 2),
         efficiency_percent=round_or_none(pct, 2),
-        bound_type=bound,
-        flops_per_byte=round_or_none(finite_number(row.get("FLOPS/Byte")) or None, 2),
+        bound_type=row.bound,
+        flops_per_byte=round_or_none(row.flops_per_byte or None, 2),
         compute_spec=spec,
         resolved_peak_maf=peak,
         resolved_peak_hbm_bw=metadata.peak_hbm_bw_tbs,
@@ -270,14 +248,14 @@ def build_operations(
     classify: Classifier | None = None,
     fusion_map: Mapping[str, str] | None = None,
     comparative: bool = False,
+    rows: list[OpRow] | None = None,
 ) -> tuple[Operation, ...]:
     """One entry per row (docs/analysis.md#operations), longest kernel time first;
-    `comparative`: scored against trace 2 (categories/comparative.py)."""
+    `comparative`: scored against trace 2 (categories/comparative.py); `rows`: the rows of
+    `ops` as `ranked_rows` gives them, when the caller has them already."""
     baseline = baseline_ms(metadata)
-    kernel_us = pd.to_numeric(ops.get("Kernel Time (µs)_sum"), errors="coerce").fillna(0.0)
-    category_us = float(kernel_us.sum())
-    order = kernel_us.sort_values(ascending=False, kind="stable").index
-    rows = records(ops.loc[order])
+    category_us = float(kernel_time_us(ops).sum())
+    rows = ranked_rows(ops) if rows is None else rows
     with_chain = len(rows) <= CALL_CHAIN_MAX_OPS
     return tuple(
         _operation(
@@ -296,7 +274,7 @@ def build_operations(
 
 
 def _operation(
-    row: dict[str, Any],
+    row: OpRow,
     metadata: CategoryMetadata,
     baseline: float | None,
     category_us: float,
@@ -307,11 +285,10 @@ def _operation(
     comparative: bool = False,
 ) -> Operation:
     """One `operations[]` entry: time shares, efficiency, then the optional keys that apply."""
-    name = str(row.get("name"))
-    time_us = finite_number(row.get("Kernel Time (µs)_sum")) or 0.0
+    name = str(row.name)  # a blank name reads "None"
+    time_us = row.kernel_time_us or 0.0
     time_ms = time_us / 1000
-    count = finite_number(row.get("count"))
-    count = count if count is not None else finite_number(row.get("operation_count"))
+    count = row.count if row.count is not None else row.operation_count
     pct_total = share_of_window(time_ms, baseline) if baseline else None
     eff = efficiency(row, metadata)
     if comparative:
@@ -326,9 +303,8 @@ def _operation(
     }
     if eff.warning:
         fields["efficiency_warning"] = eff.warning
-    reason = row.get("unmodelled_reason")
-    if isinstance(reason, str) and reason:  # the perf report's column (docs/perf-models.md)
-        fields["unmodelled_reason"] = reason
+    if row.unmodelled_reason:  # the perf report's column (docs/perf-models.md)
+        fields["unmodelled_reason"] = row.unmodelled_reason
     fields |= _row_fields(row, extra_fields)
     if comparative:
         fields |= trace2_fields(row)
@@ -339,24 +315,22 @@ def _operation(
     return Operation.model_validate(fields)
 
 
-def _row_fields(row: dict[str, Any], extra_fields: tuple[str, ...]) -> dict[str, Any]:
+def _row_fields(row: OpRow, extra_fields: tuple[str, ...]) -> dict[str, Any]:
     """The category's extra columns as they stand in the row (JSON cells parsed), and `args`."""
     fields: dict[str, Any] = {}
     for field in extra_fields:
-        value = row.get(field)
-        value = structured(value) if field in JSON_FIELDS else value
+        value = CARRIED[field](row)
         if value is not None:
             fields[field] = value.item() if hasattr(value, "item") else value
-    args = format_args(structured(row.get("Input Dims")), structured(row.get("Input type")))
+    args = format_args(row.input_dims, row.input_types)
     if args is not None:
         fields["args"] = args
     return fields
 
 
-def _variance(row: dict[str, Any], count: int, pct_total: float | None) -> dict[str, Any]:
+def _variance(row: OpRow, count: int, pct_total: float | None) -> dict[str, Any]:
     """`cov` and `high_variance`, only for ops run often enough and heavy enough to matter."""
-    mean = finite_number(row.get("Kernel Time (µs)_mean"))
-    std = finite_number(row.get("Kernel Time (µs)_std"))
+    mean, std = row.kernel_time_mean_us, row.kernel_time_std_us
     if (
         count > VARIANCE_MIN_COUNT
         and pct_total is not None
@@ -370,29 +344,33 @@ def _variance(row: dict[str, Any], count: int, pct_total: float | None) -> dict[
 
 
 def _source_fields(
-    row: dict[str, Any], name: str, fusion_map: Mapping[str, str], with_chain: bool
+    row: OpRow, name: str, fusion_map: Mapping[str, str], with_chain: bool
 ) -> dict[str, Any]:
     """Where the op's time comes from: library, fusion flag, launcher, kernel and modules."""
-    kernels = kernel_names(structured(row.get("kernel_details_summary")))
+    kernels = row.kernel_names
     library = classify_library(name, kernels)
     fields: dict[str, Any] = {"library": library}
     candidate = fusion_candidate(kernels, fusion_map)
     if candidate is not None:
         fields |= {"fusion_flagged": True, "fusion_candidate_name": candidate}
-    stack = structured(row.get("call_stack_full"))
+    stack = row.call_stack
     modules = module_chain(stack)
     full, trunc = kernel_name(stack)
-    fields["launcher_path"] = launcher_path(row.get("entry_point"), modules, library)
+    fields["launcher_path"] = launcher_path(row.entry_point, modules, library)
     fields |= {"kernel_name": full, "kernel_name_trunc": trunc, "module_chain": modules}
     if with_chain:
         fields["call_chain"] = call_chain(stack)
     return fields
 
 
+def matrix_peak(metadata: CategoryMetadata) -> float | None:
+    """The platform's bf16 matrix roof in TFLOPS, the default peak; None without one."""
+    return metadata.max_achievable_tflops.get("matrix_bf16")  # the platform file's keys
+
+
 def peaks(metadata: CategoryMetadata) -> dict[str, Any]:
     """`peak_maf_tflops` (matrix_bf16) and `peak_hbm_bw_tbs` for `category_specific`."""
-    maf = metadata.max_achievable_tflops.get("matrix_bf16")
-    return {"peak_maf_tflops": maf, "peak_hbm_bw_tbs": metadata.peak_hbm_bw_tbs}
+    return {"peak_maf_tflops": matrix_peak(metadata), "peak_hbm_bw_tbs": metadata.peak_hbm_bw_tbs}
 
 
 def score(
@@ -409,6 +387,7 @@ def score(
     """Time metrics, operations, estimates and findings of one category."""
     baseline = baseline_ms(metadata)
     comparative = scope == "comparative"
+    rows = ranked_rows(ops)
     operations = build_operations(
         ops,
         metadata,
@@ -416,6 +395,7 @@ def score(
         classify=classify,
         fusion_map=fusion_map,
         comparative=comparative,
+        rows=rows,
     )
     estimates = impact_estimates(operations, category, baseline, comparative=comparative)
     return CategoryMetrics(
@@ -429,5 +409,5 @@ def score(
         category_findings=category_findings(
             estimates, comparative=comparative, judged_ms=judged_window_ms(metadata)
         ),
-        simt_kernels=simt_kernels(ops, operations) or None,
+        simt_kernels=simt_kernels(rows, operations) or None,
     )

@@ -3,14 +3,14 @@ sub-kernel breakdown and the prefill/decode workload profile from `perf_params`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
 
 from ..prepare.manifest import CategoryMetadata
-from ..report.cells import finite_number, structured
 from . import scoring
+from .op_row import KernelDetail, OpRow, op_rows
 
 FIELDS = ("Input Dims", "Input type", "has_perf_model", "perf_params", "kernel_details_summary")
 FLASH = ("flash", "fmha", "flash_attention", "flashattn")
@@ -38,16 +38,15 @@ def sub_kernel_type(name: str) -> str:
     return "fwd_kernel" if "fwd_kernel" in name else "other"
 
 
-def kernel_breakdown(details: Any) -> dict[str, Any]:
+def kernel_breakdown(items: Sequence[KernelDetail]) -> dict[str, Any]:
     """Each sub-kernel typed, with its share of the summed mean durations."""
-    items = [d for d in details or [] if isinstance(d, dict) and d.get("name")]
-    means = [finite_number(d.get("mean_duration_us")) or 0.0 for d in items]
+    means = [d.mean_us or 0.0 for d in items]
     total = sum(means)
     kernels = [
         {
-            "name": str(d["name"]),
+            "name": d.name,
             "mean_us": mean,
-            "kernel_type": sub_kernel_type(str(d["name"])),
+            "kernel_type": sub_kernel_type(d.name),
             "percent": round(mean / total * 100, 2) if total else 0.0,
         }
         for d, mean in zip(items, means, strict=True)
@@ -94,27 +93,25 @@ def workload_profile(params: Any) -> dict[str, Any]:
     }
 
 
-def classify(row: Mapping[str, Any]) -> dict[str, Any]:
-    name = str(row.get("name", ""))
-    details = structured(row.get("kernel_details_summary"))
-    flash, paged = is_flash(name), is_paged(name, scoring.kernel_names(details))
+def classify(row: OpRow) -> dict[str, Any]:
+    name, kernels = row.name or "", row.kernels or ()
+    flash, paged = is_flash(name), is_paged(name, [k.name for k in kernels])
     out: dict[str, Any] = {
         "is_flash_attention": flash,
         "is_paged_attention": paged,
-        "has_perf_model": bool(row.get("has_perf_model")),
+        "has_perf_model": bool(row.has_perf_model),
         "attention_type": "paged" if paged else "flash" if flash else "standard",
     }
     if paged:
-        out["kernel_breakdown"] = kernel_breakdown(details)
-    out["workload_profile"] = workload_profile(structured(row.get("perf_params")))
+        out["kernel_breakdown"] = kernel_breakdown(kernels)
+    out["workload_profile"] = workload_profile(row.perf_params)
     return out
 
 
 def specific(ops: pd.DataFrame, metadata: CategoryMetadata) -> dict[str, Any]:
     """Flash/paged counts, kernel breakdown and workload profile of attention rows; reads
     `name`, `has_perf_model`, `perf_params` and `kernel_details_summary`."""
-    rows = scoring.records(ops)
-    classes = [classify(row) for row in rows]
+    classes = [classify(row) for row in op_rows(ops)]
     flash = sum(c["is_flash_attention"] for c in classes)
     paged = [c for c in classes if c["is_paged_attention"]]
     specific: dict[str, Any] = {

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
 
 from ..prepare.manifest import CategoryMetadata
 from . import scoring
+from .op_row import OpRow, op_names
 
 KINDS = (("triton_poi_", "pointwise"), ("triton_red_", "reduction"), ("triton_per_", "persistent"))
 
@@ -17,13 +17,13 @@ def kernel_type(name: str) -> str:
     return next((kind for prefix, kind in KINDS if prefix in name), "other")
 
 
-def classify(row: Mapping[str, Any]) -> dict[str, Any]:
-    return {"kernel_type": kernel_type(str(row.get("name", "")))}
+def classify(row: OpRow) -> dict[str, Any]:
+    return {"kernel_type": kernel_type(row.name or "")}
 
 
 def specific(ops: pd.DataFrame, metadata: CategoryMetadata) -> dict[str, Any]:
     """Kernel-type counts; reads `name`."""
-    kinds = [kernel_type(str(n)) for n in ops.get("name", pd.Series(dtype=str))]
+    kinds = [kernel_type(n) for n in op_names(ops)]
     counts = {
         f"{kind}_count": kinds.count(kind)
         for kind in ("pointwise", "reduction", "persistent", "other")
