@@ -111,6 +111,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     _add_compare(commands)
     _add_analyze_job(commands)
     _add_validate(commands)
+    _add_what_if(commands)
     add_serve_parser(commands)
     commands.add_parser("platforms", help="list the GPU platform catalogue")
     return parser
@@ -275,6 +276,27 @@ def _add_validate(commands: argparse._SubParsersAction) -> None:
     _json_argument(validate)
 
 
+def _add_what_if(commands: argparse._SubParsersAction) -> None:
+    """`what-if`: the trace replayed, its critical path, the step after each change."""
+    what = commands.add_parser(
+        "what-if",
+        help="replay a trace: its critical path and the step time after a change",
+        description="Replay the trace of a run (or a trace file) from its recorded durations: "
+        "the identity replay error, the critical path of the median iteration, and the step "
+        "time predicted after each --change and after all of them together (docs/what-if.md).",
+    )
+    what.add_argument("target", help="a run folder written by `rooflens analyze`, or a trace")
+    what.add_argument(
+        "--change",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="KIND:PATTERN=FACTOR, repeatable: gpu:NAME_PART=0.5 (kernels twice as fast), "
+        "op:aten::mm=0.5 (an operator's kernels), host:DataLoader=0 (host spans removed)",
+    )
+    _json_argument(what)
+
+
 def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "inspect":
         from .inspection import run_inspect
@@ -294,6 +316,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         if args.command == "report":
             return run_report(args, prefetched=read)
         return run_report(args, until=args.until, prefetched=read)
+    if args.command == "what-if":
+        from .what_if import run_what_if
+
+        return run_what_if(args.target, args.change, as_json=args.json)
     if args.command == "analyze-job":
         from .job import run_job
 

@@ -1,0 +1,211 @@
+"""`what_if(model, specs)`: the identity replay, the critical path of the median iteration,
+and the step predicted after each change and after all of them together.
+
+A change is written `KIND:PATTERN=FACTOR`:
+
+- `gpu:PATTERN=F`  GPU events whose kernel name contains PATTERN take F of their time
+  (0.5: twice as fast);
+- `op:NAME=F`      the GPU events launched by operator NAME (exactly) take F of their time;
+- `host:PATTERN=F` host spans (operators, annotations, Python frames) whose name contains
+  PATTERN keep F of their time (0: removed, as when a loader stall goes away).
+
+Patterns are matched as plain text, never as expressions.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from ..trace.columns import MISSING
+from ..trace.iterations import Iterations, find_iterations
+from ..trace.model import TraceModel
+from .changes import combined, gpu_events_scaled
+from .critical_path import critical_path
+from .graph import ReplayGraph, build_graph
+from .simulate import IDENTITY, Changes, map_time, replay
+from .step_times import StepReplay, replay_steps, step_thread
+
+SPEC = re.compile(r"^(gpu|op|host):(.+)=([0-9]*\.?[0-9]+)$")
+HOST_SPANS = ("cpu_op", "user_annotation", "python_function")
+TOP_PATH = 10
+
+
+class ChangeError(ValueError):
+    """A change spec that cannot be read or matches nothing (the message says which)."""
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class IterationFigure(Frozen):
+    index: int
+    label: str
+    measured_ms: float
+    replayed_ms: float
+
+
+class PathItem(Frozen):
+    kind: str
+    name: str
+    ms: float
+    share: float
+
+
+class Prediction(Frozen):
+    spec: str
+    events: int  # GPU events or host spans the change touched
+    predicted_step_ms: float
+    saving_ms: float
+    critical_next: list[PathItem]
+
+
+class AssumptionFigure(Frozen):
+    rule: str
+    events: int
+    ms: float
+
+
+class WhatIf(Frozen):
+    measured_step_ms: float
+    replayed_step_ms: float
+    replay_error_pct: float
+    iterations: list[IterationFigure]
+    critical_path: list[PathItem]
+    changes: list[Prediction]
+    combined: Prediction | None
+    assumptions: list[AssumptionFigure]
+
+
+@dataclass(frozen=True)
+class _Change:
+    spec: str
+    changes: Changes
+    events: int
+
+
+def what_if(model: TraceModel, specs: list[str]) -> WhatIf:
+    """Raises CannotReplay when the trace lacks what the graph needs, ChangeError for a spec
+    that cannot be read or matches nothing."""
+    graph = build_graph(model)
+    iterations = find_iterations(model)
+    parsed = [parse_change(model, graph, spec) for spec in specs]
+    base = replay_steps(graph, iterations)
+    predictions = [_predict(model, graph, iterations, base, c) for c in parsed]
+    together = None
+    if len(parsed) > 1:
+        both = _Change(
+            " + ".join(c.spec for c in parsed),
+            combined(graph, [c.changes for c in parsed]),
+            sum(c.events for c in parsed),
+        )
+        together = _predict(model, graph, iterations, base, both)
+    return WhatIf(
+        measured_step_ms=base.measured_step_ms,
+        replayed_step_ms=base.replayed_step_ms,
+        replay_error_pct=base.replay_error_pct,
+        iterations=[
+            IterationFigure(
+                index=i.index, label=i.label, measured_ms=i.measured_ms, replayed_ms=i.replayed_ms
+            )
+            for i in base.iterations
+        ],
+        critical_path=_path(model, graph, iterations, IDENTITY),
+        changes=predictions,
+        combined=together,
+        assumptions=[
+            AssumptionFigure(rule=a.rule, events=a.events, ms=a.us / 1e3) for a in base.assumptions
+        ],
+    )
+
+
+def parse_change(model: TraceModel, graph: ReplayGraph, spec: str) -> _Change:
+    found = SPEC.match(spec.strip())
+    if found is None:
+        raise ChangeError(
+            f"cannot read the change {spec!r}: write KIND:PATTERN=FACTOR with KIND gpu, op or "
+            "host (gpu:gemm=0.5, op:aten::mm=0.5, host:DataLoader=0)"
+        )
+    kind, pattern, factor = found.group(1), found.group(2), float(found.group(3))
+    if kind in ("gpu", "op") and not factor > 0:
+        raise ChangeError(f"{spec!r}: GPU events need a factor above 0")
+    if kind == "host" and factor > 1:
+        raise ChangeError(f"{spec!r}: host time can only be kept in part (a factor 0 to 1)")
+    if kind == "host":
+        return _host_change(model, spec, pattern, factor)
+    names = model.names
+    if kind == "gpu":
+        hit = np.array([pattern in str(n) for n in names[graph.gpu.uid]], dtype=bool)
+    else:
+        launcher = model.launcher[graph.gpu.uid]
+        hit = (launcher != MISSING) & (names[np.maximum(launcher, 0)] == pattern)
+    if not hit.any():
+        raise ChangeError(f"{spec!r} matches no GPU event of the trace")
+    changes = gpu_events_scaled(graph, graph.gpu.uid[hit], factor, spec)
+    return _Change(spec, changes, int(hit.sum()))
+
+
+def _host_change(model: TraceModel, spec: str, pattern: str, factor: float) -> _Change:
+    ev = model.recorded
+    spans = np.flatnonzero(
+        ev["cat"].isin(HOST_SPANS).to_numpy()
+        & np.array([pattern in str(n) for n in model.names[: len(ev)]], dtype=bool)
+    )
+    if len(spans) == 0:
+        raise ChangeError(f"{spec!r} matches no host span of the trace")
+    ts, dur = ev["ts"].to_numpy(float), ev["dur"].to_numpy(float)
+    removed = tuple(
+        (int(model.thread_code[u]), float(ts[u]), float(ts[u] + (1 - factor) * dur[u]))
+        for u in _outermost(spans, ts, dur, model.thread_code)
+    )
+    return _Change(spec, Changes(host_removed=removed, label=spec), len(removed))
+
+
+def _outermost(spans: np.ndarray, ts: np.ndarray, dur: np.ndarray, thread: np.ndarray):
+    """The spans not inside another matched span of their thread (none is removed twice)."""
+    order = spans[np.lexsort((-dur[spans], ts[spans], thread[spans]))]
+    reach: dict[int, float] = {}
+    for u in order.tolist():
+        if ts[u] >= reach.get(int(thread[u]), -np.inf):
+            reach[int(thread[u])] = ts[u] + dur[u]
+            yield u
+
+
+def _predict(
+    model: TraceModel, graph: ReplayGraph, iterations: Iterations, base: StepReplay, c: _Change
+) -> Prediction:
+    after = replay_steps(graph, iterations, c.changes)
+    return Prediction(
+        spec=c.spec,
+        events=c.events,
+        predicted_step_ms=after.replayed_step_ms,
+        saving_ms=base.replayed_step_ms - after.replayed_step_ms,
+        critical_next=_path(model, graph, iterations, c.changes)[:3],
+    )
+
+
+def _path(
+    model: TraceModel, graph: ReplayGraph, iterations: Iterations, changes: Changes
+) -> list[PathItem]:
+    """The critical path's largest items over the median iteration (the window when no
+    iteration is marked)."""
+    replayed = replay(graph, changes)
+    thread = step_thread(graph)
+    marked = [i for i in iterations.iterations if not i.open_end and i.host_ms > 0]
+    if marked:
+        it = sorted(marked, key=lambda i: i.host_ms)[len(marked) // 2]
+        begin, end = (
+            map_time(graph, replayed, thread, iterations.origin_us + ms * 1e3)
+            for ms in (it.host_start_ms, it.host_end_ms)
+        )
+    else:
+        begin = float(min(replayed.host_start.min(initial=np.inf), replayed.gpu_start.min()))
+        end = replayed.end
+    path = critical_path(model, graph, replayed, thread, begin, end)
+    return [
+        PathItem(kind=k, name=n, ms=us / 1e3, share=share) for k, n, us, share in path.top(TOP_PATH)
+    ]
