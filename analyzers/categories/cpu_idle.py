@@ -24,7 +24,7 @@ from ..trace.iterations import Spread
 from ..trace.kernel_counts import KernelCounts
 from ..trace.launch_queue import LaunchQueue
 from ..trace.phases import PhaseSummary
-from .system_inputs import SystemInputs
+from .system_inputs import NO_TIME, SystemInputs
 
 IDLE_THRESHOLD_PERCENT = 15.0
 
@@ -107,17 +107,15 @@ def analyze_cpu_idle(inputs: SystemInputs) -> CpuIdleMetrics:
     timeline = inputs.any_timeline()
     if timeline.total_ms <= 0:
         return CpuIdleMetrics(status="ERROR", error="the run has no GPU time (total_time is 0)")
-    pct = timeline.percent
-    total = timeline.total_ms
-    idle_pct = pct.get("idle_time", 0.0)
-    idle_ms = timeline.time_ms.get("idle_time", 0.0)
+    idle = timeline.idle_time or NO_TIME
+    idle_pct = idle.percent
     util = GpuUtilizationSummary(
-        total_time_ms=round(total, 3),
-        idle_time_ms=round(idle_ms, 3),
+        total_time_ms=round(timeline.total_ms, 3),
+        idle_time_ms=round(idle.time_ms, 3),
         idle_time_percent=round(idle_pct, 2),
-        computation_percent=round(pct.get("computation_time", 0.0), 2),
-        communication_percent=round(pct.get("exposed_comm_time", 0.0), 2),
-        memcpy_percent=round(pct.get("exposed_memcpy_time", 0.0), 2),
+        computation_percent=round((timeline.computation_time or NO_TIME).percent, 2),
+        communication_percent=round((timeline.exposed_comm_time or NO_TIME).percent, 2),
+        memcpy_percent=round((timeline.exposed_memcpy_time or NO_TIME).percent, 2),
     )
     return CpuIdleMetrics(
         status="OK",

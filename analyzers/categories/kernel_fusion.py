@@ -17,12 +17,11 @@ lone GEMM saves nothing.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any, Literal, NamedTuple
 
 import pandas as pd
-from pydantic import BaseModel
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from ..layout import KERNEL_FUSION
 from ..perf.platforms import Platform
@@ -30,6 +29,7 @@ from ..prepare.document_base import OmitNone
 from ..prepare.fusion import FusionCandidate
 from ..report.cells import finite_number, structured
 from .models import MetricsStatus
+from .op_row import kernel_details
 from .system_inputs import SystemInputs
 
 CATEGORY = KERNEL_FUSION
@@ -128,14 +128,13 @@ class PerfLookup:
         self.table: dict[str, dict[str | None, PerfFacts]] = {}
         columns = summary.reindex(columns=[*LOOKUP_COLUMNS, "Input Dims"])  # missing: blank
         for details, moved, gflops, spec, dims in columns.itertuples(index=False, name=None):
-            details = structured(details)
-            if not isinstance(details, list):
+            kernels = kernel_details(structured(details))
+            if kernels is None:
                 continue
             facts = PerfFacts(finite_number(moved), finite_number(gflops), spec)
             shape = _shape(dims)
-            for detail in details:
-                if isinstance(detail, dict) and detail.get("name"):  # a parsed JSON cell
-                    self.table.setdefault(str(detail["name"]), {}).setdefault(shape, facts)
+            for kernel in kernels:
+                self.table.setdefault(kernel.name, {}).setdefault(shape, facts)
 
     def facts(self, name: str, shape: str | None) -> PerfFacts | None:
         shapes = self.table.get(name)
@@ -149,27 +148,33 @@ class PerfLookup:
         return shapes.get(shape) or next(iter(shapes.values()))
 
 
-@dataclass(frozen=True)
-class ChainKernel:
+class ChainKernel(BaseModel):
     """One kernel of a candidate's chain: an entry of `fusion_candidates.json` `kernels`,
     which the module pass writes with `name`/`type` and the sibling pass with
-    `kernel_name`/`kernel_type`."""
+    `kernel_name`/`kernel_type`. A key the entry lacks takes the default."""
 
-    name: str
-    type: str
-    dur_us: float
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    name: str = Field("", validation_alias=AliasChoices("name", "kernel_name"))
+    type: str = Field("Unknown", validation_alias=AliasChoices("type", "kernel_type"))
+    dur_us: float = 0.0
     data_in_mb: float | None = None
     data_out_mb: float | None = None
 
+    @field_validator("name", "type", mode="before")
     @classmethod
-    def of(cls, entry: Mapping[str, Any]) -> ChainKernel:
-        return cls(
-            name=str(entry.get("name", entry.get("kernel_name", ""))),
-            type=str(entry.get("type", entry.get("kernel_type", "Unknown"))),
-            dur_us=float(entry.get("dur_us") or 0.0),
-            data_in_mb=finite_number(entry.get("data_in_mb")),
-            data_out_mb=finite_number(entry.get("data_out_mb")),
-        )
+    def _text(cls, value: Any) -> str:
+        return str(value)
+
+    @field_validator("dur_us", mode="before")
+    @classmethod
+    def _duration(cls, value: Any) -> float:
+        return float(value or 0.0)
+
+    @field_validator("data_in_mb", "data_out_mb", mode="before")
+    @classmethod
+    def _megabytes(cls, value: Any) -> float | None:
+        return finite_number(value)
 
 
 def _is_norm(kernel: ChainKernel) -> bool:
@@ -264,7 +269,7 @@ def estimate(
     c: FusionCandidate, lookup: PerfLookup, peaks: Peaks, baseline_ms: float
 ) -> FusionEstimate | None:
     """The standalone estimate of one candidate, or None when a gate rejects it."""
-    kernels = [ChainKernel.of(k) for k in c.kernels or []]
+    kernels = [ChainKernel.model_validate(k) for k in c.kernels or []]
     names = [k.name for k in kernels]
     if len(kernels) < 2 or c.has_fused_kernel or any(n.startswith("triton_") for n in names):
         return None

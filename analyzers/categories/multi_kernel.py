@@ -161,7 +161,7 @@ class MultiKernelMetrics(OmitNone):
     @model_serializer(mode="wrap")
     def _omit_none(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data = handler(self)
-        if self.status == "SUCCESS" and data.get("overlap_analysis") is None:
+        if self.status == "SUCCESS" and self.overlap_analysis is None:
             data["overlap_analysis"] = {}
         return {k: v for k, v in data.items() if v is not None}
 
@@ -275,7 +275,8 @@ def cross_validate(overlap: OverlapAnalysis | None, timeline: Timeline) -> Cross
     checks = []
     warnings = []
     for metric, key, row in CROSS_CHECKS:
-        tl_ms = timeline.time_ms.get(row)  # a timeline without the row has no entry
+        tl_row = getattr(timeline, row)  # None: the timeline has no such row
+        tl_ms = tl_row.time_ms if tl_row is not None else None
         mk_us = getattr(overlap, key) if overlap is not None else None
         check = cross_check(metric, mk_us, tl_ms)
         checks.append(check)

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from ..prepare.manifest import CategoryMetadata
 from . import scoring
@@ -60,13 +61,32 @@ def kernel_breakdown(items: Sequence[KernelDetail]) -> dict[str, Any]:
     }
 
 
+class AttentionParams(BaseModel):
+    """The keys of an attention row's `perf_params` cell the workload profile reads, values
+    as the cell has them; a token sum the cell lacks is 0 (None when the row has no params)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    n_q: JsonValue = Field(None, alias="N_Q")
+    n_kv: JsonValue = Field(None, alias="N_KV")
+    h_q: JsonValue = Field(None, alias="H_Q")
+    h_kv: JsonValue = Field(None, alias="H_KV")
+    sum_ctx_tokens: JsonValue = 0
+    sum_gen_tokens: JsonValue = 0
+
+    @classmethod
+    def of(cls, params: Any) -> AttentionParams:
+        """The parsed cell; a cell that is not a JSON object gives no params at all."""
+        if isinstance(params, dict):
+            return cls.model_validate(params)
+        return cls(sum_ctx_tokens=None, sum_gen_tokens=None)
+
+
 def workload_profile(params: Any) -> dict[str, Any]:
     """Prefill- or decode-heavy from the summed context / generated tokens; GQA or MHA."""
-    absent = None if not isinstance(params, dict) else 0
-    params = params if isinstance(params, dict) else {}
-    h_q, h_kv = params.get("H_Q"), params.get("H_KV")
-    ctx = params.get("sum_ctx_tokens", absent)
-    gen = params.get("sum_gen_tokens", absent)
+    read = AttentionParams.of(params)
+    h_q, h_kv = read.h_q, read.h_kv
+    ctx, gen = read.sum_ctx_tokens, read.sum_gen_tokens
     tokens = (ctx or 0) + (gen or 0)
     ratio = (ctx or 0) / tokens if tokens else None
     if ratio is None:
@@ -80,8 +100,8 @@ def workload_profile(params: Any) -> dict[str, Any]:
         elif h_kv == h_q:
             pattern = "MHA"
     return {
-        "n_q": params.get("N_Q"),
-        "n_kv": params.get("N_KV"),
+        "n_q": read.n_q,
+        "n_kv": read.n_kv,
         "h_q": h_q,
         "h_kv": h_kv,
         "sum_ctx_tokens": ctx,

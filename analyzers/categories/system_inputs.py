@@ -3,10 +3,9 @@ built in memory from the run's perf report and category data (docs/analysis.md).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import pandas as pd
-from pydantic import BaseModel
 
 from ..perf.platforms import Platform
 from ..prepare.comparative_fusion import ComparativeCandidate
@@ -18,27 +17,46 @@ from ..trace.idle_causes import IdleBreakdown
 from ..trace.kernel_counts import KernelCounts
 
 
-class Timeline(BaseModel):
-    """gpu_timeline rows: type -> time in ms and percent of total."""
+@dataclass(frozen=True)
+class TimelineRow:
+    """One gpu_timeline row: its time in ms and in % of the total."""
 
-    time_ms: dict[str, float]
-    percent: dict[str, float]
+    time_ms: float
+    percent: float
+
+
+NO_TIME = TimelineRow(0.0, 0.0)  # what a row the timeline lacks counts as, where it counts
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """The gpu_timeline rows the system analyses read; None where the table has no such row."""
+
+    total_time: TimelineRow
+    computation_time: TimelineRow | None = None
+    exposed_comm_time: TimelineRow | None = None
+    exposed_memcpy_time: TimelineRow | None = None
+    idle_time: TimelineRow | None = None
 
     @property
     def total_ms(self) -> float:
-        return self.time_ms["total_time"]
+        return self.total_time.time_ms
 
     @classmethod
     def from_sheet(cls, sheet: pd.DataFrame | None) -> Timeline | None:
         """The perf report's gpu_timeline table; None when it has no total_time row."""
         if sheet is None or sheet.empty or "type" not in sheet:
             return None
-        types = sheet["type"].astype(str)
-        times = dict(zip(types, sheet["time ms"].astype(float), strict=True))
-        if "total_time" not in times:
+        cells = zip(
+            sheet["type"].astype(str),
+            sheet["time ms"].astype(float),
+            sheet["percent"].astype(float),
+            strict=True,
+        )
+        rows = {kind: TimelineRow(ms, pct) for kind, ms, pct in cells}  # the last row of a type
+        if "total_time" not in rows:
             return None
-        pcts = dict(zip(types, sheet["percent"].astype(float), strict=True))
-        return cls(time_ms=times, percent=pcts)
+        return cls(**{kind: row for kind, row in rows.items() if kind in TIMELINE_ROWS})
 
     @classmethod
     def from_manifest(cls, manifest: Manifest) -> Timeline:
@@ -46,16 +64,20 @@ class Timeline(BaseModel):
         total communication or memcpy rows."""
         util = manifest.gpu_utilization
         total = float(util.total_time_ms)
-        times, pcts = {"total_time": total}, {"total_time": 100.0}
-        for row, percent in (
-            ("computation_time", util.computation_time_percent),
-            ("exposed_comm_time", util.exposed_comm_time_percent),
-            ("exposed_memcpy_time", util.exposed_memcpy_time_percent),
-            ("idle_time", util.idle_time_percent),
-        ):
-            pcts[row] = float(percent)
-            times[row] = float(percent) * total / 100.0
-        return cls(time_ms=times, percent=pcts)
+
+        def row(percent: float) -> TimelineRow:
+            return TimelineRow(float(percent) * total / 100.0, float(percent))
+
+        return cls(
+            total_time=TimelineRow(total, 100.0),
+            computation_time=row(util.computation_time_percent),
+            exposed_comm_time=row(util.exposed_comm_time_percent),
+            exposed_memcpy_time=row(util.exposed_memcpy_time_percent),
+            idle_time=row(util.idle_time_percent),
+        )
+
+
+TIMELINE_ROWS = frozenset(f.name for f in fields(Timeline))
 
 
 @dataclass(frozen=True)

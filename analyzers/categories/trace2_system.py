@@ -38,13 +38,13 @@ def trace2_inputs(manifest: Manifest, comparison: Comparison) -> SystemInputs | 
     if manifest.comparison_scope != "comparative" or util2 is None:
         return None
     parts = system_parts(comparison.model)
-    sheets = comparison.report.sheets
+    report = comparison.report
     return SystemInputs(
         manifest=manifest.model_copy(update={"gpu_utilization": util2}),
-        timeline=Timeline.from_sheet(sheets.get("gpu_timeline")),
+        timeline=Timeline.from_sheet(report.sheets["gpu_timeline"]),  # every report has it
         multi_kernel=parts.multi_kernel,
         fusion_candidates=[],
-        unified=sheets.get("unified_perf_summary"),
+        unified=report.unified.summary if report.unified is not None else None,
         platform=comparison.platform,
         idle=parts.idle,
         kernels=parts.kernels,

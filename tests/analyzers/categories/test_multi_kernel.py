@@ -23,7 +23,7 @@ from rooflens.analyzers.categories.multi_kernel import (
     OVERLAP_TARGET_RATIO,
     analyze_multi_kernel,
 )
-from rooflens.analyzers.categories.system_inputs import SystemInputs, Timeline
+from rooflens.analyzers.categories.system_inputs import SystemInputs, Timeline, TimelineRow
 from rooflens.analyzers.pipeline.folder import RunFolder
 from tests.helpers.pipeline_runs import manifest, system_inputs
 
@@ -277,8 +277,8 @@ def test_cross_validation_zero_and_total() -> None:
 def test_cross_validation_skips_missing_timeline_rows() -> None:
     # a gpu_timeline without computation or exposed-memcpy rows: those two are not compared
     timeline = Timeline(
-        time_ms={"total_time": 100.0, "exposed_comm_time": 0.0},
-        percent={"total_time": 100.0, "exposed_comm_time": 0.0},
+        total_time=TimelineRow(time_ms=100.0, percent=100.0),
+        exposed_comm_time=TimelineRow(time_ms=0.0, percent=0.0),
     )
     cv = dump(replace(make_run(), timeline=timeline))["cross_validation"]
     assert [c["status"] for c in cv["checks"]] == ["SKIP", "PASS", "SKIP", "PASS"]
