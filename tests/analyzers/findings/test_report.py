@@ -178,3 +178,16 @@ def test_missing_finding_card_gets_a_fallback(run):
     assert "### 🟢 P3: elementwise item" in text
     assert "**Insight**: elementwise item; it could save 0.150–0.250 ms" in text
     assert validate_report_text(text, run.folder) == []
+
+
+def test_a_priority_data_that_does_not_read_is_one_r1_problem(run):
+    """Parsed up front as PriorityData: a document of the wrong shape is named, not skipped."""
+    text = run.compose()
+    (run.folder / "priority_data.json").write_text('{"baseline_ms": 10.0, "priorities": {}}')
+    problems = [p for p in validate_report_text(text, run.folder) if p.rule == "R1"]
+    assert [(p.line, p.message.split(" (")[0]) for p in problems] == [
+        (1, "priority_data.json does not match its model")
+    ]
+    assert "priorities: " in problems[0].message and "regenerate it" in problems[0].message
+    (run.folder / "priority_data.json").unlink()
+    assert [p for p in validate_report_text(text, run.folder) if p.rule.startswith("R")] == []

@@ -159,3 +159,16 @@ def test_file_wrapper_loads_sibling_metrics(tmp_path):
     assert validate_findings_file(md, "compute") == []  # no metrics: F10-F12 skipped
     (tmp_path / "category_data" / "gemm_metrics.json").write_text(json.dumps(METRICS))
     assert [(p.rule, p.line) for p in validate_findings_file(md, "compute")] == [("F11", 26)]
+
+
+def test_metrics_of_the_wrong_shape_are_named(tmp_path):
+    (tmp_path / "category_findings").mkdir()
+    (tmp_path / "category_data").mkdir()
+    md = tmp_path / "category_findings" / "gemm_findings.md"
+    md.write_text(COMPUTE, encoding="utf-8")
+    (tmp_path / "category_data" / "gemm_metrics.json").write_text('{"operations": {}}')
+    (problem,) = validate_findings_file(md, "compute")
+    assert (problem.rule, problem.line) == ("F10", 1)
+    assert problem.message.startswith("gemm_metrics.json cannot be read as metrics (operations: ")
+    (bad,) = validate_findings(COMPUTE, "compute", metrics={"operations": [1]})
+    assert bad.message.startswith("the metrics document cannot be read as metrics")

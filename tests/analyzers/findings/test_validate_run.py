@@ -418,3 +418,17 @@ def test_inv12_priorities_hold_the_p_numbered_items(tmp_path: Path) -> None:
                 "tracelens_compute": {"priorities": [], "findings": []}}  # fmt: skip
     assert "INV12" in _codes(tmp_path, priority)
     assert "INV12" in _codes(tmp_path, {"baseline_ms": 200.0, "priorities": []})
+
+
+def test_a_document_of_the_wrong_shape_names_the_file_and_the_field(tmp_path: Path) -> None:
+    run = make_run(tmp_path, priority={"baseline_ms": 200.0, "priorities": {"p_number": 1}})
+    manifest = run / "category_data" / "category_manifest.json"
+    _write(manifest, {"gpu_utilization": [], "categories": {"gemm": 1}})
+    result = validate_run(run)
+    assert result.time_check.messages == [
+        "category_data/category_manifest.json does not match its model (categories: Input "
+        "should be a valid array): run the prepare step before validating."
+    ]
+    (message,) = result.priority_check.messages
+    assert message.startswith("priority_data.json does not match its model (priorities: ")
+    assert message.endswith("regenerate it with the priorities step.")
