@@ -9,6 +9,7 @@ could recover. Trace 2's figures come from the manifest (`trace2_gpu_utilization
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -86,13 +87,13 @@ def category_names(labels: list[object] | None = None) -> dict[str, str]:
 def category_times(rows: list[dict[str, Any]]) -> dict[str, float]:
     """Trace 2's direct kernel time per op category, keyed lower-case (the spec matches the
     manifest's category names case-insensitively)."""
-    out: dict[str, float] = {}
+    out: defaultdict[str, float] = defaultdict(float)
     for row in rows:
         name, value = row.get("op category"), row.get("total_direct_kernel_time_ms")
         if name is None or value is None:
             continue
-        out[str(name).lower()] = out.get(str(name).lower(), 0.0) + float(value)
-    return out
+        out[str(name).lower()] += float(value)
+    return dict(out)
 
 
 def title(model: str, platform1: str | None, comparison: ReportComparison) -> str:

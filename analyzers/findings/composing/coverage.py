@@ -17,13 +17,13 @@ from ...categories.models import CategoryMetrics, Operation
 from ...markdown_text import md_cell, md_code, md_prose
 from ...perf.kernel_names import short_kernel_name
 from ...perf.platform_choice import NO_PLATFORM
-from ...trace.health import HealthWarning
+from ...trace.health import HealthWarning, Severity
 from ..ranking.unmodelled import modelled, reason_md, unmodelled_reason
 from .cards import ms
 
 HEADING = "What this analysis could and could not see"
 TOP_UNMODELLED = 5
-SEVERITY_ICONS = {"error": "⛔", "warning": "⚠️", "info": "ℹ️"}
+SEVERITY_ICONS: dict[Severity, str] = {"error": "⛔", "warning": "⚠️", "info": "ℹ️"}
 
 
 @dataclass(frozen=True)
@@ -118,8 +118,7 @@ def _health_part(warnings: Iterable[HealthWarning] | None) -> str:
         )
     lines = ["**Trace health.** What the trace lacks, what it weakens, how to profile again:"]
     lines += [
-        f"- {SEVERITY_ICONS.get(w.severity, '')} {md_code(w.code)}: {md_prose(w.message)}"
-        for w in found
+        f"- {SEVERITY_ICONS[w.severity]} {md_code(w.code)}: {md_prose(w.message)}" for w in found
     ]
     return "\n".join(lines)
 

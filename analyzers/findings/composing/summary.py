@@ -337,8 +337,8 @@ def priorities_table(run: ReportInputs) -> str:
     for item in items:
         kind = KIND_WORDS[item.kind]
         s = item.saving
-        over = counted.get(item.p_number)
-        shared = f"; its kernels are P{over}'s, counted there" if over else ""
+        over = item.p_number in counted  # its kernels are a higher-ranked item's
+        shared = f"; its kernels are P{counted[item.p_number]}'s, counted there" if over else ""
         title = md_table_cell(item.title)
         if s is None:
             rows.append(

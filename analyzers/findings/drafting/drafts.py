@@ -66,6 +66,7 @@ ACTIONS = {
     "unmodeled": "Profile this op's kernels with hardware counters "
     "to find which resource limits them.",
 }
+ACTIONS["unknown"] = ACTIONS["unmodeled"]  # one action per Finding.bound_type
 
 
 def tier_for(key: str) -> Tier:
@@ -236,7 +237,7 @@ def _roofline_wording(
         title=f"{bound.capitalize()}-bound {md_code(category)} ops {where} roofline",
         insight=f"{count} ({num(time_ms)} ms) {verb} {where} {peak}.",
         reason=f"These ops reach {span} of {peak}. {COUNTERS}",
-        action=ACTIONS.get(bound, ACTIONS["unmodeled"]),
+        action=ACTIONS[bound],
     )
 
 
@@ -333,7 +334,7 @@ def fusion_pair(
         insight = fusion_insight(candidate)
         action = FUSION_ACTION_COMPARED
     card = PItem(
-        rank, title, suffix, ICONS.get(conf, ICONS["low"]),
+        rank, title, suffix, ICONS[conf],
         fields=(("Insight", insight), ("Action", action),
                 ("Confidence", f"{conf.capitalize()} -- from the module name and kernel mix")),
         impact=p_marker(est), impact_text=impact,

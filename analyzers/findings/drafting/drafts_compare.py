@@ -26,16 +26,18 @@ CAUSE = (
     "(library version, compiler flags, clocks, autotuning); across two GPUs the ratio also "
     "mixes hardware and software."
 )
-ACTIONS = {
-    "compute": "Look at the kernels trace 2 runs for these shapes (What changed) and try that "
-    "library, algorithm or tuning for trace 1; a side-by-side benchmark of the shape confirms it.",
-    "memory": "Check how trace 2 reads the same data (fewer kernels, another layout or a fused "
-    "kernel, in What changed) and bring that to trace 1; a side-by-side benchmark confirms it.",
-}
 DEFAULT_ACTION = (
     "Compare the kernels each trace runs for these operations (What changed) and move trace 1 "
     "to what trace 2 does; a side-by-side benchmark of the shape confirms the cause."
 )
+ACTIONS = {  # one per Finding.bound_type
+    "compute": "Look at the kernels trace 2 runs for these shapes (What changed) and try that "
+    "library, algorithm or tuning for trace 1; a side-by-side benchmark of the shape confirms it.",
+    "memory": "Check how trace 2 reads the same data (fewer kernels, another layout or a fused "
+    "kernel, in What changed) and bring that to trace 1; a side-by-side benchmark confirms it.",
+    "unknown": DEFAULT_ACTION,
+    "unmodeled": DEFAULT_ACTION,
+}
 
 
 class ComparedWords(NamedTuple):
@@ -96,7 +98,7 @@ def comparative_words(
             f" Trace 2 is faster than trace 1's roofline allows, so the saving counts the gap "
             f"only down to that roofline ({floor} of trace 1's time)."
         )
-    return ComparedWords(title, insight, reason, ACTIONS.get(bound, DEFAULT_ACTION))
+    return ComparedWords(title, insight, reason, ACTIONS[bound])
 
 
 KERNEL_COLUMNS = ("Kernel", "Type", "Duration (us)")

@@ -86,13 +86,11 @@ def source_phrase(group: CopyVerdict) -> str | None:
 def describe(group: CopyVerdict) -> str:
     """`D2H to pageable memory at 11.3 GB/s of the 64 GB/s PCIe 5.0 x16 link`; a link
     other than HBM is named by the platform (a user's file, so a code span)."""
-    memory = {
-        "pageable": " pageable memory",
-        "pinned": " pinned memory",
-        "unknown": " host memory",
-    }.get(group.host_memory, "")
-    side = {"H2D": " from", "D2H": " to"}.get(group.route, "")
-    text = f"{group.route}{side}{memory}" if memory else group.route
+    text = group.route
+    if group.host_memory in ("pageable", "pinned", "unknown"):
+        side = " from" if group.route == "H2D" else " to" if group.route == "D2H" else ""
+        held = "host" if group.host_memory == "unknown" else group.host_memory
+        text = f"{group.route}{side} {held} memory"
     if group.achieved_gbps is not None and group.link_gbps:
         link = "HBM" if group.link == "HBM" else f"{md_code(group.link)} link"
         text += f" at {group.achieved_gbps:.3g} GB/s of the {group.link_gbps:g} GB/s {link}"
