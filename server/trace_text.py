@@ -7,7 +7,7 @@ carries such text says so in its JSON-schema description (`TraceText`, or `trace
 with a description of its own), so a model reading `tools/list` knows the text is data to
 report, never instructions to follow (docs/security.md).
 
-The engine's models (`Inspection`, `ModelIdentification`, `JobOverview`) stay free of MCP
+The engine's models (`Inspection`, `ModelIdentification`, `JobOverview`, `WhatIf`) stay free of MCP
 concerns; the views below narrow their text fields and are built from the engine's instances.
 """
 
@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from rooflens.analyzers.findings.composing.model_info import ModelIdentification
 from rooflens.analyzers.job.overview import CauseView, FailureView, FindingView, JobOverview
+from rooflens.analyzers.replay.what_if import IterationFigure, PathItem, Prediction, WhatIf
 from rooflens.analyzers.trace.device import GpuIdentity
 from rooflens.analyzers.trace.health import (
     CaptureMergeHealth,
@@ -106,3 +107,24 @@ class JobOverviewView(_FromEngine, JobOverview):
     failures: list[FailureNote]
     causes: list[CauseNote]
     findings: list[JobFindingNote]
+
+
+class PathItemView(_FromEngine, PathItem):
+    name: str = traced("a kernel, host call, operator, annotation or Python frame of the trace")
+
+
+class IterationView(_FromEngine, IterationFigure):
+    label: TraceText
+
+
+class PredictionView(_FromEngine, Prediction):
+    critical_next: list[PathItemView]
+
+
+class WhatIfView(_FromEngine, WhatIf):
+    """The replay, its critical path and the predictions; trace names marked."""
+
+    iterations: list[IterationView]
+    critical_path: list[PathItemView]
+    changes: list[PredictionView]
+    combined: PredictionView | None

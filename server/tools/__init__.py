@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from mcp.server import MCPServer
 
-from . import categories, findings, full, job, load, query, report
+from . import categories, findings, full, job, load, query, report, what_if
 
 
 def register(mcp: MCPServer) -> None:
-    for module in (load, categories, findings, report, query, full, job):
+    for module in (load, categories, findings, report, query, full, job, what_if):
         module.register(mcp)

@@ -28,6 +28,8 @@ from rooflens.analyzers.perf.platforms import PlatformFileError, UnknownPlatform
 from rooflens.analyzers.pipeline.ledger import RunFolderError
 from rooflens.analyzers.pipeline.steps import NotAnalysable, StepMissing
 from rooflens.analyzers.prepare.categories import CategoryLookupError, find_category
+from rooflens.analyzers.replay.graph import CannotReplay
+from rooflens.analyzers.replay.what_if import ChangeError
 from rooflens.analyzers.trace.errors import TraceError
 
 from ..jobs import JobNotFound
@@ -108,6 +110,8 @@ NEXT_STEP: dict[type[Exception], str] = {
     JobInputError: "",
     ClusterError: "",
     JobFailed: "check the traces: each rank's reason is given",
+    ChangeError: "",
+    CannotReplay: "",
     JobNotFound: "",
 }
 

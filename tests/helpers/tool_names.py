@@ -28,6 +28,7 @@ TOOLS = {
     "render_performance_plot",
     "load_job",
     "get_job_overview",
+    "what_if",
 }
 
 # A backticked snake_case word starting with one of these verbs reads as a tool name.
