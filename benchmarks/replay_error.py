@@ -1,5 +1,6 @@
 """Identity replay error on every shared trace: the dependency graph replayed with nothing
-changed should give back the steps the trace measured (docs/what-if.md#step-times-and-the-identity-replay-error).
+changed should give back the steps the trace measured
+(docs/what-if.md#step-times-and-the-identity-replay-error).
 
 For each trace: the measured and replayed step (median over iterations with a marked end; the
 whole window when none is marked), the mean identity error over iterations, the window, the
