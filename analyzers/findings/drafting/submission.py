@@ -103,14 +103,14 @@ def _card(card: PItem, prose: PItemProse) -> PItem:
 
 
 def _block(block: DetailBlock, prose: PItemProse) -> DetailBlock:
-    new_text = {
+    given = {
         "Identification": prose.identification,
         "Reasoning for Slowdown": prose.reasoning,
         "Resolution": prose.resolution,
     }
+    new_text = {label: text for label, text in given.items() if text is not None}
     sections = tuple(
-        replace(s, inline=new_text[s.label]) if new_text.get(s.label) is not None else s
-        for s in block.sections
+        replace(s, inline=new_text[s.label]) if s.label in new_text else s for s in block.sections
     )
     return replace(block, title=prose.title or block.title, sections=sections)
 
