@@ -43,6 +43,7 @@ from .impact_scale import (
     rank_items,
     totals,
 )
+from .run_metrics import RunMetrics
 
 FALLBACK_SHARE = 0.05
 SKIPPED_STATUSES = ("ERROR", "NO_DATA")
@@ -236,6 +237,7 @@ def priority_data(
     manifest: Manifest, metrics: Mapping[str, Metrics], max_recommendations: int = 6
 ) -> PriorityData:
     """Rank the findings of every analysed category (`metrics`: key -> its metrics)."""
+    metrics = RunMetrics.of(metrics)  # typed once for the candidates and the shared kernels
     gpu = manifest.gpu_utilization
     baseline_ms = gpu.total_time_ms
     display = {c.name: c.display_name or c.name for c in manifest.categories}
