@@ -13,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
 from ..perf.kernel_precision import read_kernel
-from .op_row import KernelDetail, OpRow
+from .op_row import KernelDetail, OpRow, ranked_rows
 
 WIDE = ("fp32", "fp64")  # precisions that AMP/TF32 would lower
 
@@ -36,13 +37,15 @@ class SimtKernel(BaseModel):
     time_ms: float
 
 
-def simt_kernels(rows: Sequence[OpRow], operations: Sequence[Any]) -> tuple[SimtKernel, ...]:
-    """The SIMT fp32/fp64 matrix kernels of the rows without a usable roofline. `rows` and
-    their `operations` are in build_operations's order (kernel time, longest first); a row
-    without kernel details (one row per kernel name) is its own kernel; a row without a
-    name has none to give."""
+def simt_kernels(ops: pd.DataFrame, operations: Sequence[Any]) -> tuple[SimtKernel, ...]:
+    """The SIMT fp32/fp64 matrix kernels of `ops`'s rows without a usable roofline.
+    `operations` are the rows' Operations in build_operations's order (kernel time, longest
+    first); a row without kernel details (one row per kernel name) is its own kernel; a row
+    without a name has none to give."""
+    if ops.empty or "name" not in ops:
+        return ()
     found: list[SimtKernel] = []
-    for row, op in zip(rows, operations, strict=False):
+    for row, op in zip(ranked_rows(ops), operations, strict=False):
         if row.name is None or _modelled(op):
             continue
         found.extend(_row_kernels(row.name, row))

@@ -1,8 +1,8 @@
 """The shared pipeline every compute category runs (docs/analysis.md#compute-categories).
 
 Pure functions over the rows of `category_data/<key>_ops.csv` (TraceLens headers; structured
-cells are JSON text) and the category's metadata dict. Times are in ms, scores in % of the
-end-to-end GPU time (`gpu_utilization.total_time_ms`).
+cells are JSON text), read as `OpRow`s (op_row.py), and the category's metadata. Times are
+in ms, scores in % of the end-to-end GPU time (`gpu_utilization.total_time_ms`).
 """
 
 from __future__ import annotations
@@ -248,14 +248,12 @@ def build_operations(
     classify: Classifier | None = None,
     fusion_map: Mapping[str, str] | None = None,
     comparative: bool = False,
-    rows: list[OpRow] | None = None,
 ) -> tuple[Operation, ...]:
     """One entry per row (docs/analysis.md#operations), longest kernel time first;
-    `comparative`: scored against trace 2 (categories/comparative.py); `rows`: the rows of
-    `ops` as `ranked_rows` gives them, when the caller has them already."""
+    `comparative`: scored against trace 2 (categories/comparative.py)."""
     baseline = baseline_ms(metadata)
     category_us = float(kernel_time_us(ops).sum())
-    rows = ranked_rows(ops) if rows is None else rows
+    rows = ranked_rows(ops)
     with_chain = len(rows) <= CALL_CHAIN_MAX_OPS
     return tuple(
         _operation(
@@ -387,7 +385,6 @@ def score(
     """Time metrics, operations, estimates and findings of one category."""
     baseline = baseline_ms(metadata)
     comparative = scope == "comparative"
-    rows = ranked_rows(ops)
     operations = build_operations(
         ops,
         metadata,
@@ -395,7 +392,6 @@ def score(
         classify=classify,
         fusion_map=fusion_map,
         comparative=comparative,
-        rows=rows,
     )
     estimates = impact_estimates(operations, category, baseline, comparative=comparative)
     return CategoryMetrics(
@@ -409,5 +405,5 @@ def score(
         category_findings=category_findings(
             estimates, comparative=comparative, judged_ms=judged_window_ms(metadata)
         ),
-        simt_kernels=simt_kernels(rows, operations) or None,
+        simt_kernels=simt_kernels(ops, operations) or None,
     )
