@@ -64,8 +64,8 @@ def hta_path(python: str, trace: Path) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def our_path(trace: Path) -> tuple[float, float, set[tuple[str, int]], float]:
-    """(host µs, GPU µs, kernels on the path by (name, start rel. to the first event), span)."""
+def our_path(trace: Path) -> tuple[float, set[tuple[str, int]], float]:
+    """(GPU µs, kernels on the path by (name, start rel. to the first event), span µs)."""
     model, _ = read_trace(trace)
     graph = build_graph(model)
     replayed = replay(graph)
@@ -81,7 +81,7 @@ def our_path(trace: Path) -> tuple[float, float, set[tuple[str, int]], float]:
     gpu = sum(v for k, v in kinds.items() if k in GPU_KINDS)
     origin = float(np.nanmin(model.recorded["ts"].to_numpy(float)))
     kernels = {(s.name, round(s.start_us - origin)) for s in path.segments if s.kind == "gpu"}
-    return sum(kinds.values()) - gpu, gpu, kernels, path.span_us
+    return gpu, kernels, path.span_us
 
 
 def main(argv: list[str]) -> int:
@@ -91,7 +91,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     for trace in args.traces or DEFAULT:
         theirs = hta_path(args.hta_python, trace)
-        host, gpu, kernels, span = our_path(trace)
+        gpu, kernels, span = our_path(trace)
         by = theirs["bound_by"]
         their_gpu = sum(v for k, v in by.items() if k.startswith("gpu"))
         their_total = sum(by.values()) or 1.0
