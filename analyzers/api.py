@@ -42,9 +42,8 @@ from .pipeline.steps import (
     NotAnalysable,
     Pipeline,
     RunResults,
-    missing_gpu_work,
 )
-from .report.loading import Loaded, load_step, read_trace
+from .report.loading import Loaded, load_step, missing_gpu_work, read_trace
 from .trace.health import TraceHealth
 from .trace.inspect import Inspection, inspect_trace
 from .trace.open_trace import AUTO, CaptureChoice

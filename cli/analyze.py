@@ -51,11 +51,10 @@ from rooflens.analyzers.pipeline.steps import (
     REPORTED,
     Pipeline,
     RunResults,
-    missing_gpu_work,
 )
 from rooflens.analyzers.report.csv_cells import csv_cells_of
 from rooflens.analyzers.report.files import roofline_coverage
-from rooflens.analyzers.report.loading import Loaded, load_step, read_trace
+from rooflens.analyzers.report.loading import Loaded, load_step, missing_gpu_work, read_trace
 from rooflens.analyzers.trace.errors import TraceError
 
 from .common import EXIT_OK, capture_choice, fail, print_json

@@ -16,9 +16,8 @@ from rooflens.analyzers.pipeline.steps import (
     NotAnalysable,
     Pipeline,
     RunResults,
-    missing_gpu_work,
 )
-from rooflens.analyzers.report.loading import Loaded, load_step, read_trace
+from rooflens.analyzers.report.loading import Loaded, load_step, missing_gpu_work, read_trace
 from rooflens.analyzers.trace.health import TraceHealth, assess
 from rooflens.analyzers.trace.open_trace import AUTO
 from rooflens.analyzers.trace.read import require_regular_file

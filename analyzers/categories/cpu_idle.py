@@ -20,7 +20,7 @@ from ..markdown_text import md_code
 from ..prepare.document_base import OmitNone
 from ..trace.idle_attribution import Culprit
 from ..trace.idle_causes import CallSite, IdleBreakdown, IterationIdle
-from ..trace.iterations import Spread
+from ..trace.iterations import IterationMethod, Spread
 from ..trace.kernel_counts import KernelCounts
 from ..trace.launch_queue import LaunchQueue
 from ..trace.phases import PhaseSummary
@@ -46,7 +46,7 @@ class KernelAnalysis(BaseModel):
 
 
 class IterationSummary(BaseModel):
-    method: str
+    method: IterationMethod
     confident: bool
     count: int
     mean_ms: float

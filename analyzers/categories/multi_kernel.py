@@ -186,9 +186,9 @@ def assess_memcpy(memcpy: MemcpySummary, total_ms: float) -> MemcpyAssessment:
         return MemcpyAssessment(flagged=False, details=NO_TOTAL)
     issues = []
     for direction in MEMCPY_DIRECTIONS:
-        stats = memcpy.by_direction.get(direction)  # a direction without copies has no entry
-        if stats is None:
+        if direction not in memcpy.by_direction:  # a direction without copies has no entry
             continue
+        stats = memcpy.by_direction[direction]
         count, time_ms = stats.count, stats.total_time_us / 1000.0
         pct = _percent(time_ms, total_ms)
         if pct > MEMCPY_PERCENT_LIMIT or count > MEMCPY_COUNT_LIMIT:

@@ -21,8 +21,8 @@ from pathlib import Path
 from ..perf.platforms import PlatformFileError, UnknownPlatform
 from ..pipeline.ledger import RunRecord, TraceIdentity, new_run_id
 from ..pipeline.sealed import SealedRun
-from ..pipeline.steps import LOADED, RunResults, missing_gpu_work
-from ..report.loading import load_step, read_trace
+from ..pipeline.steps import LOADED, RunResults
+from ..report.loading import load_step, missing_gpu_work, read_trace
 from ..trace.errors import TraceError
 from ..trace.health import TraceHealth
 from ..trace.model import TraceModel

@@ -54,8 +54,8 @@ from ..perf.platform_choice import platform_warnings, run_warnings
 from ..perf.platforms import Platform
 from ..prepare.category_data import CategoryData, prepare
 from ..report.build import PerfReport
-from ..report.loading import Loaded
-from ..trace.health import HealthWarning, assess, counters_only_message
+from ..report.loading import Loaded, missing_gpu_work
+from ..trace.health import HealthWarning, assess
 from ..trace.model import TraceModel
 from .folder import RunFolder
 
@@ -80,7 +80,6 @@ STEPS = (
 )
 BY_NAME = {s.name: s for s in STEPS}
 STEP_ORDER = tuple(s.name for s in STEPS)
-SYSTEM_FIRST = layout.SYSTEM_KEYS  # the order the system analyses run in
 
 
 class StepMissing(RuntimeError):
@@ -163,7 +162,7 @@ class Pipeline:
         """The keys to analyse, in the declared order: system analyses, then compute ones."""
         entries = self.category_data().manifest.categories
         names = [e.name for e in entries]
-        system = [k for k in SYSTEM_FIRST if k in names]
+        system = [k for k in layout.SYSTEM_KEYS if k in names]
         return [*system, *(e.name for e in entries if e.tier == "compute_kernel")]
 
     # -- steps ---------------------------------------------------------------------------
@@ -197,7 +196,7 @@ class Pipeline:
                 f"{key} is not an analysable category of {self.label}; analysable: "
                 + ", ".join(keys)
             )
-        if key not in SYSTEM_FIRST and KERNEL_FUSION in keys:
+        if key not in layout.SYSTEM_KEYS and KERNEL_FUSION in keys:
             self.metrics_of(KERNEL_FUSION, run=True)  # declared: fusion first
         metrics = self.results.metrics[key] = self._analysis(key)
         system2 = self.trace2_system() if key == CPU_IDLE else None
@@ -228,7 +227,7 @@ class Pipeline:
 
     def _analysis(self, key: str) -> Metrics:
         data, r = self.category_data(), self.results
-        if key in SYSTEM_FIRST:
+        if key in layout.SYSTEM_KEYS:
             inputs = SystemInputs(
                 manifest=data.manifest,
                 timeline=Timeline.from_sheet(r.report.sheets.get("gpu_timeline")),
@@ -446,19 +445,3 @@ class Pipeline:
         if stop >= STEP_ORDER.index(REPORTED):
             progress("identifying the model, drawing the plot, composing the report")
             self.compose(prose)
-
-
-NO_GPU_EVENTS = (
-    "the trace holds no GPU events (no kernels, copies or memsets), so there is no GPU time "
-    "to analyse; profile again with the GPU activity on (torch.profiler "
-    "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], which also covers ROCm)"
-)
-
-
-def missing_gpu_work(model: TraceModel) -> str | None:
-    """Why a trace cannot be analysed at all, or None: the analysis starts from GPU time. A
-    range-profiler trace is described, not called empty (trace/range_counters.py)."""
-    if len(model.gpu):
-        return None
-    counters = model.trace.counters
-    return NO_GPU_EVENTS if counters is None else counters_only_message(counters)

@@ -16,7 +16,7 @@ from pathlib import Path
 from ..perf.categories import CategoryTable
 from ..perf.platform_choice import choose_platform
 from ..perf.platforms import Platform
-from ..trace.health import TraceHealth, assess
+from ..trace.health import TraceHealth, assess, counters_only_message
 from ..trace.model import TraceModel
 from ..trace.open_trace import AUTO, CaptureChoice, open_trace
 from .build import PerfReport, build_report
@@ -66,3 +66,19 @@ def load_step(
         chosen, source = choose_platform(platform, platform_file, health.gpu)
     report = build_report(model, chosen, categories=categories)
     return Loaded(model, health, chosen, source, report)
+
+
+NO_GPU_EVENTS = (
+    "the trace holds no GPU events (no kernels, copies or memsets), so there is no GPU time "
+    "to analyse; profile again with the GPU activity on (torch.profiler "
+    "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], which also covers ROCm)"
+)
+
+
+def missing_gpu_work(model: TraceModel) -> str | None:
+    """Why a trace cannot be analysed at all, or None: the analysis starts from GPU time. A
+    range-profiler trace is described, not called empty (trace/range_counters.py)."""
+    if len(model.gpu):
+        return None
+    counters = model.trace.counters
+    return NO_GPU_EVENTS if counters is None else counters_only_message(counters)

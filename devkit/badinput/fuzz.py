@@ -45,9 +45,9 @@ from rooflens.analyzers.pipeline.steps import (
     REPORTED,
     Pipeline,
     RunResults,
-    missing_gpu_work,
 )
 from rooflens.analyzers.report.build import build_report
+from rooflens.analyzers.report.loading import missing_gpu_work
 from rooflens.analyzers.trace.errors import TraceError
 from rooflens.analyzers.trace.inspect import Inspection, inspect_trace
 from rooflens.analyzers.trace.open_trace import open_trace
@@ -130,7 +130,7 @@ def fuzz_case(
 
 
 class NoGpuWork(Exception):
-    """`analyze` refuses the trace before writing anything (steps.missing_gpu_work)."""
+    """`analyze` refuses the trace before writing anything (report/loading.py missing_gpu_work)."""
 
 
 def run_engine(path: Path, out: Path, platform: Platform | None) -> list[str]:

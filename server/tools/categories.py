@@ -56,7 +56,7 @@ def briefs(found: Findings) -> list[r.FindingBrief]:
     """Rank, title and mid impact of the findings the analysis produced (from the draft)."""
     out = []
     for card in found.cards[:MAX_BRIEFS]:
-        mid = dict(card.impact.attrs).get("mid") if card.impact else None
+        mid = card.impact.attr("mid") if card.impact else None
         try:
             value = float(mid) if mid not in (None, "null") else None
         except ValueError:

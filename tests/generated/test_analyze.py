@@ -81,7 +81,7 @@ def _card_markers(text: str) -> dict[int, dict[str, str]]:
     """The p_item markers of the three card sections, by their P-number."""
     cards = text.split("## Compute Kernel Optimizations", 1)[1].split("## Detailed Analysis")[0]
     found = [Marker.parse(ln) for ln in cards.splitlines() if BEGIN_RE.match(ln)]
-    return {int(m.get("p") or 0): dict(m.attrs) for m in found if m and m.kind == "p_item"}
+    return {int(m.attr("p") or 0): dict(m.attrs) for m in found if m and m.kind == "p_item"}
 
 
 TIERS = {"compute": "compute", "kernel_fusion": "fusion", "system": "system"}

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from rooflens.analyzers.pipeline.steps import missing_gpu_work
+from rooflens.analyzers.report.loading import missing_gpu_work
 from rooflens.analyzers.synthetic.situations import SITUATIONS
 from rooflens.analyzers.trace.health import assess
 from rooflens.analyzers.trace.inspect import inspect_trace
@@ -69,7 +69,7 @@ def test_analyze_refuses_to_rank_with_the_description(tmp_path: Path, trace: Pat
 
 
 def test_every_refusal_quotes_the_same_description(trace: Path) -> None:
-    """The one decision (steps.missing_gpu_work) that the CLI, the MCP tools and the job
+    """The one decision (report/loading.py missing_gpu_work) that the CLI, the MCP tools and the job
     ranks share."""
     model = build_model(load_trace(trace))
     missing = missing_gpu_work(model)

@@ -100,8 +100,7 @@ def _item_problems(k: int, item: PriorityItem, cards: dict, sections: dict) -> l
                               f"priority_data.json priorities[{k - 1}] ({item.title}): "
                               "write one card per item, numbered with its p_number.")]  # fmt: skip
     _, n, marker = cards[k]
-    attrs = dict(marker.attrs)  # the marker as written: an attribute it lacks reads None
-    p, category = attrs.get("p"), attrs.get("category")
+    p, category = marker.attr("p"), marker.attr("category")  # as written, None when absent
     probs = []
     if p != str(k) or category != item.category:
         probs.append(
@@ -114,7 +113,7 @@ def _item_problems(k: int, item: PriorityItem, cards: dict, sections: dict) -> l
         )
     saving = item.saving
     if saving is None:  # an unquantified item: its marker is all null
-        if [attrs.get(a) for a in ("low", "mid", "high")] != ["null"] * 3:
+        if [marker.attr(a) for a in ("low", "mid", "high")] != ["null"] * 3:
             message = f"P{k} has no saving: its marker needs low=null mid=null high=null."
             probs.append(ReportProblem("R3", n, message))
         return probs
@@ -122,7 +121,7 @@ def _item_problems(k: int, item: PriorityItem, cards: dict, sections: dict) -> l
             "low_ms": saving.low_ms, "mid_ms": saving.mid_ms,
             "high_ms": saving.high_ms}  # fmt: skip
     for attr, value in want.items():
-        got = attrs.get(attr)
+        got = marker.attr(attr)
         if not _close(got, value):
             probs.append(
                 ReportProblem(

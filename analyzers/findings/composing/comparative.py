@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from ...markdown_text import md_code
 from ...perf.categories import default_table
 from ...prepare.categories import GpuUtilization, normalise_category
@@ -88,12 +90,19 @@ def category_times(rows: list[dict[str, Any]]) -> dict[str, float]:
     """Trace 2's direct kernel time per op category, keyed lower-case (the spec matches the
     manifest's category names case-insensitively)."""
     out: defaultdict[str, float] = defaultdict(float)
-    for row in rows:
-        name, value = row.get("op category"), row.get("total_direct_kernel_time_ms")
-        if name is None or value is None:
-            continue
-        out[str(name).lower()] += float(value)
+    for row in map(CategoryTime.model_validate, rows):
+        if row.category is not None and row.ms is not None:
+            out[row.category.lower()] += row.ms
     return dict(out)
+
+
+class CategoryTime(BaseModel):
+    """The two fields of a row of trace 2's `ops_summary_by_category` this report reads."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    category: str | None = Field(default=None, alias="op category")
+    ms: float | None = Field(default=None, alias="total_direct_kernel_time_ms")
 
 
 def title(model: str, platform1: str | None, comparison: ReportComparison) -> str:

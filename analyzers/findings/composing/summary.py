@@ -18,6 +18,7 @@ from ...perf.platforms import Platform
 from ...prepare.categories import GpuUtilization
 from ...prepare.manifest import CategoryEntry, CategoryMetadata, Manifest
 from ...trace.health import HealthWarning
+from ...trace.iterations import IterationMethod
 from ..contract.contract import Findings, Status
 from ..drafting.differences import (
     DIFF_HEAD,
@@ -289,13 +290,14 @@ def iteration_line(iterations: IterationSummary | None) -> str | None:
     line is left out, never guessed) when it found no iteration with a measured time."""
     if iterations is None or iterations.count == 0:
         return None
-    how = {
+    how: dict[IterationMethod, str] = {
+        "none": "found by no method",
         "profiler_step": "from ProfilerStep# marks",
         "optimizer_step": "ended by optimizer steps",
         "benchmark_marks": "from the benchmark's own annotations",
         "repeating_ops": "from repeating operators",
     }
-    text = f"{iterations.count} ({how.get(iterations.method, iterations.method)}"
+    text = f"{iterations.count} ({how[iterations.method]}"
     text += ")" if iterations.confident else ", low confidence)"
     phases = f" Phases: {iterations.phase_detail}." if iterations.phase_detail else ""
     if iterations.count == 1:

@@ -87,8 +87,9 @@ class Marker:
     kind: str
     attrs: tuple[tuple[str, str], ...] = ()
 
-    def get(self, key: str) -> str | None:
-        return dict(self.attrs).get(key)
+    def attr(self, key: str) -> str | None:
+        """The attribute as written (the last one when written twice); None without it."""
+        return next((v for k, v in reversed(self.attrs) if k == key), None)
 
     def render(self) -> str:
         parts = [f"kind={self.kind}", *(f"{k}={v}" for k, v in self.attrs)]
@@ -171,7 +172,7 @@ class PItem:
         return self.suffix
 
     def field(self, label: str) -> str | None:
-        return dict(self.fields).get(label)
+        return next((v for k, v in reversed(self.fields) if k == label), None)
 
     def render(self) -> str:
         head = f"### {self.icon + ' ' if self.icon else ''}P{self.number}: {self.title}"

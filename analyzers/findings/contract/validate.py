@@ -170,7 +170,7 @@ def _chunks(lines: list[str], start: int, stop: int, regex: re.Pattern) -> list[
     return [(h, (heads[k + 1] if k + 1 < len(heads) else stop) - 1) for k, h in enumerate(heads)]
 
 
-def _check_marker(n: int, marker: Marker, tier: Tier) -> Problem | None:
+def check_marker(n: int, marker: Marker, tier: Tier) -> Problem | None:
     """M2–M5 for one impact-begin marker."""
     if not marker.kind:
         return _p("M2", n)
@@ -207,7 +207,7 @@ def _markers(lines: list[str], tier: Tier) -> tuple[list[Problem], dict[int, Mar
                 probs.append(_p("M1", open_at))
             open_at = n
             found[n] = Marker.parse(line)
-            problem = _check_marker(n, found[n], tier)
+            problem = check_marker(n, found[n], tier)
             if problem:
                 probs.append(problem)
     if open_at:
@@ -286,8 +286,8 @@ def _check_blocks(lines, blocks, markers, tier, scope, metrics) -> list[Problem]
     ops = metrics.operations or []
     cat = plain_line(metrics.category)
     for first, end in blocks:
-        cand = dict(parse_attrs(CANDIDATE_RE.match(lines[first - 1]).group("body")))
-        rank, found = cand.get("rank", "?"), cand.get("tier", "")
+        cand = Marker("candidate", parse_attrs(CANDIDATE_RE.match(lines[first - 1]).group("body")))
+        rank, found = cand.attr("rank") or "?", cand.attr("tier") or ""
         if found.lower() != tier:
             probs.append(_p("F7", first, tier=tier, found=found or "(none)", rank=rank))
         estimate = any(

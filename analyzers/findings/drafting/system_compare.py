@@ -145,7 +145,7 @@ def _edges_ms(idle: CpuIdleMetrics) -> float:
     host = idle.host_side
     if host is None or host.idle_by_phase_ms is None:
         return 0.0
-    return sum(host.idle_by_phase_ms.get(p, 0.0) for p in EDGE_PHASES)
+    return sum(ms for p, ms in host.idle_by_phase_ms.items() if p in EDGE_PHASES)
 
 
 def _ms(value: float) -> str:

@@ -59,7 +59,7 @@ from ..contract.contract import (
     parse_attrs,
     split_row,
 )
-from ..contract.validate import _check_marker
+from ..contract.validate import check_marker
 from ..ranking.priorities import PriorityData
 from .documents import ManifestView, MetricsView, read_view
 
@@ -104,9 +104,9 @@ def _markers(lines: list[str]) -> tuple[list[ReportProblem], dict]:
             if open_at:
                 probs.append(_unclosed(open_at))
             open_at, found[n] = n, Marker.parse(line)
-            values = [found[n].get(a) for a in ("low", "mid", "high")]
+            values = [found[n].attr(a) for a in ("low", "mid", "high")]
             tier = Tier.SYSTEM if values == ["null"] * 3 else Tier.COMPUTE
-            problem = _check_marker(n, found[n], tier)
+            problem = check_marker(n, found[n], tier)
             if problem:
                 probs.append(ReportProblem(problem.rule, n, problem.message))
     if open_at:
@@ -245,7 +245,9 @@ def _insights(lines: list[str], span) -> list[ReportProblem]:
         cands = 0
         for n in range(first, last + 1):
             m = CANDIDATE_RE.match(lines[n - 1])
-            cands += bool(m and dict(parse_attrs(m.group("body"))).get("tier") == tier)
+            cands += bool(
+                m and Marker("candidate", parse_attrs(m.group("body"))).attr("tier") == tier
+            )
         if heads != cands:
             probs.append(
                 ReportProblem(

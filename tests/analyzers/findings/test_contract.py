@@ -51,13 +51,13 @@ def test_compute_structure():
     ]  # fmt: skip
     (table,) = block.section("Data").tables
     assert table.header[:2] == ("Operation", "Args") and table.rows[0][1] == "`M=4096`<br>`N=4096`"
-    assert block.section("Impact estimate").marker.get("high") == "3.1"
+    assert block.section("Impact estimate").marker.attr("high") == "3.1"
 
 
 def test_system_and_fusion_structure():
     s = parse_findings((DATA / "system.md").read_text(encoding="utf-8"))
     assert s.tier == Tier.SYSTEM and s.cards[0].suffix is None
-    assert s.cards[0].impact.get("mid") == "null"
+    assert s.cards[0].impact.attr("mid") == "null"
     f = parse_findings((DATA / "fusion.md").read_text(encoding="utf-8"))
     card = f.cards[0]
     assert f.tier == Tier.FUSION and card.icon == "🔴" and card.suffix == "3.20 ms, 96 instances"
