@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any, Literal
 
+import numpy as np
 import pandas as pd
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -134,6 +134,18 @@ def _kernel(details: Any) -> str | None:
     return name if len(name) <= KERNEL_CHARS else name[: KERNEL_CHARS - 3] + "..."
 
 
+def _json_value(value: Any) -> Any:
+    """A cell as a JSON value: NaN and missing as null, numpy scalars as Python ones, floats
+    to 10 decimals (what the table's JSON has always given)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float):
+        return (
+            None if value != value or value in (float("inf"), float("-inf")) else round(value, 10)
+        )
+    return None if value is None or value is pd.NA or value is pd.NaT else value
+
+
 def _cut(value: Any) -> Any:
     if isinstance(value, str) and len(value) > CELL_CHARS:
         return value[: CELL_CHARS - 1] + "…"
@@ -207,8 +219,8 @@ def query(
     if KERNEL in wanted:
         page = page.assign(kernel=page["kernel_details_summary"].map(_kernel))
     rows = [
-        {column: _cut(value) for column, value in row.items()}
-        for row in json.loads(page[wanted].to_json(orient="records", force_ascii=False))
+        {column: _cut(_json_value(value)) for column, value in zip(wanted, row, strict=True)}
+        for row in page[wanted].itertuples(index=False, name=None)
     ]
     base = r.OperationsPage(
         run_id=run.id,
