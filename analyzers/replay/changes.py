@@ -16,13 +16,27 @@ from .graph import ReplayGraph
 from .simulate import Changes
 
 
-def host_spans_removed(model: TraceModel, uids: Iterable[int], label: str) -> Changes:
-    """The host time of events `uids` (a loader's `__next__`, an optimizer step, a sync's
-    caller) removed from their threads: the calls around them move up by what lay inside."""
+def host_spans_removed(
+    model: TraceModel, graph: ReplayGraph, uids: Iterable[int], label: str
+) -> Changes:
+    """The host code of events `uids` removed (a loader's `__next__`, an `.item()`, an
+    optimizer step): the time between calls inside them, the calls themselves (none of them
+    waits any more) and the GPU work those calls launched."""
     ev = model.events
     ts, dur = ev["ts"].to_numpy(float), ev["dur"].to_numpy(float)
     spans = tuple((int(model.thread_code[u]), float(ts[u]), float(ts[u] + dur[u])) for u in uids)
-    return Changes(host_removed=spans, label=label)
+    host = graph.host
+    inside = np.zeros(len(host.uid), dtype=bool)
+    for thread, lo, hi in spans:
+        inside |= (host.thread == thread) & (host.start >= lo) & (host.start + host.dur <= hi)
+    launched = (graph.gpu.launch >= 0) & inside[np.maximum(graph.gpu.launch, 0)]
+    return Changes(
+        gpu_scale=np.where(launched, 0.0, 1.0),
+        host_removed=spans,
+        host_scale=np.where(inside, 0.0, 1.0),
+        label=label,
+        host_unblocked=inside,
+    )
 
 
 def gpu_events_scaled(
@@ -36,11 +50,13 @@ def gpu_events_scaled(
 def combined(graph: ReplayGraph, changes: Iterable[Changes]) -> Changes:
     gpu = np.ones(len(graph.gpu.uid))
     host = np.ones(len(graph.host.uid))
+    unblocked = np.zeros(len(graph.host.uid), dtype=bool)
     removed: list[tuple[int, float, float]] = []
     labels = []
     for c in changes:
         gpu = gpu * (1.0 if c.gpu_scale is None else c.gpu_scale)
         host = host * (1.0 if c.host_scale is None else c.host_scale)
+        unblocked |= False if c.host_unblocked is None else c.host_unblocked
         removed.extend(c.host_removed)
         labels.append(c.label)
-    return Changes(gpu, tuple(removed), host, " + ".join(labels))
+    return Changes(gpu, tuple(removed), host, " + ".join(labels), unblocked)

@@ -23,13 +23,14 @@ HOST_START, BLOCKING_END, GPU_START = 1, 0, 2  # tie order at one instant
 @dataclass(frozen=True)
 class Changes:
     """What differs from the recording: a factor on each GPU event's duration, host time
-    removed from the gaps between calls (per thread code, [start, end) in trace µs), and a
-    factor on each host call's own time."""
+    removed from the gaps between calls (per thread code, [start, end) in trace µs), a factor
+    on each host call's own time, and the blocking calls that no longer wait."""
 
     gpu_scale: np.ndarray | None = None
     host_removed: tuple[tuple[int, float, float], ...] = ()
     host_scale: np.ndarray | None = None
     label: str = field(default="identity")
+    host_unblocked: np.ndarray | None = None
 
 
 IDENTITY = Changes()
@@ -61,9 +62,13 @@ def replay(graph: ReplayGraph, changes: Changes = IDENTITY) -> Replayed:
     gap = _gaps(graph, changes.host_removed)
     hscale = np.ones(len(host.start)) if changes.host_scale is None else changes.host_scale
     gscale = np.ones(len(gpu.start)) if changes.gpu_scale is None else changes.gpu_scale
-    own, floor = (host.dur * hscale).tolist(), (host.floor * hscale).tolist()
+    own = (np.where(host.waits_for >= 0, host.floor, host.dur) * hscale).tolist()
+    floor = (host.floor * hscale).tolist()
     gdur = (gpu.dur * gscale).tolist()
-    order = _node_order(graph)
+    blocking = host.waits_for.copy()
+    if changes.host_unblocked is not None:
+        blocking[changes.host_unblocked] = -1
+    order = _node_order(graph, blocking)
     n_host = len(host.start)
     hs, he = [0.0] * n_host, [0.0] * n_host
     gs, ge = [0.0] * len(gpu.start), [0.0] * len(gpu.start)
@@ -71,7 +76,7 @@ def replay(graph: ReplayGraph, changes: Changes = IDENTITY) -> Replayed:
     first_gpu = np.r_[True, gpu.queue[1:] != gpu.queue[:-1]].tolist()
     rec_host, rec_gpu = host.start.tolist(), gpu.start.tolist()
     rec_gpu_end = (gpu.start + gpu.dur).tolist()
-    waits, residual, gaps = host.waits_for.tolist(), host.residual.tolist(), gap.tolist()
+    waits, residual, gaps = blocking.tolist(), host.residual.tolist(), gap.tolist()
     launch, delay, after = gpu.launch.tolist(), gpu.delay.tolist(), gpu.after.tolist()
     gaps_gpu = gpu.stream_gap.tolist()
     waited, set_by = [False] * n_host, [BY_RECORDING] * len(gpu.start)
@@ -107,11 +112,11 @@ def _gpu_ready(i, first, launch, rec_start, rec_end, ge, stream_gap) -> tuple[fl
     return ge[i - 1] + stream_gap[i], BY_QUEUE
 
 
-def _node_order(graph: ReplayGraph) -> list[tuple[int, int]]:
+def _node_order(graph: ReplayGraph, waits_for: np.ndarray) -> list[tuple[int, int]]:
     """(kind, index) of every node, in recorded time; ties broken by HOST_START < GPU_START and
     a blocking end before both."""
     host, gpu = graph.host, graph.gpu
-    blocking = np.flatnonzero(host.waits_for >= 0)
+    blocking = np.flatnonzero(waits_for >= 0)
     times = np.concatenate([host.start, (host.start + host.dur)[blocking], gpu.start])
     kinds = np.concatenate(
         [

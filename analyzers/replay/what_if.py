@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict
 from ..trace.columns import MISSING
 from ..trace.iterations import Iterations, find_iterations
 from ..trace.model import TraceModel
-from .changes import combined, gpu_events_scaled
+from .changes import combined, gpu_events_scaled, host_spans_removed
 from .critical_path import critical_path
 from .graph import ReplayGraph, build_graph
 from .simulate import IDENTITY, Changes, map_time, replay
@@ -136,7 +136,7 @@ def parse_change(model: TraceModel, graph: ReplayGraph, spec: str) -> _Change:
     if kind == "host" and factor > 1:
         raise ChangeError(f"{spec!r}: host time can only be kept in part (a factor 0 to 1)")
     if kind == "host":
-        return _host_change(model, spec, pattern, factor)
+        return _host_change(model, graph, spec, pattern, factor)
     names = model.names
     if kind == "gpu":
         hit = np.array([pattern in str(n) for n in names[graph.gpu.uid]], dtype=bool)
@@ -149,7 +149,11 @@ def parse_change(model: TraceModel, graph: ReplayGraph, spec: str) -> _Change:
     return _Change(spec, changes, int(hit.sum()))
 
 
-def _host_change(model: TraceModel, spec: str, pattern: str, factor: float) -> _Change:
+def _host_change(
+    model: TraceModel, graph: ReplayGraph, spec: str, pattern: str, factor: float
+) -> _Change:
+    """Factor 0 removes the spans' code (the calls inside and what they launched); a factor
+    between keeps that share of the time between their calls."""
     ev = model.recorded
     spans = np.flatnonzero(
         ev["cat"].isin(HOST_SPANS).to_numpy()
@@ -158,9 +162,12 @@ def _host_change(model: TraceModel, spec: str, pattern: str, factor: float) -> _
     if len(spans) == 0:
         raise ChangeError(f"{spec!r} matches no host span of the trace")
     ts, dur = ev["ts"].to_numpy(float), ev["dur"].to_numpy(float)
+    outer = list(_outermost(spans, ts, dur, model.thread_code))
+    if factor == 0:
+        return _Change(spec, host_spans_removed(model, graph, outer, spec), len(outer))
     removed = tuple(
         (int(model.thread_code[u]), float(ts[u]), float(ts[u] + (1 - factor) * dur[u]))
-        for u in _outermost(spans, ts, dur, model.thread_code)
+        for u in outer
     )
     return _Change(spec, Changes(host_removed=removed, label=spec), len(removed))
 
