@@ -292,7 +292,8 @@ def _add_what_if(commands: argparse._SubParsersAction) -> None:
         default=[],
         metavar="SPEC",
         help="KIND:PATTERN=FACTOR, repeatable: gpu:NAME_PART=0.5 (kernels twice as fast), "
-        "op:aten::mm=0.5 (an operator's kernels), host:DataLoader=0 (host spans removed)",
+        "op:aten::mm=0.5 (an operator's kernels), host:DataLoader=0 (host spans removed), "
+        "async:aten::to=0.5 (a blocking copy made async, twice as fast)",
     )
     _json_argument(what)
 

@@ -25,10 +25,7 @@ def host_spans_removed(
     ev = model.events
     ts, dur = ev["ts"].to_numpy(float), ev["dur"].to_numpy(float)
     spans = tuple((int(model.thread_code[u]), float(ts[u]), float(ts[u] + dur[u])) for u in uids)
-    host = graph.host
-    inside = np.zeros(len(host.uid), dtype=bool)
-    for thread, lo, hi in spans:
-        inside |= (host.thread == thread) & (host.start >= lo) & (host.start + host.dur <= hi)
+    inside = _calls_inside(model, graph, uids)
     launched = (graph.gpu.launch >= 0) & inside[np.maximum(graph.gpu.launch, 0)]
     return Changes(
         gpu_scale=np.where(launched, 0.0, 1.0),
@@ -37,6 +34,29 @@ def host_spans_removed(
         label=label,
         host_unblocked=inside,
     )
+
+
+def calls_made_async(
+    model: TraceModel, graph: ReplayGraph, uids: Iterable[int], factor: float, label: str
+) -> Changes:
+    """The calls inside host events `uids` (a `.to()` from pageable memory, a blocking copy)
+    wait no more, and what they launched takes `factor` of its time: a copy made async and
+    pinned (the factor: the pageable copy's bandwidth over the pinned one's)."""
+    inside = _calls_inside(model, graph, uids)
+    launched = (graph.gpu.launch >= 0) & inside[np.maximum(graph.gpu.launch, 0)]
+    return Changes(gpu_scale=np.where(launched, factor, 1.0), label=label, host_unblocked=inside)
+
+
+def _calls_inside(model: TraceModel, graph: ReplayGraph, uids: Iterable[int]) -> np.ndarray:
+    ev = model.events
+    ts, dur = ev["ts"].to_numpy(float), ev["dur"].to_numpy(float)
+    host = graph.host
+    inside = np.zeros(len(host.uid), dtype=bool)
+    for u in uids:
+        lo, hi = ts[u], ts[u] + dur[u]
+        on = host.thread == model.thread_code[u]
+        inside |= on & (host.start >= lo) & (host.start + host.dur <= hi)
+    return inside
 
 
 def gpu_events_scaled(

@@ -7,7 +7,9 @@ A change is written `KIND:PATTERN=FACTOR`:
   (0.5: twice as fast);
 - `op:NAME=F`      the GPU events launched by operator NAME (exactly) take F of their time;
 - `host:PATTERN=F` host spans (operators, annotations, Python frames) whose name contains
-  PATTERN keep F of their time (0: removed, as when a loader stall goes away).
+  PATTERN keep F of their time (0: their code removed, as when a loader stall goes away);
+- `async:PATTERN=F` the calls inside host spans whose name contains PATTERN wait no more and
+  what they launched takes F of its time (a copy made async and pinned).
 
 Patterns are matched as plain text, never as expressions.
 """
@@ -23,13 +25,13 @@ from pydantic import BaseModel, ConfigDict
 from ..trace.columns import MISSING
 from ..trace.iterations import Iterations, find_iterations
 from ..trace.model import TraceModel
-from .changes import combined, gpu_events_scaled, host_spans_removed
+from .changes import calls_made_async, combined, gpu_events_scaled, host_spans_removed
 from .critical_path import critical_path
 from .graph import ReplayGraph, build_graph
 from .simulate import IDENTITY, Changes, map_time, replay
 from .step_times import StepReplay, replay_steps, step_thread
 
-SPEC = re.compile(r"^(gpu|op|host):(.+)=([0-9]*\.?[0-9]+)$")
+SPEC = re.compile(r"^(gpu|op|host|async):(.+)=([0-9]*\.?[0-9]+)$")
 HOST_SPANS = ("cpu_op", "user_annotation", "python_function")
 TOP_PATH = 10
 
@@ -127,16 +129,22 @@ def parse_change(model: TraceModel, graph: ReplayGraph, spec: str) -> _Change:
     found = SPEC.match(spec.strip())
     if found is None:
         raise ChangeError(
-            f"cannot read the change {spec!r}: write KIND:PATTERN=FACTOR with KIND gpu, op or "
-            "host (gpu:gemm=0.5, op:aten::mm=0.5, host:DataLoader=0)"
+            f"cannot read the change {spec!r}: write KIND:PATTERN=FACTOR with KIND gpu, op, "
+            "host or async (gpu:gemm=0.5, op:aten::mm=0.5, host:DataLoader=0, "
+            "async:aten::to=0.5)"
         )
     kind, pattern, factor = found.group(1), found.group(2), float(found.group(3))
-    if kind in ("gpu", "op") and not factor > 0:
+    if kind in ("gpu", "op", "async") and not factor > 0:
         raise ChangeError(f"{spec!r}: GPU events need a factor above 0")
     if kind == "host" and factor > 1:
         raise ChangeError(f"{spec!r}: host time can only be kept in part (a factor 0 to 1)")
     if kind == "host":
         return _host_change(model, graph, spec, pattern, factor)
+    if kind == "async":
+        spans = list(_outermost(*_matching_spans(model, pattern)))
+        if not spans:
+            raise ChangeError(f"{spec!r} matches no host span of the trace")
+        return _Change(spec, calls_made_async(model, graph, spans, factor, spec), len(spans))
     names = model.names
     if kind == "gpu":
         hit = np.array([pattern in str(n) for n in names[graph.gpu.uid]], dtype=bool)
@@ -154,15 +162,10 @@ def _host_change(
 ) -> _Change:
     """Factor 0 removes the spans' code (the calls inside and what they launched); a factor
     between keeps that share of the time between their calls."""
-    ev = model.recorded
-    spans = np.flatnonzero(
-        ev["cat"].isin(HOST_SPANS).to_numpy()
-        & np.array([pattern in str(n) for n in model.names[: len(ev)]], dtype=bool)
-    )
+    spans, ts, dur, thread = _matching_spans(model, pattern)
     if len(spans) == 0:
         raise ChangeError(f"{spec!r} matches no host span of the trace")
-    ts, dur = ev["ts"].to_numpy(float), ev["dur"].to_numpy(float)
-    outer = list(_outermost(spans, ts, dur, model.thread_code))
+    outer = list(_outermost(spans, ts, dur, thread))
     if factor == 0:
         return _Change(spec, host_spans_removed(model, graph, outer, spec), len(outer))
     removed = tuple(
@@ -170,6 +173,17 @@ def _host_change(
         for u in outer
     )
     return _Change(spec, Changes(host_removed=removed, label=spec), len(removed))
+
+
+def _matching_spans(model: TraceModel, pattern: str):
+    """Host spans whose name contains `pattern`, with the columns `_outermost` needs."""
+    ev = model.recorded
+    spans = np.flatnonzero(
+        ev["cat"].isin(HOST_SPANS).to_numpy()
+        & np.array([pattern in str(n) for n in model.names[: len(ev)]], dtype=bool)
+    )
+    ts, dur = ev["ts"].to_numpy(float), ev["dur"].to_numpy(float)
+    return spans, ts, dur, model.thread_code
 
 
 def _outermost(spans: np.ndarray, ts: np.ndarray, dur: np.ndarray, thread: np.ndarray):

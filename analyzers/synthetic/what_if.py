@@ -7,8 +7,10 @@ synchronise (the loss read back), so the GPU drains before the next step's loade
 it the host runs ahead until `queue_limit` launches wait in the queue, and then each launch
 call blocks until a slot frees. With `item`, the launches are followed by a loss `.item()`
 (a blocking copy to pageable memory, so the host waits for the GPU) before `host_work_us` of
-Python (logging); without it the same Python overlaps the GPU's work. A change is a second
-plan (`dataclasses.replace`).
+Python (logging); without it the same Python overlaps the GPU's work. With `upload_us` each
+step starts by copying its batch to the GPU: from pageable memory the `.to()` returns only
+once the copy has landed; `pinned` makes it a non-blocking copy from pinned memory. A change
+is a second plan (`dataclasses.replace`).
 """
 
 from __future__ import annotations
@@ -18,12 +20,13 @@ from pathlib import Path
 
 from .devices import H100
 from .idle import LOADER_NAMES
-from .kernels import ITEM, NV_GEMM, to_host
+from .kernels import H2D_PAGEABLE, H2D_PINNED, ITEM, NV_GEMM, to_host
 from .writer import Writer
 
 PID = 4242
 T0_US = 1_000_000.0
 LOG_FRAME = "train.py(52): log_metrics"
+BATCH_BYTES = 64 << 20
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,8 @@ class StepPlan:
     queue_limit: int | None = None
     item: bool = False
     host_work_us: float = 0.0
+    upload_us: float = 0.0  # the batch's copy to the GPU at each step's start
+    pinned: bool = False  # from pinned memory, non-blocking (else pageable: the host waits)
 
 
 def write_step_trace(path: Path, plan: StepPlan) -> Path:
@@ -48,6 +53,8 @@ def write_step_trace(path: Path, plan: StepPlan) -> Path:
         if plan.loader_us:
             w.annotation(LOADER_NAMES[False], t, t + plan.loader_us)
             t += plan.loader_us
+        if plan.upload_us:
+            t = _upload(w, t, plan)
         for _ in range(plan.kernels):
             launched = w.launching_op("aten::mm", NV_GEMM, t, plan.kernel_us)
             t = max(t + plan.op_us, launched.call_end + tail)
@@ -61,3 +68,12 @@ def write_step_trace(path: Path, plan: StepPlan) -> Path:
         w.step(k, start, t)
         t += 1.0
     return w.write(path, "what_if_steps")
+
+
+def _upload(w: Writer, t: float, plan: StepPlan) -> float:
+    """`batch.to("cuda")`: the copy of `upload_us`; returns when the host goes on."""
+    if not plan.pinned:
+        return to_host(w, t, BATCH_BYTES, plan.upload_us, kind=H2D_PAGEABLE) + 1.0
+    w.op("aten::to", t, t + 20.0)
+    got = w.copy(H2D_PINNED, t + 4.0, BATCH_BYTES, plan.upload_us)
+    return max(t + 20.0, got.call_end + 2.0) + 1.0

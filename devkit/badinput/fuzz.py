@@ -46,6 +46,8 @@ from rooflens.analyzers.pipeline.steps import (
     Pipeline,
     RunResults,
 )
+from rooflens.analyzers.replay.graph import CannotReplay
+from rooflens.analyzers.replay.what_if import what_if
 from rooflens.analyzers.report.build import build_report
 from rooflens.analyzers.report.loading import missing_gpu_work
 from rooflens.analyzers.trace.errors import TraceError
@@ -135,7 +137,8 @@ class NoGpuWork(Exception):
 
 def run_engine(path: Path, out: Path, platform: Platform | None) -> list[str]:
     """inspect; open + perf report + model identification; then the analysis `rooflens
-    analyze` runs, into the run folder `out`. Returns the broken rules, if any."""
+    analyze` runs, into the run folder `out`, and the replay `rooflens what-if` runs.
+    Returns the broken rules, if any."""
     inspection = inspect_trace(path)
     model = open_trace(path)
     report = build_report(model, platform)
@@ -155,7 +158,19 @@ def run_engine(path: Path, out: Path, platform: Platform | None) -> list[str]:
 
     steps = Pipeline(results, folder, done.__contains__, mark, draw=_check_drawing)
     steps.run(until=REPORTED)
-    return problems + list(_run_problems(out))
+    return problems + list(_run_problems(out)) + list(_replay_problems(model))
+
+
+def _replay_problems(model) -> Iterator[str]:
+    """`rooflens what-if` on the same trace: a clear refusal or finite figures."""
+    try:
+        found = what_if(model, [])
+    except CannotReplay:
+        return
+    figures = [found.measured_step_ms, found.replayed_step_ms, found.replay_error_pct]
+    figures += [item.ms for item in found.critical_path]
+    if not all(math.isfinite(f) for f in figures):
+        yield f"what-if: a figure is not finite ({figures[:3]})"
 
 
 def _check_drawing(title: str, total: float, segments: list[Segment], savings: Savings) -> bytes:

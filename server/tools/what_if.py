@@ -25,7 +25,9 @@ ChangesArg = Annotated[
         description="Changes to predict, each KIND:PATTERN=FACTOR: gpu:NAME_PART=0.5 (kernels "
         "whose name contains NAME_PART twice as fast), op:aten::mm=0.5 (an operator's kernels), "
         "host:DataLoader=0 (host spans whose name contains the text removed; 0 to 1 keeps that "
-        "share). Patterns are plain text. Empty: the identity replay and the critical path only.",
+        "share), async:aten::to=0.5 (the calls inside those spans wait no more and what they "
+        "launched takes that share of its time: a copy made async and pinned). Patterns are "
+        "plain text. Empty: the identity replay and the critical path only.",
     ),
 ]
 
