@@ -107,6 +107,10 @@ class _Walk:
     def __init__(self, graph: ReplayGraph, r: Replayed, names: _Names, begin: float) -> None:
         self.graph, self.r, self.names, self.begin = graph, r, names, begin
         self.segments: list[Segment] = []
+        # each call and event is passed once: a trace whose times contradict its links (a
+        # launch after its kernel) would otherwise lead the walk round in a circle
+        self.seen_host: set[int] = set()
+        self.seen_gpu: set[int] = set()
 
     def add(self, kind: str, name: str, start: float, end: float) -> None:
         start = max(start, self.begin)
@@ -116,7 +120,8 @@ class _Walk:
     def from_host_end(self, i: int) -> None:
         """Walk back from the end of host call `i`, alternating host and GPU moments."""
         host, r = self.graph.host, self.r
-        while True:
+        while i not in self.seen_host:
+            self.seen_host.add(i)
             if r.host_start[i] < self.begin and not r.host_waited[i]:
                 self.add("host_call", self.names.call(i), r.host_start[i], r.host_end[i])
                 return
@@ -138,7 +143,8 @@ class _Walk:
         """Walk back through GPU events from the end of `j` to the host call that set the
         chain going; None when the walk reaches the window's start on the GPU."""
         gpu, r = self.graph.gpu, self.r
-        while r.gpu_end[j] > self.begin:
+        while r.gpu_end[j] > self.begin and j not in self.seen_gpu:
+            self.seen_gpu.add(j)
             self.add("gpu", self.names.gpu(j), r.gpu_start[j], r.gpu_end[j])
             by = r.gpu_set_by[j]
             if by == BY_QUEUE:

@@ -57,3 +57,32 @@ def test_a_trace_without_launch_links_cannot_be_replayed(tmp_path: Path) -> None
     model, _ = read_trace(path)
     with pytest.raises(CannotReplay, match="linked to a launch"):
         build_graph(model)
+
+
+def test_links_that_contradict_the_times_leave_the_path_finite(tmp_path: Path, monkeypatch):
+    """Fuzz case 83 (flows broken, fields swapped): kernels linked to launches on other
+    threads, later than the calls that wait for them. The walk back passes each call and
+    event once; before, it went round that circle until memory ran out."""
+    import json
+
+    from devkit.badinput.corpus import sample_bytes
+    from devkit.badinput.fuzz import ALL_MUTATIONS, write_case
+    from devkit.badinput.mutations import Base
+    from rooflens.analyzers.replay import critical_path as walk
+    from rooflens.analyzers.replay.step_times import step_thread
+
+    path, names = write_case(Base(json.loads(sample_bytes())), 83, tmp_path, ALL_MUTATIONS)
+    assert names == ("break_flows", "swap_fields")
+    model, _ = read_trace(path)
+    graph = build_graph(model)
+    replayed = replay(graph)
+    bound = 2 * (len(graph.host.uid) + len(graph.gpu.uid))
+    add = walk._Walk.add
+
+    def bounded(self, *args):
+        assert len(self.segments) <= bound, "the walk is going round in a circle"
+        add(self, *args)
+
+    monkeypatch.setattr(walk._Walk, "add", bounded)
+    found = walk.critical_path(model, graph, replayed, step_thread(graph), -1e18, replayed.end)
+    assert 0 < len(found.segments) <= bound
