@@ -33,6 +33,7 @@ QUEUED_GAP_US = 2.0  # an event this close behind its queue's previous one was q
 WAIT_RETURN_US = 50.0  # a blocking call that returns this soon after a GPU event waited for it
 OWN_FLOOR_US = 10.0  # what a blocking call costs when there is nothing to wait for
 CROSS_STREAM_US = 5.0  # a late start this soon after another queue's event ended waited for it
+CROSS_STREAM_SCAN = 64  # events ending together looked through at most (equal times stay linear)
 DELAY_PERCENTILE = 90.0  # the usual launch delay: this percentile over events not queued
 MIN_LINKED_SHARE = 0.5  # below this share of GPU events with a launch, the graph is not built
 
@@ -220,13 +221,14 @@ def _cross_stream(
     at = np.searchsorted(ends, start[late], side="right") - 1
     found, source = [], []
     for i, j in zip(late.tolist(), at.tolist(), strict=True):
-        while j >= 0 and start[i] - ends[j] <= CROSS_STREAM_US:
-            other = by_end[j]
+        for k in range(j, max(j - CROSS_STREAM_SCAN, -1), -1):
+            if start[i] - ends[k] > CROSS_STREAM_US:
+                break
+            other = by_end[k]
             if queue[other] != queue[i]:
                 found.append(i)
                 source.append(other)
                 break
-            j -= 1
     return np.asarray(found, dtype=np.int64), np.asarray(source, dtype=np.int64)
 
 

@@ -143,19 +143,23 @@ def _gaps(graph: ReplayGraph, removed: tuple[tuple[int, float, float], ...]) -> 
 
 
 def map_time(graph: ReplayGraph, replayed: Replayed, thread: int, t: float) -> float:
-    """Where a recorded instant on `thread` falls in the replay: inside a call, at the same
+    """Where a recorded instant on `thread` falls in the replay (see `map_times`)."""
+    return float(map_times(graph, replayed, thread, np.asarray([t], dtype=float))[0])
+
+
+def map_times(graph: ReplayGraph, replayed: Replayed, thread: int, t: np.ndarray) -> np.ndarray:
+    """Where recorded instants on `thread` fall in the replay: inside a call, at the same
     offset from its start (at most its end); between calls, at the same offset from the end of
     the call before."""
     host = graph.host
     on = np.flatnonzero(host.thread == thread)
     if len(on) == 0:
-        return t
+        return t.copy()
     starts = host.start[on]
-    k = int(np.searchsorted(starts, t, side="right")) - 1
-    if k < 0:
-        return float(replayed.host_start[on[0]] - (starts[0] - t))
-    i = on[k]
+    k = np.searchsorted(starts, t, side="right") - 1
+    i = on[np.maximum(k, 0)]
     end = host.start[i] + host.dur[i]
-    if t <= end:
-        return float(min(replayed.host_start[i] + (t - host.start[i]), replayed.host_end[i]))
-    return float(replayed.host_end[i] + (t - end))
+    inside = np.minimum(replayed.host_start[i] + (t - host.start[i]), replayed.host_end[i])
+    after = replayed.host_end[i] + (t - end)
+    before = replayed.host_start[on[0]] - (starts[0] - t)
+    return np.where(k < 0, before, np.where(t <= end, inside, after))

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..trace.iterations import Iterations
 from .graph import Assumption, ReplayGraph
-from .simulate import IDENTITY, Changes, Replayed, map_time, replay
+from .simulate import IDENTITY, Changes, Replayed, map_times, replay
 
 
 @dataclass(frozen=True)
@@ -75,13 +75,13 @@ def replay_steps(
 
 
 def _iterations(graph: ReplayGraph, replayed: Replayed, iterations: Iterations):
-    thread = step_thread(graph)
+    marked = [it for it in iterations.iterations if not it.open_end and it.host_ms > 0]
+    if not marked:
+        return
     origin = iterations.origin_us
-    for it in iterations.iterations:
-        if it.open_end or it.host_ms <= 0:
-            continue
-        start = map_time(graph, replayed, thread, origin + it.host_start_ms * 1e3)
-        end = map_time(graph, replayed, thread, origin + it.host_end_ms * 1e3)
+    ends = np.asarray([(it.host_start_ms, it.host_end_ms) for it in marked]) * 1e3 + origin
+    mapped = map_times(graph, replayed, step_thread(graph), ends.ravel()).reshape(ends.shape)
+    for it, (start, end) in zip(marked, mapped.tolist(), strict=True):
         yield IterationTime(it.index, it.label, it.host_ms, (end - start) / 1e3)
 
 
