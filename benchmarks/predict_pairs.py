@@ -24,6 +24,7 @@ from rooflens.analyzers.replay.graph import CannotReplay, build_graph
 from rooflens.analyzers.replay.simulate import replay
 from rooflens.analyzers.replay.step_times import replay_steps
 from rooflens.analyzers.report.loading import read_trace
+from rooflens.analyzers.trace.intervals import merge
 from rooflens.analyzers.trace.iterations import find_iterations
 
 SHARED = Path(__file__).resolve().parents[2] / "shared/traces"
@@ -40,12 +41,10 @@ def pairs() -> list[tuple[str, Path, Path]]:
 
 
 def busy_ms(graph, replayed=None) -> float:
+    """GPU busy time (the union of the GPU events), recorded or replayed."""
     start = graph.gpu.start if replayed is None else replayed.gpu_start
     end = graph.gpu.start + graph.gpu.dur if replayed is None else replayed.gpu_end
-    order = np.argsort(start)
-    s, e = start[order], np.maximum.accumulate(end[order])
-    gaps = np.clip(s[1:] - e[:-1], 0.0, None).sum() if len(s) > 1 else 0.0
-    return float((e[-1] - s[0] - gaps) / 1e3) if len(s) else 0.0
+    return merge(start, end).length() / 1e3
 
 
 def one(name: str, path1: Path, path2: Path) -> float | None:

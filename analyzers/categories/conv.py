@@ -8,8 +8,8 @@ from typing import Any
 import pandas as pd
 
 from ..prepare.manifest import CategoryMetadata
-from . import scoring
 from .op_row import OpRow, kernel_time_us, op_rows
+from .scoring import peaks
 
 TRANSPOSE = "transpose"  # MIOpen's batched_transpose_*, transpose_NCHW2CNHW_* ...
 
@@ -41,5 +41,5 @@ def specific(ops: pd.DataFrame, metadata: CategoryMetadata) -> dict[str, Any]:
         "transpose_count": sum(n for n, _ in found),
         "transpose_time_ms": round(transpose_ms, 3),
         "transpose_overhead_percent": round(transpose_ms / total_ms * 100, 2) if total_ms else 0.0,
-        **scoring.peaks(metadata),
+        **peaks(metadata),
     }

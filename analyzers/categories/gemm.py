@@ -8,8 +8,8 @@ from typing import Any
 import pandas as pd
 
 from ..prepare.manifest import CategoryMetadata
-from . import scoring
 from .op_row import OpRow
+from .scoring import peaks
 
 QUANTIZED = re.compile(r"w8a8|int8|fp8|w4a16|w4a4|mxfp4|fp4", re.IGNORECASE)
 FIELDS = ("Input Dims", "Input type", "has_perf_model")
@@ -31,5 +31,5 @@ def specific(ops: pd.DataFrame, metadata: CategoryMetadata) -> dict[str, Any]:
     return {
         "quantized_count": int(names.str.contains(QUANTIZED).sum()),
         "missing_perf_model_count": missing,
-        **scoring.peaks(metadata),
+        **peaks(metadata),
     }

@@ -7,11 +7,11 @@ from typing import Any
 import pandas as pd
 
 from ..prepare.manifest import CategoryMetadata
-from . import scoring
+from .scoring import peaks
 
 NO_DATA_MESSAGE = "No MoE operations found in this trace"
 
 
 def specific(ops: pd.DataFrame, metadata: CategoryMetadata) -> dict[str, Any]:
     """The specifics are the roofs."""
-    return scoring.peaks(metadata)
+    return peaks(metadata)

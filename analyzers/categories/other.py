@@ -8,8 +8,8 @@ from typing import Any
 import pandas as pd
 
 from ..prepare.manifest import CategoryMetadata
-from . import scoring
 from .op_row import OpRow, op_names
+from .scoring import peaks
 
 COMMUNICATION = ("all_reduce", "collective", "ncclkernel", "rccl", "broadcast", "allgather")
 GRAPH = ("graph", "hipgraph", "cudagraph")
@@ -42,7 +42,7 @@ def specific(ops: pd.DataFrame, metadata: CategoryMetadata) -> dict[str, Any]:
         "communication_count": subs.count("communication"),
         "graph_count": subs.count("graph"),
         "miscellaneous_count": subs.count("miscellaneous"),
-        **scoring.peaks(metadata),
+        **peaks(metadata),
     }
 
 

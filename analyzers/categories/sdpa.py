@@ -10,8 +10,8 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from ..prepare.manifest import CategoryMetadata
-from . import scoring
 from .op_row import KernelDetail, OpRow, op_rows
+from .scoring import peaks
 
 FIELDS = ("Input Dims", "Input type", "has_perf_model", "perf_params", "kernel_details_summary")
 FLASH = ("flash", "fmha", "flash_attention", "flashattn")
@@ -140,7 +140,7 @@ def specific(ops: pd.DataFrame, metadata: CategoryMetadata) -> dict[str, Any]:
         "has_perf_model_count": sum(c["has_perf_model"] for c in classes),
         "flash_attention_detected": flash > 0,
         "paged_attention_detected": bool(paged),
-        **scoring.peaks(metadata),
+        **peaks(metadata),
     }
     if paged:
         shares = {t: 0.0 for t in KERNEL_TYPES}

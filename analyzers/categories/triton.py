@@ -7,8 +7,8 @@ from typing import Any
 import pandas as pd
 
 from ..prepare.manifest import CategoryMetadata
-from . import scoring
 from .op_row import OpRow, op_names
+from .scoring import peaks
 
 KINDS = (("triton_poi_", "pointwise"), ("triton_red_", "reduction"), ("triton_per_", "persistent"))
 
@@ -28,4 +28,4 @@ def specific(ops: pd.DataFrame, metadata: CategoryMetadata) -> dict[str, Any]:
         f"{kind}_count": kinds.count(kind)
         for kind in ("pointwise", "reduction", "persistent", "other")
     }
-    return {**counts, **scoring.peaks(metadata)}
+    return {**counts, **peaks(metadata)}

@@ -22,10 +22,8 @@ def host_spans_removed(
     """The host code of events `uids` removed (a loader's `__next__`, an `.item()`, an
     optimizer step): the time between calls inside them, the calls themselves (none of them
     waits any more) and the GPU work those calls launched."""
-    ev = model.events
-    ts, dur = ev["ts"].to_numpy(float), ev["dur"].to_numpy(float)
-    spans = tuple((int(model.thread_code[u]), float(ts[u]), float(ts[u] + dur[u])) for u in uids)
-    inside = _calls_inside(model, graph, uids)
+    spans = _spans(model, uids)
+    inside = _calls_inside(graph, spans)
     launched = (graph.gpu.launch >= 0) & inside[np.maximum(graph.gpu.launch, 0)]
     return Changes(
         gpu_scale=np.where(launched, 0.0, 1.0),
@@ -42,20 +40,24 @@ def calls_made_async(
     """The calls inside host events `uids` (a `.to()` from pageable memory, a blocking copy)
     wait no more, and what they launched takes `factor` of its time: a copy made async and
     pinned (the factor: the pageable copy's bandwidth over the pinned one's)."""
-    inside = _calls_inside(model, graph, uids)
+    inside = _calls_inside(graph, _spans(model, uids))
     launched = (graph.gpu.launch >= 0) & inside[np.maximum(graph.gpu.launch, 0)]
     return Changes(gpu_scale=np.where(launched, factor, 1.0), label=label, host_unblocked=inside)
 
 
-def _calls_inside(model: TraceModel, graph: ReplayGraph, uids: Iterable[int]) -> np.ndarray:
+def _spans(model: TraceModel, uids: Iterable[int]) -> tuple[tuple[int, float, float], ...]:
+    """(thread code, start, end) of each host event, in trace µs."""
     ev = model.events
     ts, dur = ev["ts"].to_numpy(float), ev["dur"].to_numpy(float)
+    return tuple((int(model.thread_code[u]), float(ts[u]), float(ts[u] + dur[u])) for u in uids)
+
+
+def _calls_inside(graph: ReplayGraph, spans: tuple[tuple[int, float, float], ...]) -> np.ndarray:
+    """Per host call of the graph: whether it lies wholly inside one of the spans."""
     host = graph.host
     inside = np.zeros(len(host.uid), dtype=bool)
-    for u in uids:
-        lo, hi = ts[u], ts[u] + dur[u]
-        on = host.thread == model.thread_code[u]
-        inside |= on & (host.start >= lo) & (host.start + host.dur <= hi)
+    for thread, lo, hi in spans:
+        inside |= (host.thread == thread) & (host.start >= lo) & (host.start + host.dur <= hi)
     return inside
 
 

@@ -10,7 +10,6 @@ from rooflens.analyzers.pipeline.steps import REPORTED
 from .. import results as r
 from ..loading import LoadRequest, load_run, pipeline
 from ..notify import log_to_client, runs_changed
-from . import findings, report
 from .common import (
     WRITES_RUN,
     CaptureFolderArg,
@@ -22,6 +21,7 @@ from .common import (
     engine,
     owner,
 )
+from .findings import priority_rows
 from .load import (
     CaptureFolder2Arg,
     CompareWithArg,
@@ -31,7 +31,7 @@ from .load import (
     compared_note,
     run_resources,
 )
-from .report import RecommendationArg, SummaryArg
+from .report import RecommendationArg, SummaryArg, check_composed, prose_from
 
 
 def register(mcp: MCPServer) -> None:
@@ -54,7 +54,7 @@ def register(mcp: MCPServer) -> None:
         analyse every category, draft findings, rank priorities, compose the report. Takes
         load_trace's arguments; the prose stays code's unless you pass a summary."""
         st = app_state(ctx)
-        prose = report.prose_from(executive_summary, recommendation)
+        prose = prose_from(executive_summary, recommendation)
         request = LoadRequest(
             path, platform, platform_file, capture_folder, output_dir, fresh, whole=True,
             compare_with=compare_with, platform2=platform2, capture_folder2=capture_folder2,
@@ -76,7 +76,7 @@ def register(mcp: MCPServer) -> None:
         failed = [k for k, m in steps.results.metrics.items() if m.status == "ERROR"]
         for key in failed:
             await log_to_client(ctx, "warning", f"{run.id}: the {key} analysis failed")
-        composed = await engine(report.check_composed, st, run)
+        composed = await engine(check_composed, st, run)
         compared = steps.results.comparison
         return r.FullAnalysisResult(
             run_id=run.id,
@@ -85,7 +85,7 @@ def register(mcp: MCPServer) -> None:
             warnings=[r.HealthNote.of(w) for w in steps.own_warnings()],
             categories=steps.analysable(),
             failed=failed,
-            priorities=findings.priority_rows(steps.priorities())[:10],
+            priorities=priority_rows(steps.priorities())[:10],
             report_valid=composed.valid,
             resources=[*composed.resources, *run_resources(run.id, compared is not None)],
             comparison=None if compared is None else compared_note(compared),

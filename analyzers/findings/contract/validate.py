@@ -398,14 +398,14 @@ def validate_findings_file(
     if not path.is_file():
         return [Problem("F0", 1, f"file not found: {path} — write the findings file there.")]
     source = metrics_path_for(path)
-    metrics: MetricsCells | None = None
+    metrics: MetricsCells | None
     unusable: list[Problem] = []
     try:
         metrics = MetricsCells.model_validate_json(source.read_bytes())
-    except OSError:
-        pass  # no metrics: F10-F12 are skipped
+    except OSError:  # no metrics file (or none readable): F10-F12 are skipped
+        metrics = None
     except ValidationError as exc:
-        unusable = [_unusable(source.name, exc)]
+        metrics, unusable = None, [_unusable(source.name, exc)]
     problems = validate_findings(
         path.read_text(encoding="utf-8"), tier, metrics=metrics, comparison_scope=comparison_scope
     )
