@@ -49,6 +49,7 @@ from ..findings.drafting.drafts import draft_findings
 from ..findings.drafting.submission import PItemProse, SubmitStatus, submit
 from ..findings.drafting.system_compare import system_comparison
 from ..findings.ranking.priorities import PriorityData, priority_data
+from ..findings.ranking.replay_price import ReplayInputs
 from ..layout import CPU_IDLE, MULTI_KERNEL
 from ..perf.platform_choice import platform_warnings, run_warnings
 from ..perf.platforms import Platform
@@ -304,7 +305,8 @@ class Pipeline:
 
     def _ranked(self) -> PriorityData:
         metrics = {k: self.metrics_of(k) for k in self.analysable() if self._has_metrics(k)}
-        return priority_data(self.category_data().manifest, metrics)
+        replayed = ReplayInputs(self.results.model, self.results.report.unified)
+        return priority_data(self.category_data().manifest, metrics, replayed=replayed)
 
     def priorities(self) -> PriorityData:
         self.require(AGGREGATED)

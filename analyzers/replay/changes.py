@@ -11,22 +11,29 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from ..trace.intervals import merge
 from ..trace.model import TraceModel
 from .graph import ReplayGraph
 from .simulate import Changes
 
 
 def host_spans_removed(
-    model: TraceModel, graph: ReplayGraph, uids: Iterable[int], label: str
+    model: TraceModel,
+    graph: ReplayGraph,
+    uids: Iterable[int],
+    label: str,
+    *,
+    keep_gpu: bool = False,
 ) -> Changes:
     """The host code of events `uids` removed (a loader's `__next__`, an `.item()`, an
     optimizer step): the time between calls inside them, the calls themselves (none of them
-    waits any more) and the GPU work those calls launched."""
+    waits any more) and, unless `keep_gpu` (the work moves elsewhere, as a loader's to its
+    workers, and its copies and kernels still run), the GPU work those calls launched."""
     spans = _spans(model, uids)
     inside = _calls_inside(graph, spans)
     launched = (graph.gpu.launch >= 0) & inside[np.maximum(graph.gpu.launch, 0)]
     return Changes(
-        gpu_scale=np.where(launched, 0.0, 1.0),
+        gpu_scale=None if keep_gpu else np.where(launched, 0.0, 1.0),
         host_removed=spans,
         host_scale=np.where(inside, 0.0, 1.0),
         label=label,
@@ -53,12 +60,31 @@ def _spans(model: TraceModel, uids: Iterable[int]) -> tuple[tuple[int, float, fl
 
 
 def _calls_inside(graph: ReplayGraph, spans: tuple[tuple[int, float, float], ...]) -> np.ndarray:
-    """Per host call of the graph: whether it lies wholly inside one of the spans."""
+    """Per host call of the graph: whether it lies wholly inside one of the spans (per
+    thread, the spans merged and each call found among them by one search)."""
     host = graph.host
     inside = np.zeros(len(host.uid), dtype=bool)
-    for thread, lo, hi in spans:
-        inside |= (host.thread == thread) & (host.start >= lo) & (host.start + host.dur <= hi)
+    if not spans:
+        return inside
+    cut = np.asarray(spans, dtype=float)
+    for thread in np.unique(cut[:, 0]).tolist():
+        on = np.flatnonzero(host.thread == thread)
+        mine = merge(cut[cut[:, 0] == thread, 1], cut[cut[:, 0] == thread, 2])
+        k = np.searchsorted(mine.start, host.start[on], side="right") - 1
+        end = host.start[on] + host.dur[on]
+        inside[on] = (k >= 0) & (end <= mine.end[np.maximum(k, 0)])
     return inside
+
+
+def host_spans_shortened(
+    model: TraceModel, graph: ReplayGraph, uids: Iterable[int], keep: float, label: str
+) -> Changes:
+    """The host code of events `uids` made faster, keeping `keep` of its time: the calls
+    inside and the host work before each of them (operators dispatched faster, a leaner
+    optimizer step); what they launch and what they wait for stay."""
+    inside = _calls_inside(graph, _spans(model, uids))
+    factor = np.where(inside, keep, 1.0)
+    return Changes(host_scale=factor, label=label, gap_scale=factor)
 
 
 def gpu_events_scaled(
@@ -73,12 +99,14 @@ def combined(graph: ReplayGraph, changes: Iterable[Changes]) -> Changes:
     gpu = np.ones(len(graph.gpu.uid))
     host = np.ones(len(graph.host.uid))
     unblocked = np.zeros(len(graph.host.uid), dtype=bool)
+    gaps = np.ones(len(graph.host.uid))
     removed: list[tuple[int, float, float]] = []
     labels = []
     for c in changes:
         gpu = gpu * (1.0 if c.gpu_scale is None else c.gpu_scale)
         host = host * (1.0 if c.host_scale is None else c.host_scale)
         unblocked |= False if c.host_unblocked is None else c.host_unblocked
+        gaps = gaps * (1.0 if c.gap_scale is None else c.gap_scale)
         removed.extend(c.host_removed)
         labels.append(c.label)
-    return Changes(gpu, tuple(removed), host, " + ".join(labels), unblocked)
+    return Changes(gpu, tuple(removed), host, " + ".join(labels), unblocked, gaps)

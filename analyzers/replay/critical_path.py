@@ -16,12 +16,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..trace.columns import MISSING
+from ..trace.intervals import length_before, merge
 from ..trace.model import TraceModel
 from .graph import ReplayGraph
 from .simulate import BY_LAUNCH, BY_OTHER_STREAM, BY_QUEUE, Replayed
 
 OUTSIDE_OPERATORS = "(host work outside operators)"
 OPERATOR_CATEGORIES = ("cpu_op", "user_annotation", "gpu_user_annotation")
+HOST_KINDS = frozenset({"host_call", "host_work", "wait_return"})
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,7 @@ class Segment:
     name: str
     start_us: float
     end_us: float
+    thread: int = -1  # a host segment's thread code
 
     @property
     def us(self) -> float:
@@ -40,6 +43,16 @@ class Segment:
 class CriticalPath:
     segments: tuple[Segment, ...]  # from the iteration's end back to its start
     span_us: float
+    gpu_events: frozenset[int] = frozenset()  # graph GPU indices whose run is on the path
+
+    def host_us(self, thread: int, starts: np.ndarray, ends: np.ndarray) -> float:
+        """Host time of `thread` on the path inside the disjoint spans [starts, ends)."""
+        own = [(s.start_us, s.end_us) for s in self.segments
+               if s.kind in HOST_KINDS and s.thread == thread]  # fmt: skip
+        if not own or len(starts) == 0:
+            return 0.0
+        path = merge(*np.asarray(own).T)
+        return float((length_before(path, ends) - length_before(path, starts)).sum())
 
     def by_kind(self) -> dict[str, float]:
         return _summed((s.kind, s.us) for s in self.segments)
@@ -53,23 +66,29 @@ class CriticalPath:
 
 
 def critical_path(
-    model: TraceModel, graph: ReplayGraph, replayed: Replayed, thread: int, begin: float, end: float
+    model: TraceModel,
+    graph: ReplayGraph,
+    replayed: Replayed,
+    thread: int,
+    begin: float,
+    end: float,
+    names: PathNames | None = None,
 ) -> CriticalPath:
     """The path through the replayed window [begin, end) that ends at the last call of
-    `thread` before `end` (replayed times)."""
+    `thread` before `end` (replayed times); `names` built once serve every path of a graph."""
     host = graph.host
     on = np.flatnonzero((host.thread == thread) & (replayed.host_end <= end))
     if len(on) == 0:
         return CriticalPath((), end - begin)
-    names = _Names(model, graph)
+    names = names or PathNames(model, graph)
     walk = _Walk(graph, replayed, names, begin)
     last = int(on[-1])
-    walk.add("host_work", names.host(last), replayed.host_end[last], end)
+    walk.add("host_work", names.host(last), replayed.host_end[last], end, thread)
     walk.from_host_end(last)
-    return CriticalPath(tuple(walk.segments), end - begin)
+    return CriticalPath(tuple(walk.segments), end - begin, frozenset(walk.on_path))
 
 
-class _Names:
+class PathNames:
     """Names for the path: a GPU event's kernel, a host call's name, and for host work between
     calls the innermost operator or annotation that held the thread there."""
 
@@ -104,39 +123,47 @@ class _Names:
 
 
 class _Walk:
-    def __init__(self, graph: ReplayGraph, r: Replayed, names: _Names, begin: float) -> None:
+    def __init__(self, graph: ReplayGraph, r: Replayed, names: PathNames, begin: float) -> None:
         self.graph, self.r, self.names, self.begin = graph, r, names, begin
         self.segments: list[Segment] = []
         # each call and event is passed once: a trace whose times contradict its links (a
         # launch after its kernel) would otherwise lead the walk round in a circle
         self.seen_host: set[int] = set()
         self.seen_gpu: set[int] = set()
+        self.on_path: set[int] = set()
 
-    def add(self, kind: str, name: str, start: float, end: float) -> None:
+    def add(self, kind: str, name: str, start: float, end: float, thread: int = -1) -> None:
         start = max(start, self.begin)
         if end > start:
-            self.segments.append(Segment(kind, name, float(start), float(end)))
+            self.segments.append(Segment(kind, name, float(start), float(end), thread))
 
     def from_host_end(self, i: int) -> None:
         """Walk back from the end of host call `i`, alternating host and GPU moments."""
         host, r = self.graph.host, self.r
         while i not in self.seen_host:
             self.seen_host.add(i)
+            on = int(host.thread[i])
             if r.host_start[i] < self.begin and not r.host_waited[i]:
-                self.add("host_call", self.names.call(i), r.host_start[i], r.host_end[i])
+                self.add("host_call", self.names.call(i), r.host_start[i], r.host_end[i], on)
                 return
             if r.host_waited[i]:
                 j = int(host.waits_for[i])
-                self.add("wait_return", self.names.call(i), r.gpu_end[j], r.host_end[i])
+                self.add("wait_return", self.names.call(i), r.gpu_end[j], r.host_end[i], on)
                 nxt = self._from_gpu_end(j)
                 if nxt is None:
                     return
                 i = nxt
+                on = int(host.thread[i])
             else:
-                self.add("host_call", self.names.call(i), r.host_start[i], r.host_end[i])
+                self.add("host_call", self.names.call(i), r.host_start[i], r.host_end[i], on)
             if r.host_start[i] <= self.begin or i == 0 or host.thread[i - 1] != host.thread[i]:
                 return
-            self.add("host_work", self.names.host(i), r.host_end[i - 1], r.host_start[i])
+            k = -1 if host.woken_by is None else int(host.woken_by[i])
+            if k >= 0 and r.host_end[k] > r.host_end[i - 1]:  # handed over by another thread
+                self.add("host_work", self.names.host(i), r.host_end[k], r.host_start[i], on)
+                i = k
+                continue
+            self.add("host_work", self.names.host(i), r.host_end[i - 1], r.host_start[i], on)
             i -= 1
 
     def _from_gpu_end(self, j: int) -> int | None:
@@ -146,6 +173,7 @@ class _Walk:
         while r.gpu_end[j] > self.begin and j not in self.seen_gpu:
             self.seen_gpu.add(j)
             self.add("gpu", self.names.gpu(j), r.gpu_start[j], r.gpu_end[j])
+            self.on_path.add(j)
             by = r.gpu_set_by[j]
             if by == BY_QUEUE:
                 kind = "gpu_wait" if gpu.held[j] else "stream_gap"

@@ -12,7 +12,11 @@ per queue (device and stream), the events in the order they ran. The edges:
 - a blocking call (a synchronise, a blocking copy, a free that synchronises) ends no sooner
   than `residual` after the GPU event it waited for ended, and no sooner than its own `floor`;
 - a GPU event that started later than all of the above, right after an event of another queue
-  ended, waited for it (a cross-stream event wait).
+  ended, waited for it (a cross-stream event wait);
+- a call after a long gap on its thread, in which another thread made calls, was handed over
+  by the last of them (the main thread resuming after the autograd thread's backward, the
+  autograd thread starting once the forward is launched): it starts as long after the later of
+  its own thread's previous call and that call as it did in the trace.
 
 What a trace does not record is assumed, and each assumption is named in `assumptions` with
 how much time it covers (docs/what-if.md#assumptions).
@@ -20,7 +24,7 @@ how much time it covers (docs/what-if.md#assumptions).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -29,6 +33,7 @@ from ..trace.columns import MISSING
 from ..trace.model import TraceModel
 from ..trace.schema import GPU_CATEGORIES, LAUNCH_CATEGORIES
 
+HAND_OFF_GAP_US = 50.0  # a gap this long on a thread may have been a wait for another thread
 QUEUED_GAP_US = 2.0  # an event this close behind its queue's previous one was queued behind it
 WAIT_RETURN_US = 50.0  # a blocking call that returns this soon after a GPU event waited for it
 OWN_FLOOR_US = 10.0  # what a blocking call costs when there is nothing to wait for
@@ -63,6 +68,9 @@ class HostCalls:
     waits_for: np.ndarray  # GPU event (index into GpuEvents) the call waited for, or -1
     floor: np.ndarray  # a blocking call's own cost; its whole duration for any other call
     residual: np.ndarray  # a blocking call's return after the event it waited for ended
+    # the call of another thread this one was handed over by (-1: none): the last call another
+    # thread ended in this call's long gap; the call starts `gap` after the later of the two
+    woken_by: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -86,6 +94,9 @@ class ReplayGraph:
     gpu: GpuEvents
     usual_delay_us: float
     assumptions: tuple[Assumption, ...]
+    # the replay's node order while every blocking call still waits (simulate.py), kept so
+    # the many replays of one graph sort its events once
+    orders: dict[str, list[tuple[int, int]]] = field(default_factory=dict, compare=False)
 
 
 def build_graph(model: TraceModel) -> ReplayGraph:
@@ -116,10 +127,14 @@ def build_graph(model: TraceModel) -> ReplayGraph:
     launch[has] = outer_of[launch_uid[gpu_uid[has]]]
     gpu, usual, late = _gpu_events(gpu_uid, queue, ts, dur, launch, host.start)
     host, waited = _blocking(host, gpu)
+    host, handed = _hand_offs(host)
     assumptions = (
         Assumption("a late start right after another stream's event waited for it", *late[0]),
         Assumption("a late start with no recorded cause keeps its recorded gap or delay", *late[1]),
         Assumption("a call that returned right after a GPU event ended waited for it", *waited),
+        Assumption(
+            "a call after a long gap waited for the last call another thread made in it", *handed
+        ),
     )
     return ReplayGraph(host, gpu, usual, assumptions)
 
@@ -232,6 +247,27 @@ def _cross_stream(
     return np.asarray(found, dtype=np.int64), np.asarray(source, dtype=np.int64)
 
 
+def _hand_offs(host: HostCalls) -> tuple[HostCalls, tuple[int, float]]:
+    """Per call whose gap is at least HAND_OFF_GAP_US: the call of another thread that ended
+    last inside the gap, if any (a thread's own calls never overlap, so any call ending
+    inside the gap is another thread's)."""
+    end = host.start + host.dur
+    by_end = np.argsort(end, kind="stable")
+    ends = end[by_end]
+    at = np.searchsorted(ends, host.start, side="right") - 1
+    last = by_end[np.maximum(at, 0)]
+    gap_start = host.start - host.gap
+    woken = (
+        (host.gap >= HAND_OFF_GAP_US)
+        & (at >= 0)
+        & (ends[np.maximum(at, 0)] > gap_start)
+        & (host.thread[last] != host.thread)
+    )
+    woken_by = np.where(woken, last, -1)
+    covered = float((end[last] - gap_start)[woken].sum())  # the gap taken as a wait
+    return replace(host, woken_by=woken_by), (int(woken.sum()), covered)
+
+
 def _blocking(host: HostCalls, gpu: GpuEvents) -> tuple[HostCalls, tuple[int, float]]:
     """Calls that returned within WAIT_RETURN_US of a GPU event's end that they overlapped,
     launched before they began (or by the call itself: a blocking copy): they waited for it."""
@@ -257,7 +293,5 @@ def _blocking(host: HostCalls, gpu: GpuEvents) -> tuple[HostCalls, tuple[int, fl
     residual = np.where(waited, call_end - gpu_end, 0.0)
     floor = np.where(waited, np.minimum(host.dur, OWN_FLOOR_US), host.dur)
     covered = float((gpu_end - host.start)[waited].sum())
-    updated = HostCalls(
-        host.uid, host.thread, host.start, host.dur, host.gap, waits_for, floor, residual
-    )
+    updated = replace(host, waits_for=waits_for, floor=floor, residual=residual)
     return updated, (int(waited.sum()), covered)

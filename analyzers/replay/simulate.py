@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..trace.intervals import length_before, merge
 from .graph import ReplayGraph
 
 HOST_START, BLOCKING_END, GPU_START = 1, 0, 2  # tie order at one instant
@@ -24,13 +25,15 @@ HOST_START, BLOCKING_END, GPU_START = 1, 0, 2  # tie order at one instant
 class Changes:
     """What differs from the recording: a factor on each GPU event's duration, host time
     removed from the gaps between calls (per thread code, [start, end) in trace µs), a factor
-    on each host call's own time, and the blocking calls that no longer wait."""
+    on each host call's own time, the blocking calls that no longer wait, and a factor on the
+    host work before each call."""
 
     gpu_scale: np.ndarray | None = None
     host_removed: tuple[tuple[int, float, float], ...] = ()
     host_scale: np.ndarray | None = None
     label: str = field(default="identity")
     host_unblocked: np.ndarray | None = None
+    gap_scale: np.ndarray | None = None  # a factor on the host work before each call
 
 
 IDENTITY = Changes()
@@ -60,15 +63,24 @@ class Replayed:
 def replay(graph: ReplayGraph, changes: Changes = IDENTITY) -> Replayed:
     host, gpu = graph.host, graph.gpu
     gap = _gaps(graph, changes.host_removed)
+    woken = host.woken_by if host.woken_by is not None else np.full(len(host.start), -1)
+    handed = _hand_off_delays(graph, woken, changes.host_removed)
+    if changes.gap_scale is not None:
+        gap = gap * changes.gap_scale
+        handed = handed * changes.gap_scale
     hscale = np.ones(len(host.start)) if changes.host_scale is None else changes.host_scale
     gscale = np.ones(len(gpu.start)) if changes.gpu_scale is None else changes.gpu_scale
     own = (np.where(host.waits_for >= 0, host.floor, host.dur) * hscale).tolist()
     floor = (host.floor * hscale).tolist()
     gdur = (gpu.dur * gscale).tolist()
     blocking = host.waits_for.copy()
-    if changes.host_unblocked is not None:
+    if changes.host_unblocked is not None and changes.host_unblocked.any():
         blocking[changes.host_unblocked] = -1
-    order = _node_order(graph, blocking)
+        order = _node_order(graph, blocking)
+    else:
+        order = graph.orders.get("all waiting")
+        if order is None:
+            order = graph.orders["all waiting"] = _node_order(graph, blocking)
     n_host = len(host.start)
     hs, he = [0.0] * n_host, [0.0] * n_host
     gs, ge = [0.0] * len(gpu.start), [0.0] * len(gpu.start)
@@ -77,12 +89,18 @@ def replay(graph: ReplayGraph, changes: Changes = IDENTITY) -> Replayed:
     rec_host, rec_gpu = host.start.tolist(), gpu.start.tolist()
     rec_gpu_end = (gpu.start + gpu.dur).tolist()
     waits, residual, gaps = blocking.tolist(), host.residual.tolist(), gap.tolist()
+    woken_by, handed_gap = woken.tolist(), handed.tolist()
     launch, delay, after = gpu.launch.tolist(), gpu.delay.tolist(), gpu.after.tolist()
     gaps_gpu = gpu.stream_gap.tolist()
     waited, set_by = [False] * n_host, [BY_RECORDING] * len(gpu.start)
     for kind, i in order:
         if kind == HOST_START:
-            hs[i] = rec_host[i] if first_call[i] else he[i - 1] + gaps[i]
+            if first_call[i]:
+                hs[i] = rec_host[i]
+            elif woken_by[i] >= 0:  # handed over: after the later of the two calls
+                hs[i] = max(he[i - 1], he[woken_by[i]]) + handed_gap[i]
+            else:
+                hs[i] = he[i - 1] + gaps[i]
             if waits[i] < 0:
                 he[i] = hs[i] + own[i]
         elif kind == BLOCKING_END:
@@ -131,26 +149,58 @@ def _node_order(graph: ReplayGraph, waits_for: np.ndarray) -> list[tuple[int, in
 
 
 def _gaps(graph: ReplayGraph, removed: tuple[tuple[int, float, float], ...]) -> np.ndarray:
-    """Each call's gap less the removed host time that falls inside it."""
+    """Each call's gap less the removed host time that falls inside it (per thread, the
+    removed spans merged and measured against every gap in two searches)."""
     host = graph.host
     gap = host.gap.copy()
+    if not removed:
+        return gap
+    spans = np.asarray(removed, dtype=float)
     gap_start = host.start - host.gap
-    for thread, lo, hi in removed:
-        on = host.thread == thread
-        overlap = np.minimum(host.start, hi) - np.maximum(gap_start, lo)
-        gap -= np.where(on, np.clip(overlap, 0.0, None), 0.0)
+    for thread in np.unique(spans[:, 0]).tolist():
+        on = np.flatnonzero(host.thread == thread)
+        mine = spans[spans[:, 0] == thread]
+        cut = merge(mine[:, 1], mine[:, 2])
+        gap[on] -= length_before(cut, host.start[on]) - length_before(cut, gap_start[on])
     return np.maximum(gap, 0.0)
 
 
-def map_time(graph: ReplayGraph, replayed: Replayed, thread: int, t: float) -> float:
+def _hand_off_delays(
+    graph: ReplayGraph, woken: np.ndarray, removed: tuple[tuple[int, float, float], ...]
+) -> np.ndarray:
+    """Per handed-over call: the recorded time from the handing call's end to its start, less
+    the removed host time of its own thread in between (0 for the other calls)."""
+    host = graph.host
+    out = np.zeros(len(host.start))
+    on = np.flatnonzero(woken >= 0)
+    if len(on) == 0:
+        return out
+    since = (host.start + host.dur)[woken[on]]
+    out[on] = host.start[on] - since
+    if removed:
+        spans = np.asarray(removed, dtype=float)
+        for thread in np.unique(spans[:, 0]).tolist():
+            mine = on[host.thread[on] == thread]
+            cut = merge(*spans[spans[:, 0] == thread, 1:].T)
+            lo = (host.start + host.dur)[woken[mine]]
+            out[mine] -= length_before(cut, host.start[mine]) - length_before(cut, lo)
+    return np.maximum(out, 0.0)
+
+
+def map_time(
+    graph: ReplayGraph, replayed: Replayed, thread: int, t: float, removed: Removed = ()
+) -> float:
     """Where a recorded instant on `thread` falls in the replay (see `map_times`)."""
-    return float(map_times(graph, replayed, thread, np.asarray([t], dtype=float))[0])
+    return float(map_times(graph, replayed, thread, np.asarray([t], dtype=float), removed)[0])
 
 
-def map_times(graph: ReplayGraph, replayed: Replayed, thread: int, t: np.ndarray) -> np.ndarray:
+def map_times(
+    graph: ReplayGraph, replayed: Replayed, thread: int, t: np.ndarray, removed: Removed = ()
+) -> np.ndarray:
     """Where recorded instants on `thread` fall in the replay: inside a call, at the same
     offset from its start (at most its end); between calls, at the same offset from the end of
-    the call before."""
+    the call before, less the host time `removed` in between (before the first call, the same
+    offset before it)."""
     host = graph.host
     on = np.flatnonzero(host.thread == thread)
     if len(on) == 0:
@@ -159,7 +209,28 @@ def map_times(graph: ReplayGraph, replayed: Replayed, thread: int, t: np.ndarray
     k = np.searchsorted(starts, t, side="right") - 1
     i = on[np.maximum(k, 0)]
     end = host.start[i] + host.dur[i]
+    cut = _cut(removed, thread)
     inside = np.minimum(replayed.host_start[i] + (t - host.start[i]), replayed.host_end[i])
-    after = replayed.host_end[i] + (t - end)
-    before = replayed.host_start[on[0]] - (starts[0] - t)
+    after = replayed.host_end[i] + np.maximum(0.0, (t - end) - _between(cut, end, t))
+    ahead = starts[0] - t
+    before = replayed.host_start[on[0]] - np.maximum(0.0, ahead - _between(cut, t, starts[0]))
     return np.where(k < 0, before, np.where(t <= end, inside, after))
+
+
+Removed = tuple[tuple[int, float, float], ...]
+
+
+def _cut(removed: Removed, thread: int):
+    spans = [(lo, hi) for th, lo, hi in removed if th == thread]
+    if not spans:
+        return None
+    lo, hi = np.asarray(spans, dtype=float).T
+    return merge(lo, hi)
+
+
+def _between(cut, lo: np.ndarray | float, hi: np.ndarray | float) -> np.ndarray | float:
+    """Removed host time inside [lo, hi) (0 with nothing removed)."""
+    if cut is None:
+        return 0.0
+    lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
+    return np.maximum(0.0, length_before(cut, np.maximum(hi, lo)) - length_before(cut, lo))

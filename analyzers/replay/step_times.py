@@ -13,7 +13,7 @@ import numpy as np
 
 from ..trace.iterations import Iterations
 from .graph import Assumption, ReplayGraph
-from .simulate import IDENTITY, Changes, Replayed, map_times, replay
+from .simulate import IDENTITY, Changes, Removed, Replayed, map_times, replay
 
 
 @dataclass(frozen=True)
@@ -65,22 +65,29 @@ def step_thread(graph: ReplayGraph) -> int:
 def replay_steps(
     graph: ReplayGraph, iterations: Iterations, changes: Changes = IDENTITY
 ) -> StepReplay:
-    replayed = replay(graph, changes)
+    return steps_of(graph, replay(graph, changes), iterations, changes.host_removed)
+
+
+def steps_of(
+    graph: ReplayGraph, replayed: Replayed, iterations: Iterations, removed: Removed = ()
+) -> StepReplay:
+    """The step figures of one replay (`removed`: the host time its change took out)."""
     return StepReplay(
-        tuple(_iterations(graph, replayed, iterations)),
+        tuple(_iterations(graph, replayed, iterations, removed)),
         window_measured_ms=_window(graph) / 1e3,
         window_replayed_ms=(replayed.end - _begin(graph, replayed)) / 1e3,
         assumptions=graph.assumptions,
     )
 
 
-def _iterations(graph: ReplayGraph, replayed: Replayed, iterations: Iterations):
+def _iterations(graph: ReplayGraph, replayed: Replayed, iterations: Iterations, removed: Removed):
     marked = [it for it in iterations.iterations if not it.open_end and it.host_ms > 0]
     if not marked:
         return
     origin = iterations.origin_us
     ends = np.asarray([(it.host_start_ms, it.host_end_ms) for it in marked]) * 1e3 + origin
-    mapped = map_times(graph, replayed, step_thread(graph), ends.ravel()).reshape(ends.shape)
+    thread = step_thread(graph)
+    mapped = map_times(graph, replayed, thread, ends.ravel(), removed).reshape(ends.shape)
     for it, (start, end) in zip(marked, mapped.tolist(), strict=True):
         yield IterationTime(it.index, it.label, it.host_ms, (end - start) / 1e3)
 

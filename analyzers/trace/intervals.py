@@ -75,6 +75,19 @@ def intersect_length(a: Intervals, b: Intervals) -> float:
     return a.length() - subtract(a, b).length()
 
 
+def length_before(a: Intervals, at: np.ndarray) -> np.ndarray:
+    """Per time in `at`, how much of the set lies before it: every interval before the last
+    one starting by then, and the part of that one (two searches, no loop)."""
+    at = np.asarray(at, dtype=np.float64)
+    if len(a) == 0:
+        return np.zeros(len(at))
+    before = np.concatenate(([0.0], np.cumsum(a.end - a.start)))  # the first m intervals
+    k = np.searchsorted(a.start, at, side="right")  # intervals starting at or before it
+    last = np.maximum(k - 1, 0)
+    part = np.clip(np.minimum(at, a.end[last]) - a.start[last], 0.0, None)
+    return np.where(k > 0, before[last] + part, 0.0)
+
+
 def grouped_union_length(group: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
     """Busy length (union of intervals) per group id 0..max(group); one vectorised pass."""
     n_groups = int(group.max()) + 1 if len(group) else 0

@@ -21,13 +21,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 from rooflens.analyzers import layout
 from rooflens.analyzers.categories.any_metrics import Metrics, metrics_from_document
 from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics
 from rooflens.analyzers.categories.models import CategoryMetrics
 from rooflens.analyzers.categories.scoring import ANOMALY_PCT
-from rooflens.analyzers.findings.ranking.impact_scale import pool_sizes
+from rooflens.analyzers.findings.ranking.idle_advice import CAUSE_RECOVERY
+from rooflens.analyzers.findings.ranking.impact_scale import PriorityItem, pool_sizes
 from rooflens.analyzers.findings.ranking.priorities import PriorityData
+from rooflens.analyzers.findings.ranking.replay_price import REMOVED
 from rooflens.analyzers.perf.platforms import get_platform
 from rooflens.analyzers.pipeline.steps import LOADED, Pipeline, RunResults
 from rooflens.analyzers.prepare.manifest import Manifest
@@ -193,3 +197,28 @@ def assert_truthful(run: Pipeline | RunView) -> None:
     assert category_time_problem(view) is None
     assert estimate_problems(view) == []
     assert cap_problems(view) == []
+
+
+def assert_replayed_idle_estimate(top: PriorityItem, steady_ms: float, cause: str) -> None:
+    """An idle item's estimate is the replay's (docs/what-if.md#priorities-from-the-replay),
+    never above the cause's steady-state idle (its cap). A cause whose fix removes calls is
+    priced by one replay of their removal, a share of it per bound: that removal gives back
+    at least the idle the calls held (the GPU waited for them); a cause whose fix shortens
+    host code wins at least that share of the idle (more when the host sets the pace). A
+    cause named by no call (launches, a GPU-side wait) keeps the flat shares of its idle."""
+    fractions = CAUSE_RECOVERY[cause]
+    price, saving = top.replay, top.saving
+    assert saving is not None and saving.cap_ms == pytest.approx(steady_ms, abs=1e-9)
+    if price is None or price.predicted_step_ms is None:  # no calls named: the flat shares
+        flat = tuple(steady_ms * f for f in fractions)
+        assert cause not in REMOVED and saving.range_ms == pytest.approx(flat, abs=1e-6)
+        return
+    assert price.on_path, price
+    if cause in REMOVED:
+        removal = saving.low_ms / fractions[0]
+        assert removal >= 0.98 * steady_ms, (removal, steady_ms)
+        expected = tuple(min(removal * f, steady_ms) for f in fractions)
+        assert saving.range_ms == pytest.approx(expected, rel=1e-6)
+        return
+    for saved, f in zip(saving.range_ms, fractions, strict=True):
+        assert 0.8 * f * steady_ms <= saved <= steady_ms + 1e-9, (saved, f, steady_ms)

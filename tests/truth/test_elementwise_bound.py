@@ -7,9 +7,17 @@ layers × (1 GEMM + 3 adds) run back to back (2,440 µs) and the next step's ker
 before it ends, so the 3 steps fill a 7.32 ms window with no idle time: adds 5.4 ms (73.77 %
 of compute), GEMMs 1.92 ms.
 
-Answer: P1 is the elementwise add, memory-bound: its 5.4 ms brought to 75 / 87.5 / 100 % of
-the roof saves (1 − 0.2003) × 5.4 ms × (0.75, 0.875, 1) = 3.239 / 3.778 / 4.318 ms; P2 the
-GEMM, (1 − 0.8685) × 1.92 ms × (0.75, 0.875, 1).
+Flat answer: P1 is the elementwise add, memory-bound: its 5.4 ms brought 75 / 87.5 / 100 % of
+the way to the roof is (1 − 0.2003) × 5.4 ms × (0.75, 0.875, 1) = 3.239 / 3.778 / 4.318 ms
+less kernel time; P2 the GEMM, (1 − 0.8685) × 1.92 ms × (0.75, 0.875, 1).
+
+Replayed (docs/what-if.md#priorities-from-the-replay): the host runs ahead and never waits, so
+the GPU sets the pace, its first kernel 118 µs in (the loader's 100, the launch's 18) and
+its 7.32 ms of work ending at 7.438 ms, after the host's three 2 ms steps. Adds at any of
+the three bounds leave a step at most 4 × 160 + 12 × 60.04 = 1,360.5 µs of GPU work, under
+the host's 2,000: the host then sets the pace and the steps end at 6 ms, 1.438 ms sooner,
+whatever the bound. GEMMs alone at their roofline keep the GPU the slower (2,440 − 4 × f ×
+21.03 µs a step): 12 × f × 21.03 µs = 0.189 / 0.221 / 0.252 ms.
 """
 
 from __future__ import annotations
@@ -56,13 +64,18 @@ def test_p1_is_the_elementwise_add(steps) -> None:
     assert top.title == "`elementwise`: `aten::add` (memory-bound, PyTorch Native)"
     assert top.estimate_method == "quantified"
     # efficiencies are kept to 2 decimals (20.03 %): within 0.05 % of the exact figure
-    expected = saving(add_roofline_us(), P.add_us, ADD_MS)
-    assert top.saving.range_ms == pytest.approx(expected, rel=5e-4)
+    flat = saving(add_roofline_us(), P.add_us, ADD_MS)
+    assert top.replay is not None and top.replay.flat_mid_ms == pytest.approx(flat[1], rel=5e-4)
+    first_kernel_ms = (P.load_us + 18.0) / 1000
+    host_paced = first_kernel_ms + WINDOW_MS - P.steps * P.period_us / 1000
+    assert host_paced == pytest.approx(1.438)
+    assert top.saving.range_ms == pytest.approx((host_paced,) * 3, abs=1e-3)
     assert top.saving.cap_ms == pytest.approx(ADD_MS)
+    assert top.replay.critical_next is not None and top.replay.critical_next.kind == "host_work"
     assert (second.category, second.kind) == ("gemm", "compute")
-    assert second.saving.range_ms == pytest.approx(
-        saving(gemm_roofline_us(), P.gemm_us, GEMM_MS), rel=5e-3
-    )
+    per_gemm = P.gemm_us - gemm_roofline_us()  # 21.03 µs
+    gemm = tuple(P.steps * P.layers * f * per_gemm / 1000 for f in (0.75, 0.875, 1.0))
+    assert second.saving.range_ms == pytest.approx(gemm, rel=5e-3)
 
 
 def test_efficiencies_and_shares(steps) -> None:

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics
-from rooflens.analyzers.findings.ranking.idle_advice import ACTIONS, CAUSE_RECOVERY, TITLES
+from rooflens.analyzers.findings.ranking.idle_advice import ACTIONS, TITLES
 from rooflens.analyzers.markdown_text import md_code
 from rooflens.analyzers.perf.base import NO_MODEL
 from rooflens.analyzers.synthetic.situations import SITUATIONS
-from tests.helpers.truth import assert_truthful, ranked
+from tests.helpers.truth import assert_replayed_idle_estimate, assert_truthful, ranked
 
 # the situations whose P1 is an idle cause; the plan's action key for each of rooflens's
 # causes (synthetic_planted.ACTIONS names them by family)
@@ -91,10 +91,8 @@ def test_p1_is_the_planted_cause_named_by_its_call_site(name: str, folder: Path)
         names = {c.name for c in part.culprits} | {c.operator for c in part.culprits}
         assert planted.call_site in names or planted.caller in names, part.culprits
         assert md_code(part.culprits[0].name, 80) in top.title
-    # the estimate: the cause's steady-state idle, at the cause's recovery shares
     assert part.steady_ms is not None
-    low, mid, high = (part.steady_ms * f for f in CAUSE_RECOVERY[planted.cause])
-    assert top.saving.range_ms == pytest.approx((low, mid, high), abs=1e-6)
+    assert_replayed_idle_estimate(top, part.steady_ms, planted.cause)
     assert_truthful(steps)
 
 

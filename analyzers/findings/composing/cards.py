@@ -22,7 +22,8 @@ from ...categories.any_metrics import Metrics
 from ...categories.cpu_idle import CpuIdleMetrics
 from ...categories.multi_kernel import MultiKernelMetrics
 from ...layout import TIMELINE_SYSTEM_KEYS
-from ...markdown_text import md_code
+from ...markdown_text import md_cell, md_code
+from ...replay.what_if import PathItem
 from ..contract.contract import (
     NOT_QUANTIFIABLE,
     SYSTEM_IMPACT_SENTENCE,
@@ -38,6 +39,7 @@ from ..ranking.candidates import MIN_SYSTEM_SHARE
 from ..ranking.impact_scale import Pool, PriorityItem
 from ..ranking.precision_item import KEY as PRECISION_KEY
 from ..ranking.precision_item import precision_action
+from ..ranking.replay_figures import ReplayPrice
 from ..ranking.run_metrics import RunMetrics
 from ..ranking.unmodelled import reason_md
 from ..ranking.unmodelled_group import UNMODELLED_KEY, unmodelled_pair
@@ -284,6 +286,56 @@ def estimate_section(placed: Placed) -> Section:
         f"- Range in % of the window: {item.percent_low}–{item.percent_high}",
         f"- Capped by {cap_text(item)}",
         f"- How: {item.saving.basis}",
+        *replay_lines(item),
         "<!-- impact-end -->",
     ]
     return Section("Impact estimate", body="\n".join(lines))
+
+
+NAMES_SHOWN = 3  # names of a finding's events a line shows
+
+
+def events_cell(price: ReplayPrice) -> str:
+    names = ", ".join(md_cell(n, 60) for n in price.names[:NAMES_SHOWN])
+    more = f" and {len(price.names) - NAMES_SHOWN} more" if len(price.names) > NAMES_SHOWN else ""
+    return f"{price.events} {price.event_kind} of {names}{more}"
+
+
+def path_words(price: ReplayPrice) -> str:
+    if not price.on_path:
+        return "off"
+    return f"{price.path_share * 100:.0f} % of their time"
+
+
+def replay_lines(item: PriorityItem) -> list[str]:
+    """The card's lines on the replay: the path, and the predicted step where a change
+    expresses the finding (Markdown, names as code spans)."""
+    price = item.replay
+    if price is None:
+        if item.saving is None:
+            return []
+        return ["- Replay: no change the replay can express; the saving is a flat estimate."]
+    names = ", ".join(md_code(n, 60) for n in price.names[:NAMES_SHOWN])
+    on = (
+        f"on the critical path for {price.path_share * 100:.0f} % of their time"
+        if price.on_path
+        else "off the critical path"
+    )
+    lines = [f"- Critical path: its {price.events} {price.event_kind} of {names} are {on}."]
+    if price.predicted_step_ms is None:
+        if item.saving is not None:
+            lines.append("- Replay: no change expresses it; the saving is a flat estimate.")
+        return lines
+    lines.append(
+        f"- Replayed ({price.change}): time per step {ms(price.step_ms)} → "
+        f"{ms(price.predicted_step_ms)} ms, {ms(price.step_saving_mid_ms or 0.0)} ms saved per "
+        f"step ({ms_range(price.step_saving_low_ms or 0.0, price.step_saving_high_ms or 0.0)})"
+        f"{next_on_path(price.critical_next)}."
+    )
+    return lines
+
+
+def next_on_path(item: PathItem | None) -> str:
+    if item is None:
+        return ""
+    return f"; then {md_code(item.name, 80)} ({item.kind}) leads the critical path"

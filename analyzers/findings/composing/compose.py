@@ -35,6 +35,7 @@ from .cards import (
 from .comparative import title as comparative_title
 from .coverage import HEADING as COVERAGE_HEADING
 from .coverage import what_we_saw
+from .replay_table import what_fixing_buys
 from .summary import (
     ReportInputs,
     executive_summary,
@@ -166,6 +167,9 @@ def compose_report(run: ReportInputs) -> str:
 
     compared = run.comparison is not None
     parts = [_title(run), executive_summary(run, run.prose), priorities_table(run)]
+    bought = what_fixing_buys(run.priorities)
+    if bought:
+        parts.append(bought)
     if compared and run.comparison.what_changed:
         parts.append(run.comparison.what_changed.strip())
     parts.append(what_we_saw(run.metrics, run.health))

@@ -26,6 +26,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from ...prepare.categories import GpuUtilization
+from .replay_figures import ReplayPrice
 
 Pool = Literal["kernels", "idle", "exposed_memcpy", "exposed_comm"]
 Kind = Literal["compute", "kernel_fusion", "system"]
@@ -92,6 +93,7 @@ class Candidate(BaseModel):
     source_rank: int | None = None  # its rank among its own category's findings
     unquantified_reason: str | None = None
     time_ms: float | None = None  # kernel time an unquantified finding covers (its rank)
+    replay: ReplayPrice | None = None  # what the replay says of it (None: no events placed)
 
     @model_validator(mode="after")
     def _saving_or_reason(self) -> Candidate:
@@ -149,14 +151,15 @@ def nothing_to_rank(gpu: GpuUtilization) -> str | None:
 
 
 def rank_items(candidates: Iterable[Candidate], window_ms: float) -> list[PriorityItem]:
-    """Quantified items by mid saving (then high, then category), then the unquantified ones
-    by the kernel time they cover."""
+    """Quantified items by mid saving (then high, then the flat estimate a replayed saving
+    replaced, then category), then the unquantified ones by the kernel time they cover."""
     order = sorted(
         candidates,
         key=lambda c: (
             c.saving is None,
             -c.saving.mid_ms if c.saving else -(c.time_ms or 0.0),
             -c.saving.high_ms if c.saving else 0.0,
+            -_flat_mid(c),  # replayed alike (off the path): what each would buy later
             c.category,
             c.source_rank or 0,
         ),
@@ -174,6 +177,10 @@ def rank_items(candidates: Iterable[Candidate], window_ms: float) -> list[Priori
             )
         )
     return items
+
+
+def _flat_mid(c: Candidate) -> float:
+    return c.replay.flat_mid_ms or 0.0 if c.replay is not None else 0.0
 
 
 def totals(

@@ -43,6 +43,8 @@ from .impact_scale import (
     rank_items,
     totals,
 )
+from .replay_figures import ReplaySummary
+from .replay_price import ReplayInputs, ReplayPricer
 from .run_metrics import RunMetrics
 
 FALLBACK_SHARE = 0.05
@@ -168,6 +170,8 @@ class PriorityData(BaseModel):
     nothing_to_rank: str | None = None
     failed_categories: list[FailedCategory] = []
     tracelens_compute: TraceLensCompute = TraceLensCompute()
+    # the identity replay, the critical path and the top fixes together (None: not replayed)
+    replay: ReplaySummary | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -234,9 +238,14 @@ def _rollups(findings: list[RankedFinding], method: str) -> list[_Rollup]:
 
 
 def priority_data(
-    manifest: Manifest, metrics: Mapping[str, Metrics], max_recommendations: int = 6
+    manifest: Manifest,
+    metrics: Mapping[str, Metrics],
+    max_recommendations: int = 6,
+    replayed: ReplayInputs | None = None,
 ) -> PriorityData:
-    """Rank the findings of every analysed category (`metrics`: key -> its metrics)."""
+    """Rank the findings of every analysed category (`metrics`: key -> its metrics); with
+    `replayed` (the trace and its attribution), each expressible finding is priced by the
+    replay (replay_price.py)."""
     metrics = RunMetrics.of(metrics)  # typed once for the candidates and the shared kernels
     gpu = manifest.gpu_utilization
     baseline_ms = gpu.total_time_ms
@@ -261,7 +270,11 @@ def priority_data(
     top_ops, recommendations = _rollup_rows(findings, display, max_recommendations)
     top_ops += _fallback_rows(manifest, findings, display, start=len(top_ops) + 1)
     reason = nothing_to_rank(gpu)
-    items = [] if reason else rank_items(candidates(metrics, gpu, display), baseline_ms)
+    pricer = None if replayed is None else ReplayPricer(replayed.model, metrics, replayed.unified)
+    found = [] if reason else candidates(metrics, gpu, display)
+    if pricer is not None:
+        found = pricer.priced(found)
+    items = rank_items(found, baseline_ms)
     return PriorityData(
         baseline_ms=baseline_ms,
         priorities=items,
@@ -274,6 +287,7 @@ def priority_data(
             findings=findings,
             all_estimates=all_estimates,
         ),
+        replay=None if pricer is None else pricer.summary(items),
     )
 
 

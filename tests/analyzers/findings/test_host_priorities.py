@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from rooflens.analyzers.categories.cpu_idle import CpuIdleMetrics
-from rooflens.analyzers.findings.ranking.idle_advice import CAUSE_RECOVERY, TITLES
+from rooflens.analyzers.findings.ranking.idle_advice import TITLES
 from rooflens.analyzers.pipeline.steps import Pipeline
 from rooflens.analyzers.synthetic.host import (
     write_blocking_item_trace,
@@ -46,8 +46,7 @@ def test_the_planted_cause_is_p1(tmp_path: Path, case: str, marked: bool) -> Non
     part = next(p for p in idle.host_side.idle_causes if p.cause == cause)
     assert top.title.startswith(TITLES[cause])
     assert part.steady_ms is not None  # every step is steady state: priced on all of it
-    low, mid, high = (part.steady_ms * f for f in CAUSE_RECOVERY[cause])
-    assert top.saving.range_ms == pytest.approx((low, mid, high), abs=1e-9)
+    truth.assert_replayed_idle_estimate(top, part.steady_ms, cause)
     assert f"{part.steady_ms:.1f} ms" in top.title
     totals = steps.priorities().saving_totals
     assert (

@@ -281,7 +281,9 @@ def test_write_priority_data_round_trip(tmp_path: Path) -> None:
         "nothing_to_rank",
         "failed_categories",
         "tracelens_compute",
+        "replay",
     ]
+    assert loaded["replay"] is None  # no trace given: nothing replayed
     lists = loaded["tracelens_compute"]
     assert list(lists) == ["priorities", "recommendations", "findings", "all_estimates"]
     assert loaded == data.model_dump(mode="json")
