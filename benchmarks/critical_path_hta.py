@@ -22,11 +22,12 @@ from pathlib import Path
 
 import numpy as np
 
-from rooflens.analyzers.replay.critical_path import critical_path
+from rooflens.analyzers.replay.critical_path import HOST_KINDS, critical_path
 from rooflens.analyzers.replay.graph import build_graph
 from rooflens.analyzers.replay.simulate import map_time, replay
 from rooflens.analyzers.replay.step_times import step_thread
 from rooflens.analyzers.report.loading import read_trace
+from rooflens.analyzers.trace.intervals import intersect_length, merge
 from rooflens.analyzers.trace.iterations import find_iterations
 
 SHARED = Path(__file__).resolve().parents[2] / "shared/traces"
@@ -64,8 +65,10 @@ def hta_path(python: str, trace: Path) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def our_path(trace: Path) -> tuple[float, set[tuple[str, int]], float]:
-    """(GPU µs, kernels on the path by (name, start rel. to the first event), span µs)."""
+def our_path(trace: Path) -> tuple[float, set[tuple[str, int]], float, float, tuple]:
+    """(GPU µs, kernels on the path by (name, start rel. to the first event), span µs, the
+    path's host time inside top-level operators µs, the step's (start, end) rel. to the
+    first event)."""
     model, _ = read_trace(trace)
     graph = build_graph(model)
     replayed = replay(graph)
@@ -81,7 +84,34 @@ def our_path(trace: Path) -> tuple[float, set[tuple[str, int]], float]:
     gpu = sum(v for k, v in kinds.items() if k in GPU_KINDS)
     origin = float(np.nanmin(model.recorded["ts"].to_numpy(float)))
     kernels = {(s.name, round(s.start_us - origin)) for s in path.segments if s.kind == "gpu"}
-    return gpu, kernels, path.span_us
+    host = merge(
+        *np.asarray(
+            [(s.start_us, s.end_us) for s in path.segments if s.kind in HOST_KINDS], dtype=float
+        )
+        .reshape(-1, 2)
+        .T
+    )
+    in_ops = intersect_length(host, _top_level_operators(model, thread, begin, end))
+    return gpu, kernels, path.span_us, in_ops, (begin - origin, end - origin)
+
+
+def _top_level_operators(model, thread: int, begin: float, end: float):
+    """The step thread's operators with no operator above them, inside [begin, end)."""
+    ev = model.recorded
+    is_op = (ev["cat"] == "cpu_op").to_numpy()
+    parent = model.tree.parent[: len(ev)]
+    above = np.zeros(len(ev), dtype=bool)
+    node = parent.copy()
+    for _ in range(64):  # an operator with an operator anywhere above it is nested
+        live = node >= 0
+        if not live.any():
+            break
+        above[live] |= is_op[node[live]]
+        node = np.where(live, parent[np.maximum(node, 0)], -1)
+    ts, dur = ev["ts"].to_numpy(float), ev["dur"].to_numpy(float)
+    top = np.flatnonzero(is_op & ~above & (model.thread_code[: len(ev)] == thread))
+    lo, hi = np.clip(ts[top], begin, end), np.clip(ts[top] + dur[top], begin, end)
+    return merge(lo[hi > lo], hi[hi > lo])
 
 
 def main(argv: list[str]) -> int:
@@ -91,18 +121,27 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     for trace in args.traces or DEFAULT:
         theirs = hta_path(args.hta_python, trace)
-        gpu, kernels, span = our_path(trace)
+        gpu, kernels, span, in_ops, (step_lo, step_hi) = our_path(trace)
         by = theirs["bound_by"]
         their_gpu = sum(v for k, v in by.items() if k.startswith("gpu"))
         their_total = sum(by.values()) or 1.0
         their_kernels = theirs["kernels"]
         shared = sum(d for n, ts, d in their_kernels if (n, round(ts)) in kernels)
         on_path = sum(d for _, _, d in their_kernels) or 1.0
+        late = [ts for _, ts, _ in their_kernels]
+        where = (
+            f"{100 * (min(late) - step_lo) / (step_hi - step_lo):.0f}–"
+            f"{100 * (max(late) - step_lo) / (step_hi - step_lo):.0f} % into the step"
+            if late
+            else "none"
+        )
         print(
-            f"{trace.name}: rooflens {span / 1e3:.3f} ms, GPU {100 * gpu / span:.1f} %; "
-            f"HTA {their_total / 1e3:.3f} ms, GPU {100 * their_gpu / their_total:.1f} % "
+            f"{trace.name}: rooflens {span / 1e3:.3f} ms, GPU {100 * gpu / span:.1f} %, host "
+            f"inside top-level operators {in_ops / 1e3:.3f} ms; HTA {their_total / 1e3:.3f} ms, "
+            f"GPU {100 * their_gpu / their_total:.1f} % "
             f"({json.dumps({k: round(v / 1e3, 3) for k, v in by.items() if k})}); "
-            f"HTA's path kernels also on rooflens's: {100 * shared / on_path:.0f} %"
+            f"HTA's path kernels also on rooflens's: {100 * shared / on_path:.0f} %, "
+            f"they start {where}"
         )
     return 0
 

@@ -18,6 +18,7 @@ from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from mcp.types import CompleteRequestParams, CompleteResult, Completion, ResourceTemplateReference
 
 from rooflens.analyzers import layout
+from rooflens.analyzers.findings.ranking.priorities import PriorityData
 from rooflens.analyzers.perf.platforms import (
     UnknownPlatform,
     catalogue,
@@ -115,6 +116,22 @@ def _report_resources(mcp: MCPServer, access: RunAccess) -> None:
         """The ranked priority data (written by aggregate_findings)."""
         run = rf.run_for(access, ctx, run_id)
         return rf.need(run, layout.PRIORITIES, "priority data", "aggregate_findings").read_text()
+
+    @traced(mcp, RUN + "/critical_path", JSON)
+    def critical_path(run_id: str, ctx: Context) -> str:
+        """The replay of the run (docs/what-if.md): the identity replay error, the critical
+        path's largest items and shares, the top fixes together, and each finding on or off
+        the path with the time per step a fix is predicted to give (written by
+        aggregate_findings). Test other fixes with the what_if tool."""
+        run = rf.run_for(access, ctx, run_id)
+        path = rf.need(run, layout.PRIORITIES, "priority data", "aggregate_findings")
+        view = PriorityData.model_validate_json(path.read_bytes()).critical_path_view()
+        if view is None:
+            raise ResourceNotFoundError(
+                f"run {run.id} was ranked without a replay; call "
+                f"aggregate_findings(run_id={run.id!r}) again"
+            )
+        return view.model_dump_json()
 
     @traced(mcp, RUN + "/report", MD)
     def report(run_id: str, ctx: Context) -> str:

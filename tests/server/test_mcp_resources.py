@@ -20,6 +20,7 @@ TEMPLATES = {
     "rooflens://runs/{run_id}/ops/{category}{?offset}": "text/csv",
     "rooflens://runs/{run_id}/findings/{category}": "text/markdown",
     "rooflens://runs/{run_id}/priorities": "application/json",
+    "rooflens://runs/{run_id}/critical_path": "application/json",
     "rooflens://runs/{run_id}/report": "text/markdown",
     "rooflens://runs/{run_id}/plot": "image/png",
     "rooflens://runs/{run_id}/tables": "application/json",
@@ -103,7 +104,15 @@ async def test_every_artifact_of_a_full_run_reads_back(sample, allowed, mode) ->
         assert (await text_of(client, f"{base}/ops/gemm")).count("\n") > 1
         assert "## Recommendations" in await text_of(client, f"{base}/findings/gemm")
         assert "## Recommendations" in await text_of(client, f"{base}/findings/cpu_idle")
-        assert json.loads(await text_of(client, f"{base}/priorities"))
+        ranked = json.loads(await text_of(client, f"{base}/priorities"))
+        path = json.loads(await text_of(client, f"{base}/critical_path"))
+        assert path["replay"] == ranked["replay"] and path["replay"]["replayable"]
+        placed = {f["p_number"]: f for f in path["findings"]}
+        assert placed  # the sample step has findings the replay places
+        for item in ranked["priorities"]:  # every finding the replay placed, and only those
+            assert (item["replay"] is not None) == (item["p_number"] in placed)
+            if item["replay"] is not None:
+                assert placed[item["p_number"]]["price"] == item["replay"]
         tables = json.loads(await text_of(client, f"{base}/tables"))
         assert {t["name"] for t in tables["tables"]} >= {"ops_summary", "unified_perf_summary"}
 

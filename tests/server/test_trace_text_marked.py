@@ -186,6 +186,7 @@ TRACE_RESOURCES = {
     "rooflens://runs/{run_id}/ops/{category}{?offset}",
     "rooflens://runs/{run_id}/findings/{category}",
     "rooflens://runs/{run_id}/priorities",
+    "rooflens://runs/{run_id}/critical_path",
     "rooflens://runs/{run_id}/report",
     "rooflens://runs/{run_id}/tables/{table}{?offset}",
     "rooflens://runs/{run_id}/workbook",

@@ -1,6 +1,7 @@
-"""The report's "What fixing each would buy" (docs/what-if.md#in-the-report): each finding a
-change expresses, replayed with the fix, the top fixes together, and the items whose saving
-stays a flat estimate. Trace names are code spans (docs/analysis.md#trace-text-in-markdown)."""
+"""The report's "What fixing each would buy": each finding a change expresses, replayed with
+the fix, the top fixes together, and the items whose saving stays a flat estimate
+(docs/what-if.md#in-the-report-the-tools-and-the-files). Trace names are code spans
+(docs/analysis.md#trace-text-in-markdown)."""
 
 from __future__ import annotations
 

@@ -43,7 +43,7 @@ from .impact_scale import (
     rank_items,
     totals,
 )
-from .replay_figures import ReplaySummary
+from .replay_figures import CriticalPathView, PricedItem, ReplaySummary
 from .replay_price import ReplayInputs, ReplayPricer
 from .run_metrics import RunMetrics
 
@@ -182,6 +182,17 @@ class PriorityData(BaseModel):
     def items(self) -> list[PriorityItem]:
         """The ranking (`priorities`), under the name earlier code used."""
         return self.priorities
+
+    def critical_path_view(self) -> CriticalPathView | None:
+        """What the replay says of the run and of each finding (None: not replayed)."""
+        if self.replay is None:
+            return None
+        placed = [
+            PricedItem(p_number=i.p_number, category=i.category, kind=i.kind,
+                       on_path=i.replay.on_path, price=i.replay)
+            for i in self.priorities if i.replay is not None
+        ]  # fmt: skip
+        return CriticalPathView(replay=self.replay, findings=placed)
 
     @property
     def top_operations(self) -> list[RollupPriority | FallbackPriority]:

@@ -69,3 +69,22 @@ class ReplaySummary(Frozen):
     by_kind: dict[str, float] = {}  # share of the path per kind of segment
     combined: CombinedFix | None = None
     assumptions: list[AssumptionFigure] = []
+
+
+class PricedItem(Frozen):
+    """One ranked finding as the critical-path view shows it."""
+
+    p_number: int
+    category: str
+    kind: str
+    on_path: bool
+    price: ReplayPrice
+
+
+class CriticalPathView(Frozen):
+    """`rooflens://runs/<id>/critical_path`: the replay's figures and every finding it placed
+    (their own events on or off the path, and what a fix would buy), small enough for a
+    model: the path's ten largest items, one line per finding."""
+
+    replay: ReplaySummary
+    findings: list[PricedItem]
