@@ -49,6 +49,11 @@ def print_what_if(r: WhatIf, out: TextIO) -> None:
         f"(identity replay error {r.replay_error_pct:.2f} % over {len(r.iterations)} "
         "iterations)\n"
     )
+    steps = f"{r.steady_steps} steady steps" if r.steady_steps else "the window"
+    out.write(
+        f"Per step   {r.time_per_step_ms:.3f} ms over {steps} (host spans and the GPU work "
+        "they launched); predictions below are in it\n"
+    )
     out.write("Critical path (median iteration):\n")
     _path(r.critical_path, out)
     for p in [*r.changes, *([r.combined] if r.combined else [])]:

@@ -9,7 +9,10 @@ A change is written `KIND:PATTERN=FACTOR`:
 - `host:PATTERN=F` host spans (operators, annotations, Python frames) whose name contains
   PATTERN keep F of their time (0: their code removed, as when a loader stall goes away);
 - `async:PATTERN=F` the calls inside host spans whose name contains PATTERN wait no more and
-  what they launched takes F of its time (a copy made async and pinned).
+  what they launched takes F of its time (a copy made async and pinned);
+- `graph:PATTERN=F` the host work inside host spans whose name contains PATTERN (the calls
+  and the time between them) keeps F of its time, their launches, kernels and waits kept:
+  launch overhead removed over a region, as a CUDA graph replays it (0: all of it).
 
 Patterns are matched as plain text, never as expressions.
 """
@@ -25,13 +28,21 @@ from pydantic import BaseModel, ConfigDict
 from ..trace.columns import MISSING
 from ..trace.iterations import Iterations, find_iterations
 from ..trace.model import TraceModel
-from .changes import calls_made_async, combined, gpu_events_scaled, host_spans_removed
+from ..trace.phases import find_phases
+from .changes import (
+    calls_made_async,
+    combined,
+    gpu_events_scaled,
+    host_spans_removed,
+    host_spans_shortened,
+)
 from .critical_path import critical_path
 from .graph import ReplayGraph, build_graph
 from .simulate import IDENTITY, Changes, map_time, replay
-from .step_times import StepReplay, replay_steps, step_thread
+from .step_region import StepRegion, step_region
+from .step_times import replay_steps, step_thread
 
-SPEC = re.compile(r"^(gpu|op|host|async):(.+)=([0-9]*\.?[0-9]+)$")
+SPEC = re.compile(r"^(gpu|op|host|async|graph):(.+)=([0-9]*\.?[0-9]+)$")
 HOST_SPANS = ("cpu_op", "user_annotation", "python_function")
 TOP_PATH = 10
 
@@ -73,9 +84,16 @@ class AssumptionFigure(Frozen):
 
 
 class WhatIf(Frozen):
+    """`measured_step_ms`/`replayed_step_ms`: the median iteration's host span, as recorded
+    and with nothing changed (their difference is the identity replay error); predictions
+    are in time per steady step (`time_per_step_ms`, replay/step_region.py: the steps' host
+    spans and the GPU work they launched), over `steady_steps` iterations (0: the window)."""
+
     measured_step_ms: float
     replayed_step_ms: float
     replay_error_pct: float
+    time_per_step_ms: float
+    steady_steps: int
     iterations: list[IterationFigure]
     critical_path: list[PathItem]
     changes: list[Prediction]
@@ -95,9 +113,11 @@ def what_if(model: TraceModel, specs: list[str]) -> WhatIf:
     that cannot be read or matches nothing."""
     graph = build_graph(model)
     iterations = find_iterations(model)
+    region = _steady_region(graph, iterations)
     parsed = [parse_change(model, graph, spec) for spec in specs]
     base = replay_steps(graph, iterations)
-    predictions = [_predict(model, graph, iterations, base, c) for c in parsed]
+    per_step = region.per_step_us(graph, replay(graph)) / 1e3
+    predictions = [_predict(model, graph, iterations, region, per_step, c) for c in parsed]
     together = None
     if len(parsed) > 1:
         both = _Change(
@@ -105,11 +125,13 @@ def what_if(model: TraceModel, specs: list[str]) -> WhatIf:
             combined(graph, [c.changes for c in parsed]),
             sum(c.events for c in parsed),
         )
-        together = _predict(model, graph, iterations, base, both)
+        together = _predict(model, graph, iterations, region, per_step, both)
     return WhatIf(
         measured_step_ms=base.measured_step_ms,
         replayed_step_ms=base.replayed_step_ms,
         replay_error_pct=base.replay_error_pct,
+        time_per_step_ms=per_step,
+        steady_steps=region.steps if region.steady is not None else 0,
         iterations=[
             IterationFigure(
                 index=i.index, label=i.label, measured_ms=i.measured_ms, replayed_ms=i.replayed_ms
@@ -130,21 +152,22 @@ def parse_change(model: TraceModel, graph: ReplayGraph, spec: str) -> _Change:
     if found is None:
         raise ChangeError(
             f"cannot read the change {spec!r}: write KIND:PATTERN=FACTOR with KIND gpu, op, "
-            "host or async (gpu:gemm=0.5, op:aten::mm=0.5, host:DataLoader=0, "
-            "async:aten::to=0.5)"
+            "host, async or graph (gpu:gemm=0.5, op:aten::mm=0.5, host:DataLoader=0, "
+            "async:aten::to=0.5, graph:DecoderLayer=0)"
         )
     kind, pattern, factor = found.group(1), found.group(2), float(found.group(3))
     if kind in ("gpu", "op", "async") and not factor > 0:
         raise ChangeError(f"{spec!r}: GPU events need a factor above 0")
-    if kind == "host" and factor > 1:
+    if kind in ("host", "graph") and factor > 1:
         raise ChangeError(f"{spec!r}: host time can only be kept in part (a factor 0 to 1)")
     if kind == "host":
         return _host_change(model, graph, spec, pattern, factor)
-    if kind == "async":
+    if kind in ("async", "graph"):
         spans = list(_outermost(*_matching_spans(model, pattern)))
         if not spans:
             raise ChangeError(f"{spec!r} matches no host span of the trace")
-        return _Change(spec, calls_made_async(model, graph, spans, factor, spec), len(spans))
+        made = calls_made_async if kind == "async" else host_spans_shortened
+        return _Change(spec, made(model, graph, spans, factor, spec), len(spans))
     names = model.names
     if kind == "gpu":
         hit = np.array([pattern in str(n) for n in names[graph.gpu.uid]], dtype=bool)
@@ -197,16 +220,31 @@ def _outermost(spans: np.ndarray, ts: np.ndarray, dur: np.ndarray, thread: np.nd
 
 
 def _predict(
-    model: TraceModel, graph: ReplayGraph, iterations: Iterations, base: StepReplay, c: _Change
+    model: TraceModel,
+    graph: ReplayGraph,
+    iterations: Iterations,
+    region: StepRegion,
+    per_step: float,
+    c: _Change,
 ) -> Prediction:
-    after = replay_steps(graph, iterations, c.changes)
+    after = region.per_step_us(graph, replay(graph, c.changes), c.changes.host_removed) / 1e3
     return Prediction(
         spec=c.spec,
         events=c.events,
-        predicted_step_ms=after.replayed_step_ms,
-        saving_ms=base.replayed_step_ms - after.replayed_step_ms,
+        predicted_step_ms=after,
+        saving_ms=per_step - after,
         critical_next=_path(model, graph, iterations, c.changes)[:3],
     )
+
+
+def _steady_region(graph: ReplayGraph, iterations: Iterations) -> StepRegion:
+    """The steady iterations (a leading warm-up left out, trace/phases.py) as one region."""
+    host, gpu = graph.host, graph.gpu
+    window = (float(gpu.start.min()), float((gpu.start + gpu.dur).max()))
+    if len(host.start) == 0 or not len(gpu.start):
+        return step_region(graph, iterations)
+    phases = find_phases(iterations, window).summary
+    return step_region(graph, iterations, phases.steady if phases is not None else None)
 
 
 def _path(

@@ -23,7 +23,7 @@ from devkit.injection import (
     write_hostile_platform,
     write_injection_trace,
 )
-from rooflens.analyzers.findings.composing.compose import SECTIONS
+from rooflens.analyzers.findings.composing.compose import OPTIONAL_SECTIONS, SECTIONS
 from rooflens.analyzers.findings.contract.contract import split_row
 from rooflens.analyzers.findings.contract.validate import validate_findings_file
 from rooflens.analyzers.findings.drafting.drafts import tier_for
@@ -104,7 +104,7 @@ def test_the_report_keeps_the_structure_rooflens_wrote(run) -> None:
     found = headings(text)
     assert [level for level, _ in found].count(1) == 1
     second = [name for level, name in found if level == 2]
-    assert [s for s in second if s != "Warnings"] == list(SECTIONS)
+    assert [s for s in second if s not in OPTIONAL_SECTIONS] == list(SECTIONS)
     items = json.loads((out / "priority_data.json").read_text())["priorities"]
     cards, section = [], None
     for level, name in found:

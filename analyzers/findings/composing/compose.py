@@ -2,8 +2,8 @@
 
 ``compose_report(inputs)`` takes the manifest, the priorities, the findings, the model
 identification, the platform and whether a plot was drawn, and returns the report text in
-this order: title, Executive Summary, Priorities, What this analysis could and could not
-see, optional Warnings, Compute Kernel Optimizations, Kernel Fusion Opportunities
+this order: title, Executive Summary, Priorities, What fixing each would buy (when the
+priorities were replayed), What this analysis could and could not see, optional Warnings, Compute Kernel Optimizations, Kernel Fusion Opportunities
 (Experimental), System-Level Optimizations, Detailed Analysis, Appendix.
 
 Choices:
@@ -35,6 +35,7 @@ from .cards import (
 from .comparative import title as comparative_title
 from .coverage import HEADING as COVERAGE_HEADING
 from .coverage import what_we_saw
+from .replay_table import HEADING as REPLAY_HEADING
 from .replay_table import what_fixing_buys
 from .summary import (
     ReportInputs,
@@ -58,6 +59,7 @@ SECTIONS = (
     "Detailed Analysis",
     "Appendix",
 )
+OPTIONAL_SECTIONS = ("Warnings", REPLAY_HEADING)  # present when there is something to say
 INSIGHTS = {
     "compute": "Compute Kernel Insights",
     "fusion": "Kernel Fusion Insights",

@@ -11,6 +11,7 @@ from ..ranking.priorities import PriorityData
 from ..ranking.replay_figures import ReplayPrice
 from .cards import events_cell, ms, ms_range, next_on_path, path_words
 
+HEADING = "What fixing each would buy"
 HEAD = (
     "| P | Change replayed | On the critical path | Step (ms) | Saving per step (ms) | "
     "Critical next |\n| --- | --- | --- | --- | --- | --- |"
@@ -23,7 +24,7 @@ def what_fixing_buys(priorities: PriorityData) -> str | None:
     summary = priorities.replay
     if not items or summary is None:
         return None
-    parts = ["## What fixing each would buy"]
+    parts = [f"## {HEADING}"]
     if not summary.replayable:
         parts.append(
             "The trace cannot be replayed, so every saving above is a flat estimate: "

@@ -27,7 +27,8 @@ from ...replay.changes import (
 )
 from ...replay.critical_path import CriticalPath, PathNames, critical_path
 from ...replay.graph import CannotReplay, ReplayGraph, build_graph
-from ...replay.simulate import Changes, Removed, Replayed, map_times, replay
+from ...replay.simulate import Changes, Replayed, map_times, replay
+from ...replay.step_region import step_region
 from ...replay.step_times import StepReplay, replay_steps, step_thread
 from ...replay.what_if import TOP_PATH, AssumptionFigure, PathItem
 from ...report.unified_table import UnifiedTable
@@ -54,17 +55,6 @@ class ReplayInputs:
     unified: UnifiedTable | None
 
 
-@dataclass(frozen=True)
-class _Region:
-    """The replayed region the priorities are judged on: the steady iterations (their
-    indices and host spans, trace µs) or the whole window (one span)."""
-
-    steady: frozenset[int] | None
-    begin: float
-    end: float
-    bounds: tuple[tuple[float, float], ...]
-
-
 class ReplayPricer:
     """One run's graph and identity replay, shared by every finding's price."""
 
@@ -80,10 +70,10 @@ class ReplayPricer:
         self.iterations = find_iterations(model)
         self.base = replay_steps(self.graph, self.iterations)
         self.thread = step_thread(self.graph)
-        self.region = self._region()
+        self.region = step_region(self.graph, self.iterations, self._steady_positions())
         replayed = replay(self.graph)
-        self._region_events()
-        self.identity_us = self._per_step_us(replayed)
+        self.step_count = self.region.steps
+        self.identity_us = self.region.per_step_us(self.graph, replayed)
         self.names = PathNames(model, self.graph)
         self.path = self._critical_path(replayed, self.region.begin, self.region.end)
         self.changes: dict[tuple[str, str, int], Changes] = {}
@@ -197,37 +187,9 @@ class ReplayPricer:
     def _saved(self, changes: Changes) -> tuple[tuple[float, float], Replayed]:
         """((saving per step, saving over the region's steps) in ms, the replay)."""
         replayed = replay(self.graph, changes)
-        per_step = (self.identity_us - self._per_step_us(replayed, changes.host_removed)) / 1e3
+        after = self.region.per_step_us(self.graph, replayed, changes.host_removed)
+        per_step = (self.identity_us - after) / 1e3
         return (per_step, per_step * self.step_count), replayed
-
-    def _region_events(self) -> None:
-        """Which steady iteration each call (any thread) that started in it belongs to, and
-        each GPU event by its launch (unlinked ones by their start)."""
-        host, gpu = self.graph.host, self.graph.gpu
-        bounds = self.region.bounds
-        self.step_count = max(1, len(bounds))
-        edges = np.asarray(bounds, dtype=float).reshape(-1, 2)
-        self.host_step = _step_of(host.start, edges)
-        linked = gpu.launch >= 0
-        self.gpu_step = np.where(
-            linked, self.host_step[np.maximum(gpu.launch, 0)], _step_of(gpu.start, edges)
-        )
-
-    def _per_step_us(self, r: Replayed, removed: Removed = ()) -> float:
-        """Time per step in a replay: from the first step's start to when the last step's
-        host span has ended and every step's GPU work is done, per step. A GPU that falls
-        behind a host that never waits counts; a GPU that waits on the host does not (the
-        host spans set the pace), so each fix is judged by what it buys in steady state."""
-        on_host, on_gpu = self.host_step >= 0, self.gpu_step >= 0
-        starts = np.concatenate([r.host_start[on_host], r.gpu_start[on_gpu]])
-        ends = np.concatenate([r.host_end[on_host], r.gpu_end[on_gpu]])
-        if self.region.steady is not None:
-            edges = np.asarray([self.region.bounds[0][0], self.region.bounds[-1][1]])
-            first, last = map_times(self.graph, r, self.thread, edges, removed).tolist()
-            starts, ends = np.append(starts, first), np.append(ends, last)
-        if len(starts) == 0:
-            return 0.0
-        return float(ends.max() - starts.min()) / self.step_count
 
     @property
     def time_per_step_ms(self) -> float:
@@ -237,13 +199,12 @@ class ReplayPricer:
         """A saving per step within the identity replay's own error on a step (at least 1 µs)
         is none the replay can tell from noise: (0, 0)."""
         steps = [i for i in self.base.iterations
-                 if self.region.steady is None or i.index in self.region.steady]  # fmt: skip
+                 if self.region.holds(i.index)]  # fmt: skip
         error = max([abs(i.replayed_ms - i.measured_ms) for i in steps], default=0.0)
         return saved if abs(saved[0]) > max(error, NOISE_MS) else (0.0, 0.0)
 
     def _steps(self, replayed: StepReplay) -> list[float]:
-        steady = self.region.steady
-        return [i.replayed_ms for i in replayed.iterations if steady is None or i.index in steady]
+        return [i.replayed_ms for i in replayed.iterations if self.region.holds(i.index)]
 
     def _step(self, replayed: StepReplay) -> float:
         steps = self._steps(replayed)
@@ -258,7 +219,7 @@ class ReplayPricer:
         marked = [
             it for it in self.iterations.iterations
             if not it.open_end and it.host_ms > 0
-            and (self.region.steady is None or it.index in self.region.steady)
+            and self.region.holds(it.index)
         ]  # fmt: skip
         if not marked:
             begin = float(min(replayed.host_start.min(initial=np.inf), replayed.gpu_start.min()))
@@ -272,26 +233,12 @@ class ReplayPricer:
     def _critical_path(self, replayed: Replayed, begin: float, end: float) -> CriticalPath:
         return critical_path(self.model, self.graph, replayed, self.thread, begin, end, self.names)
 
-    def _region(self) -> _Region:
-        marked = [it for it in self.iterations.iterations if not it.open_end and it.host_ms > 0]
-        graph = self.graph
-        if not marked:
-            host_end = (graph.host.start + graph.host.dur).max(initial=-np.inf)
-            end = max(float(host_end), float((graph.gpu.start + graph.gpu.dur).max()))
-            begin = float(min(graph.host.start.min(initial=np.inf), graph.gpu.start.min()))
-            return _Region(None, begin, end, ((begin, end + 1.0),))
-        steady = {it.index for it in marked}
-        phases = self.run.cpu_idle.host_side.phases if self._has_phases() else None
-        its = self.iterations.iterations
-        if phases is not None and phases.steady and max(phases.steady) < len(its):
-            steady &= {its[k].index for k in phases.steady}
-        chosen = [it for it in marked if it.index in steady] or marked
-        origin = self.iterations.origin_us
-        bounds = tuple(
-            (origin + it.host_start_ms * 1e3, origin + it.host_end_ms * 1e3)
-            for it in sorted(chosen, key=lambda it: it.host_start_ms)
-        )
-        return _Region(frozenset(it.index for it in chosen), bounds[0][0], bounds[-1][1], bounds)
+    def _steady_positions(self) -> list[int] | None:
+        """The steady iterations' positions, from the idle analysis's phases (None: all)."""
+        if not self._has_phases():
+            return None
+        phases = self.run.cpu_idle.host_side.phases
+        return list(phases.steady) if phases is not None and phases.steady else None
 
     def _has_phases(self) -> bool:
         idle = self.run.cpu_idle
@@ -329,7 +276,7 @@ class ReplayPricer:
         base = self.base
         steps = self._steps(base)
         measured = [i.measured_ms for i in base.iterations
-                    if self.region.steady is None or i.index in self.region.steady]  # fmt: skip
+                    if self.region.holds(i.index)]  # fmt: skip
         measured_step = float(np.median(measured)) if measured else base.window_measured_ms
         span = self.path.span_us or 1.0
         return ReplaySummary(
@@ -367,13 +314,6 @@ class ReplayPricer:
             ),
             critical_next=self._leader(replayed),
         )
-
-
-def _step_of(times: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """Per time, the index of the [start, end) span holding it (sorted, disjoint), or -1."""
-    k = np.searchsorted(edges[:, 0], times, side="right") - 1
-    inside = (k >= 0) & (times < edges[np.maximum(k, 0), 1])
-    return np.where(inside, k, -1)
 
 
 def _capped(saved: tuple[float, float], cap_ms: float) -> tuple[float, float]:
