@@ -3,8 +3,9 @@
 ``compose_report(inputs)`` takes the manifest, the priorities, the findings, the model
 identification, the platform and whether a plot was drawn, and returns the report text in
 this order: title, Executive Summary, Priorities, What fixing each would buy (when the
-priorities were replayed), What this analysis could and could not see, optional Warnings, Compute Kernel Optimizations, Kernel Fusion Opportunities
-(Experimental), System-Level Optimizations, Detailed Analysis, Appendix.
+priorities were replayed), What this analysis could and could not see, optional Warnings,
+Compute Kernel Optimizations, Kernel Fusion Opportunities (Experimental), System-Level
+Optimizations, Detailed Analysis, Appendix.
 
 Choices:
 
