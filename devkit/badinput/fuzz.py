@@ -38,6 +38,7 @@ from devkit.badinput.mutations import (
 from rooflens.analyzers import layout
 from rooflens.analyzers.findings.composing.model_info import model_identification, op_rows
 from rooflens.analyzers.findings.composing.plot import Savings, Segment
+from rooflens.analyzers.findings.ranking.priorities import PriorityData
 from rooflens.analyzers.perf.platforms import Platform
 from rooflens.analyzers.pipeline.folder import RunFolder
 from rooflens.analyzers.pipeline.steps import (
@@ -158,7 +159,8 @@ def run_engine(path: Path, out: Path, platform: Platform | None) -> list[str]:
 
     steps = Pipeline(results, folder, done.__contains__, mark, draw=_check_drawing)
     steps.run(until=REPORTED)
-    return problems + list(_run_problems(out)) + list(_replay_problems(model))
+    priced = list(_priced_problems(steps.priorities()))
+    return problems + list(_run_problems(out)) + list(_replay_problems(model)) + priced
 
 
 def _replay_problems(model) -> Iterator[str]:
@@ -168,9 +170,31 @@ def _replay_problems(model) -> Iterator[str]:
     except CannotReplay:
         return
     figures = [found.measured_step_ms, found.replayed_step_ms, found.replay_error_pct]
+    figures.append(found.time_per_step_ms)
     figures += [item.ms for item in found.critical_path]
     if not all(math.isfinite(f) for f in figures):
         yield f"what-if: a figure is not finite ({figures[:3]})"
+
+
+def _priced_problems(ranked: PriorityData) -> Iterator[str]:
+    """The priorities' replay: finite figures, and no finding predicted to take a step
+    below zero or to save more per step than the step holds."""
+    summary = ranked.replay
+    if summary is None or not summary.replayable:
+        return
+    figures = [summary.time_per_step_ms, summary.replayed_step_ms]
+    for item in ranked.priorities:
+        price = item.replay
+        if price is None or price.predicted_step_ms is None:
+            continue
+        figures += [price.step_ms, price.predicted_step_ms, price.path_share]
+        if (
+            price.predicted_step_ms < -1e-6
+            or (price.step_saving_high_ms or 0) > price.step_ms + 1e-6
+        ):
+            yield f"replay price of P{item.p_number}: {price.step_ms} -> {price.predicted_step_ms}"
+    if not all(math.isfinite(f) for f in figures):
+        yield "replay prices: a figure is not finite"
 
 
 def _check_drawing(title: str, total: float, segments: list[Segment], savings: Savings) -> bytes:
