@@ -39,7 +39,7 @@ from .changes import (
 from .critical_path import critical_path
 from .graph import ReplayGraph, build_graph
 from .simulate import IDENTITY, Changes, map_time, replay
-from .step_region import StepRegion, step_region
+from .step_region import StepRegion, StepTimes, step_region
 from .step_times import replay_steps, step_thread
 
 SPEC = re.compile(r"^(gpu|op|host|async|graph):(.+)=([0-9]*\.?[0-9]+)$")
@@ -113,11 +113,11 @@ def what_if(model: TraceModel, specs: list[str]) -> WhatIf:
     that cannot be read or matches nothing."""
     graph = build_graph(model)
     iterations = find_iterations(model)
-    region = _steady_region(graph, iterations)
+    region = _steady_region(model, graph, iterations)
     parsed = [parse_change(model, graph, spec) for spec in specs]
     base = replay_steps(graph, iterations)
-    per_step = region.per_step_us(graph, replay(graph)) / 1e3
-    predictions = [_predict(model, graph, iterations, region, per_step, c) for c in parsed]
+    identity = region.times(graph, replay(graph))
+    predictions = [_predict(model, graph, iterations, region, identity, c) for c in parsed]
     together = None
     if len(parsed) > 1:
         both = _Change(
@@ -125,12 +125,12 @@ def what_if(model: TraceModel, specs: list[str]) -> WhatIf:
             combined(graph, [c.changes for c in parsed]),
             sum(c.events for c in parsed),
         )
-        together = _predict(model, graph, iterations, region, per_step, both)
+        together = _predict(model, graph, iterations, region, identity, both)
     return WhatIf(
         measured_step_ms=base.measured_step_ms,
         replayed_step_ms=base.replayed_step_ms,
         replay_error_pct=base.replay_error_pct,
-        time_per_step_ms=per_step,
+        time_per_step_ms=identity.per_step_us / 1e3,
         steady_steps=region.steps if region.steady is not None else 0,
         iterations=[
             IterationFigure(
@@ -224,27 +224,28 @@ def _predict(
     graph: ReplayGraph,
     iterations: Iterations,
     region: StepRegion,
-    per_step: float,
+    identity: StepTimes,
     c: _Change,
 ) -> Prediction:
-    after = region.per_step_us(graph, replay(graph, c.changes), c.changes.host_removed) / 1e3
+    after = region.times(graph, replay(graph, c.changes), c.changes.host_removed)
+    saving = region.saving_us(identity, after)[0] / 1e3
     return Prediction(
         spec=c.spec,
         events=c.events,
-        predicted_step_ms=after,
-        saving_ms=per_step - after,
+        predicted_step_ms=identity.per_step_us / 1e3 - saving,
+        saving_ms=saving,
         critical_next=_path(model, graph, iterations, c.changes)[:3],
     )
 
 
-def _steady_region(graph: ReplayGraph, iterations: Iterations) -> StepRegion:
+def _steady_region(model: TraceModel, graph: ReplayGraph, iterations: Iterations) -> StepRegion:
     """The steady iterations (a leading warm-up left out, trace/phases.py) as one region."""
     host, gpu = graph.host, graph.gpu
     window = (float(gpu.start.min()), float((gpu.start + gpu.dur).max()))
     if len(host.start) == 0 or not len(gpu.start):
-        return step_region(graph, iterations)
+        return step_region(model, graph, iterations)
     phases = find_phases(iterations, window).summary
-    return step_region(graph, iterations, phases.steady if phases is not None else None)
+    return step_region(model, graph, iterations, phases.steady if phases is not None else None)
 
 
 def _path(

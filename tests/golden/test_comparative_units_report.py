@@ -17,7 +17,11 @@ pytestmark = pytest.mark.slow  # comparisons on the real traces in ../shared
 EXPECTED = {
     "test01_moe_fused_vs_unfused": (
         "`moe_layer` is faster in trace 2: 1,160.0 → 800.0 µs",
-        "P1: Fuse `moe_layer` (4 kernels) — could save 0.270–0.360 ms",
+        # replayed (docs/what-if.md): the four kernels (120, 480, 480, 80 µs) at what the
+        # 0.270-0.360 ms gap leaves (f = 1 - gap / 1,160 µs) start at 130 (the first), 330 (the
+        # second, launched at 317), then 10 µs behind each other: done at 350 + 1,040 f
+        # instead of 1,390, so 0.242-0.323 ms saved
+        "P1: Fuse `moe_layer` (4 kernels) — could save 0.242–0.323 ms",
     ),
     "test02_attention_both_unfused": (
         "`aten::bmm` is faster in trace 2: 180.0 → 80.0 µs",

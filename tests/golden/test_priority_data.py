@@ -141,6 +141,6 @@ def test_the_document_layout(pair: Pair) -> None:
     four lists live only under `tracelens_compute` (docs/deviations.md)."""
     _, _, _, document = pair
     assert list(document) == ["baseline_ms", "priorities", "saving_totals", "nothing_to_rank",
-                              "failed_categories", TRACELENS_KEY]  # fmt: skip
+                              "failed_categories", TRACELENS_KEY, "replay"]  # fmt: skip
     numbers = [p["p_number"] for p in document["priorities"]]
     assert numbers == list(range(1, len(numbers) + 1))

@@ -12,12 +12,11 @@ the way to the roof is (1 − 0.2003) × 5.4 ms × (0.75, 0.875, 1) = 3.239 / 3.
 less kernel time; P2 the GEMM, (1 − 0.8685) × 1.92 ms × (0.75, 0.875, 1).
 
 Replayed (docs/what-if.md#priorities-from-the-replay): the host runs ahead and never waits, so
-the GPU sets the pace, its first kernel 118 µs in (the loader's 100, the launch's 18) and
-its 7.32 ms of work ending at 7.438 ms, after the host's three 2 ms steps. Adds at any of
-the three bounds leave a step at most 4 × 160 + 12 × 60.04 = 1,360.5 µs of GPU work, under
-the host's 2,000: the host then sets the pace and the steps end at 6 ms, 1.438 ms sooner,
-whatever the bound. GEMMs alone at their roofline keep the GPU the slower (2,440 − 4 × f ×
-21.03 µs a step): 12 × f × 21.03 µs = 0.189 / 0.221 / 0.252 ms.
+the GPU sets the pace: the steps are done 2,440 µs apart, not 2,000. Adds at any of the three
+bounds leave a step at most 4 × 160 + 12 × 60.04 = 1,360.5 µs of GPU work, under the host's
+2,000 µs period: the host then sets the pace, 440 µs a step sooner, 1.32 ms over the three
+steps whatever the bound. GEMMs alone at their roofline keep the GPU the slower (2,440 − 4 ×
+f × 21.03 µs a step): 12 × f × 21.03 µs = 0.189 / 0.221 / 0.252 ms.
 """
 
 from __future__ import annotations
@@ -66,9 +65,8 @@ def test_p1_is_the_elementwise_add(steps) -> None:
     # efficiencies are kept to 2 decimals (20.03 %): within 0.05 % of the exact figure
     flat = saving(add_roofline_us(), P.add_us, ADD_MS)
     assert top.replay is not None and top.replay.flat_mid_ms == pytest.approx(flat[1], rel=5e-4)
-    first_kernel_ms = (P.load_us + 18.0) / 1000
-    host_paced = first_kernel_ms + WINDOW_MS - P.steps * P.period_us / 1000
-    assert host_paced == pytest.approx(1.438)
+    host_paced = P.steps * (P.gpu_us - P.period_us) / 1000
+    assert host_paced == pytest.approx(1.32)
     assert top.saving.range_ms == pytest.approx((host_paced,) * 3, abs=1e-3)
     assert top.saving.cap_ms == pytest.approx(ADD_MS)
     assert top.replay.critical_next is not None and top.replay.critical_next.kind == "host_work"

@@ -13,12 +13,11 @@ ms, so 8.147 ms of each gap lie inside it (4 × 8.147 = 32.588 ms); the last 68 
 host reaching the copy (49 µs with nothing recorded, 19 µs of the copy's operator).
 
 Answer: P1 is the GPU waiting for the data loader, named by its `__next__`. Replayed
-(docs/what-if.md#priorities-from-the-replay), the five steps take 50.803 ms from the first
-one's start (the last one's kernels end 10.803 ms into it): 10.161 ms a step. Without the
-loader's host code the first kernel starts 68 µs in (50 µs to the copy's operator, 18 to its
-copy) and the five steps' 1.785 ms of GPU work run back to back: 8.993 ms, 41.81 ms saved. A
-fix wins back 50 / 75 / 100 % of that (a loader moved to worker processes hides all of it
-when it is faster than the step), never more than the 32.588 ms of idle the loader holds.
+(docs/what-if.md#priorities-from-the-replay), the steps are done 10 ms apart; without the
+loader's host code each one is paced by its 1.785 ms of GPU work: 8.215 ms a step sooner,
+41.075 ms over the five. A fix wins back 50 / 75 / 100 % of that (a loader moved to worker
+processes hides all of it when it is faster than the step), never more than the 32.588 ms of
+idle the loader holds.
 """
 
 from __future__ import annotations
@@ -61,20 +60,18 @@ def test_p1_is_the_data_loader(steps) -> None:
         "The GPU sat idle waiting for the next batch from the data loader (most in "
         "`enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__`): 32.6 ms"
     )
-    steps_ms = (P.steps - 1) * P.period_us / 1000 + (P.load_us + OP_LAUNCH_AT_US
-                + LAUNCH_LATENCY_US + P.gpu_us) / 1000  # fmt: skip
-    after_ms = (50.0 + OP_LAUNCH_AT_US + LAUNCH_LATENCY_US + P.steps * P.gpu_us) / 1000
-    assert (steps_ms, after_ms) == pytest.approx((50.803, 8.993))
-    removal = steps_ms - after_ms
+    per_step = (P.period_us - P.gpu_us) / 1000  # a step paced by its GPU work
+    removal = P.steps * per_step
+    assert removal == pytest.approx(41.075)
     assert top.saving.range_ms == pytest.approx(
         tuple(min(f * removal, LOADER_MS) for f in (0.5, 0.75, 1.0)), abs=1e-6
     )
     assert top.saving.cap_ms == pytest.approx(LOADER_MS, abs=1e-6)
     assert top.percent_mid == pytest.approx(0.75 * removal / WINDOW_MS * 100, abs=0.01)
     assert top.replay is not None and top.replay.on_path
-    assert top.replay.step_ms == pytest.approx(steps_ms / P.steps, abs=1e-3)
+    assert top.replay.step_ms == pytest.approx(P.period_us / 1000, abs=1e-3)
     assert top.replay.predicted_step_ms == pytest.approx(
-        (steps_ms - 0.75 * removal) / P.steps, abs=1e-3
+        P.period_us / 1000 - 0.75 * per_step, abs=1e-3
     )
 
 

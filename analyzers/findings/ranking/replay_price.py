@@ -70,10 +70,11 @@ class ReplayPricer:
         self.iterations = find_iterations(model)
         self.base = replay_steps(self.graph, self.iterations)
         self.thread = step_thread(self.graph)
-        self.region = step_region(self.graph, self.iterations, self._steady_positions())
+        self.region = step_region(model, self.graph, self.iterations, self._steady_positions())
         replayed = replay(self.graph)
         self.step_count = self.region.steps
-        self.identity_us = self.region.per_step_us(self.graph, replayed)
+        self.identity = self.region.times(self.graph, replayed)
+        self.identity_us = self.identity.per_step_us
         self.names = PathNames(model, self.graph)
         self.path = self._critical_path(replayed, self.region.begin, self.region.end)
         self.changes: dict[tuple[str, str, int], Changes] = {}
@@ -187,9 +188,9 @@ class ReplayPricer:
     def _saved(self, changes: Changes) -> tuple[tuple[float, float], Replayed]:
         """((saving per step, saving over the region's steps) in ms, the replay)."""
         replayed = replay(self.graph, changes)
-        after = self.region.per_step_us(self.graph, replayed, changes.host_removed)
-        per_step = (self.identity_us - after) / 1e3
-        return (per_step, per_step * self.step_count), replayed
+        after = self.region.times(self.graph, replayed, changes.host_removed)
+        per_step, total = self.region.saving_us(self.identity, after)
+        return (per_step / 1e3, total / 1e3), replayed
 
     @property
     def time_per_step_ms(self) -> float:

@@ -10,10 +10,10 @@ copies 5 × 0.030 = 0.150 ms; idle 43.045 − 8.97 = 34.075 ms, of which 4 × (1
 = 32.86 ms lies between iterations and 1.215 ms after the last one (the tail, no finding).
 Of each gap between steps, the data loader's `__next__` (to 8.95 ms into the step) holds
 8.95 − 0.803 = 8.147 ms: 32.588 ms, the data-loader item's cap. Replayed without the
-loader's host code (tests/truth/test_host_bound.py works it out) the five steps take 8.993 ms
-instead of 50.803: 41.81 ms, of which a fix wins back 50/75/100 % (20.905 / 31.3575 /
-32.588 ms once capped), 48.57 / 72.85 / 75.71 % of the window; 10.16 ms a step before, 3.89
-after at mid (50.803 − 31.3575 = 19.4455 ms over five steps).
+loader's host code (tests/truth/test_host_bound.py works it out) each 10 ms step is paced by
+its 1.785 ms of GPU work: 8.215 ms a step, 41.075 ms over five, of which a fix wins back
+50/75/100 % (20.5375 / 30.80625 / 32.588 ms once capped), 47.71 / 71.57 / 75.71 % of the
+window; 10.00 ms a step before, 3.84 after at mid (6.16 ms a step).
 """
 
 from __future__ import annotations
@@ -50,28 +50,28 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> str:
 def test_the_idle_gpu_is_p1_of_the_report(report: str) -> None:
     table = report.split("## Priorities\n", 1)[1].split("\n## ", 1)[0]
     p1 = next(ln for ln in table.splitlines() if ln.startswith("| P1 |"))
-    # 50/75/100 % of the replayed 41.81 ms, capped at the loader's 32.588 ms
+    # 50/75/100 % of the replayed 41.075 ms, capped at the loader's 32.588 ms
     assert p1.startswith(
         "| P1 | system | The GPU sat idle waiting for the next batch from the data loader "
         "(most in `enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__`): 32.6 ms "
         "(75.7 %"
     )
-    assert "| 20.91–32.59 | 31.36 | 48.57–75.71 | the GPU idle time, 32.59 ms |" in p1
+    assert "| 20.54–32.59 | 30.81 | 47.71–75.71 | the GPU idle time, 32.59 ms |" in p1
     system = report.split("## System-Level Optimizations", 1)[1].split("\n## ", 1)[0]
     assert "### 🔴 P1: " in system
-    assert "**Impact**: 20.91–32.59 ms (mid 31.36 ms, 72.85 % of the window)" in system
+    assert "**Impact**: 20.54–32.59 ms (mid 30.81 ms, 71.57 % of the window)" in system
 
 
 def test_what_fixing_each_would_buy(report: str) -> None:
     section = report.split("## What fixing each would buy\n", 1)[1].split("\n## ", 1)[0]
-    assert "10.16 ms a step now" in section
+    assert "10.00 ms a step now" in section
     p1 = next(ln for ln in section.splitlines() if ln.startswith("| P1 |"))
     assert p1.startswith(
         "| P1 | 5 calls of `enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__`, "
         "removed, host code and waits (their GPU work kept); a fix wins back 75 % of that |"
     )
-    # 41.81 ms over five steps: 8.362 a step, 75 % of it 6.27, capped at 32.588 / 5 = 6.52
-    assert "| 10.16 → 3.89 | 6.27 (4.18–6.52) |" in p1
+    # 8.215 ms a step: 75 % of it 6.16, 50 % 4.11, the high capped at 32.588 / 5 = 6.52
+    assert "| 10.00 → 3.84 | 6.16 (4.11–6.52) |" in p1
     assert not any(ln.startswith("| P2 |") for ln in section.splitlines())  # no saving known
     compute = report.split("## Compute Kernel Optimizations", 1)[1].split("\n## ", 1)[0]
     assert "### 🔴" not in compute and "### 🟡 P2: " in compute
