@@ -190,7 +190,9 @@ class ReplayPricer:
         replayed = replay(self.graph, changes)
         after = self.region.times(self.graph, replayed, changes.host_removed)
         per_step, total = self.region.saving_us(self.identity, after)
-        return (per_step / 1e3, total / 1e3), replayed
+        # a finding's change only moves work earlier: a slower pace is the window's edge
+        # (the first step done sooner than the last), not a cost
+        return (max(0.0, per_step) / 1e3, max(0.0, total) / 1e3), replayed
 
     @property
     def time_per_step_ms(self) -> float:
