@@ -14,6 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from ..trace.columns import MISSING
 from ..trace.intervals import length_before, merge
@@ -39,30 +40,83 @@ class Segment:
         return max(0.0, self.end_us - self.start_us)
 
 
+# what a segment's reference is: a GPU event, a host call, or the host work before a call
+GPU_REF, CALL_REF, WORK_REF = 0, 1, 2
+OUTSIDE_CODE = -2  # the name code of host work outside operators
+KIND_REF = {
+    "gpu": GPU_REF, "stream_gap": GPU_REF, "gpu_wait": GPU_REF, "launch_delay": GPU_REF,
+    "host_call": CALL_REF, "wait_return": CALL_REF, "host_work": WORK_REF,
+}  # fmt: skip
+
+
 @dataclass(frozen=True)
 class CriticalPath:
-    segments: tuple[Segment, ...]  # from the iteration's end back to its start
+    """The path as columns, from the iteration's end back to its start: per segment its kind,
+    the event it refers to (by `KIND_REF`), its replayed start and end and, on the host, its
+    thread. Names are looked up once per event, when asked for (`top`, `segments`)."""
+
+    kinds: tuple[str, ...]
+    refs: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+    threads: np.ndarray
     span_us: float
+    names: PathNames | None = None
     gpu_events: frozenset[int] = frozenset()  # graph GPU indices whose run is on the path
+
+    @property
+    def segments(self) -> tuple[Segment, ...]:
+        named = self._names()
+        return tuple(
+            Segment(k, n, float(a), float(b), int(t))
+            for k, n, a, b, t in zip(
+                self.kinds, named, self.starts, self.ends, self.threads, strict=True
+            )
+        )
 
     def host_us(self, thread: int, starts: np.ndarray, ends: np.ndarray) -> float:
         """Host time of `thread` on the path inside the disjoint spans [starts, ends)."""
-        own = [(s.start_us, s.end_us) for s in self.segments
-               if s.kind in HOST_KINDS and s.thread == thread]  # fmt: skip
-        if not own or len(starts) == 0:
+        own = np.fromiter((k in HOST_KINDS for k in self.kinds), bool, len(self.kinds))
+        own &= self.threads == thread
+        if not own.any() or len(starts) == 0:
             return 0.0
-        path = merge(*np.asarray(own).T)
+        path = merge(self.starts[own], self.ends[own])
         return float((length_before(path, ends) - length_before(path, starts)).sum())
 
     def by_kind(self) -> dict[str, float]:
-        return _summed((s.kind, s.us) for s in self.segments)
+        return _summed(zip(self.kinds, (self.ends - self.starts).tolist(), strict=True))
 
     def top(self, n: int = 10) -> list[tuple[str, str, float, float]]:
-        """(kind, name, µs, share of the span) of the largest items on the path."""
-        summed = _summed(((s.kind, s.name), s.us) for s in self.segments)
-        ranked = sorted(summed.items(), key=lambda kv: -kv[1])[:n]
+        """(kind, name, µs, share of the span) of the largest items on the path: summed by
+        kind and name code, only the largest named."""
+        if not self.kinds or self.names is None:
+            return []
+        kind_code, kinds = pd.factorize(np.asarray(self.kinds, dtype=object))
+        frame = pd.DataFrame(
+            {"kind": kind_code, "name": self._codes(), "us": self.ends - self.starts}
+        )
+        summed = frame.groupby(["kind", "name"], sort=False)["us"].sum()
+        ranked = summed.sort_values(ascending=False, kind="stable")[:n]
         span = self.span_us or 1.0
-        return [(k, name, us, us / span) for (k, name), us in ranked]
+        return [
+            (str(kinds[k]), self.names.decode(int(c)), float(us), float(us) / span)
+            for (k, c), us in ranked.items()
+        ]
+
+    def _codes(self) -> np.ndarray:
+        """Per segment, the name code of what it refers to (PathNames.decode reads it)."""
+        out = np.full(len(self.kinds), OUTSIDE_CODE, dtype=np.int64)
+        ref_kind = np.fromiter((KIND_REF[k] for k in self.kinds), np.int8, len(self.kinds))
+        for code in (GPU_REF, CALL_REF, WORK_REF):
+            on = ref_kind == code
+            if on.any() and self.names is not None:
+                out[on] = self.names.codes(code, self.refs[on])
+        return out
+
+    def _names(self) -> list[str]:
+        if self.names is None:
+            return [""] * len(self.kinds)
+        return [self.names.decode(int(c)) for c in self._codes()]
 
 
 def critical_path(
@@ -77,15 +131,23 @@ def critical_path(
     """The path through the replayed window [begin, end) that ends at the last call of
     `thread` before `end` (replayed times); `names` built once serve every path of a graph."""
     host = graph.host
-    on = np.flatnonzero((host.thread == thread) & (replayed.host_end <= end))
-    if len(on) == 0:
-        return CriticalPath((), end - begin)
     names = names or PathNames(model, graph)
-    walk = _Walk(graph, replayed, names, begin)
-    last = int(on[-1])
-    walk.add("host_work", names.host(last), replayed.host_end[last], end, thread)
-    walk.from_host_end(last)
-    return CriticalPath(tuple(walk.segments), end - begin, frozenset(walk.on_path))
+    on = np.flatnonzero((host.thread == thread) & (replayed.host_end <= end))
+    walk = _Walk(graph, replayed, begin)
+    if len(on):
+        last = int(on[-1])
+        walk.add("host_work", last, replayed.host_end[last], end, thread)
+        walk.from_host_end(last)
+    return CriticalPath(
+        tuple(walk.kinds),
+        np.asarray(walk.refs, dtype=np.int64),
+        np.asarray(walk.starts, dtype=float),
+        np.asarray(walk.ends, dtype=float),
+        np.asarray(walk.threads, dtype=np.int64),
+        end - begin,
+        names,
+        frozenset(walk.on_path),
+    )
 
 
 class PathNames:
@@ -101,41 +163,75 @@ class PathNames:
         self.end = (ev["ts"] + ev["dur"].fillna(0.0)).to_numpy(float)
         order = np.lexsort((-self.end[ops], start, thread))  # at one start, the outer first
         self.ops, self.op_thread, self.op_start = ops[order], thread[order], start[order]
+        column = model.events["name"].array
+        self.name_codes = np.asarray(column.codes, dtype=np.int64)
+        self.categories = column.categories
 
-    def gpu(self, j: int) -> str:
-        return str(self.model.names[self.graph.gpu.uid[j]])
+    def codes(self, code: int, refs: np.ndarray) -> np.ndarray:
+        """Name codes of the events `refs` refer to (`code`: GPU_REF, CALL_REF or WORK_REF):
+        the trace's name categories, OUTSIDE_CODE for host work outside operators."""
+        if code == GPU_REF:
+            return self.name_codes[self.graph.gpu.uid[refs]]
+        if code == CALL_REF:
+            return self.name_codes[self.graph.host.uid[refs]]
+        unique, back = np.unique(refs, return_inverse=True)
+        uid = self.work(unique)[back]
+        return np.where(uid == MISSING, OUTSIDE_CODE, self.name_codes[np.maximum(uid, 0)])
 
-    def call(self, i: int) -> str:
-        return str(self.model.names[self.graph.host.uid[i]])
+    def decode(self, code: int) -> str:
+        if code == OUTSIDE_CODE:
+            return OUTSIDE_OPERATORS
+        return str(self.categories[code]) if 0 <= code < len(self.categories) else ""
 
-    def host(self, i: int) -> str:
-        """What the thread was in during the recorded gap before call `i`."""
+    def work(self, calls: np.ndarray) -> np.ndarray:
+        """Per host call, what its thread was in at the middle of the recorded gap before it:
+        the innermost operator or annotation open there (its uid), else MISSING."""
         host = self.graph.host
-        at = host.start[i] - host.gap[i] / 2
-        lo = np.searchsorted(self.op_thread, host.thread[i], side="left")
-        hi = np.searchsorted(self.op_thread, host.thread[i], side="right")
-        k = lo + int(np.searchsorted(self.op_start[lo:hi], at, side="right")) - 1
-        uid = int(self.ops[k]) if k >= lo else MISSING
+        at = host.start[calls] - host.gap[calls] / 2
+        uid = np.full(len(calls), MISSING, dtype=np.int64)
+        for thread in np.unique(host.thread[calls]).tolist():
+            mine = np.flatnonzero(host.thread[calls] == thread)
+            lo = np.searchsorted(self.op_thread, thread, side="left")
+            hi = np.searchsorted(self.op_thread, thread, side="right")
+            if hi == lo:  # no operator on this thread
+                continue
+            k = lo + np.searchsorted(self.op_start[lo:hi], at[mine], side="right") - 1
+            uid[mine] = np.where(k >= lo, self.ops[np.maximum(k, 0)], MISSING)
         parent = self.model.tree.parent
-        while uid != MISSING and self.end[uid] < at:
-            uid = int(parent[uid])
-        return OUTSIDE_OPERATORS if uid == MISSING else str(self.model.names[uid])
+        for _ in range(256):  # climb from the last operator started to one still open
+            closed = (uid != MISSING) & (self.end[np.maximum(uid, 0)] < at)
+            if not closed.any():
+                break
+            uid[closed] = parent[uid[closed]]
+        return uid
 
 
 class _Walk:
-    def __init__(self, graph: ReplayGraph, r: Replayed, names: PathNames, begin: float) -> None:
-        self.graph, self.r, self.names, self.begin = graph, r, names, begin
-        self.segments: list[Segment] = []
+    def __init__(self, graph: ReplayGraph, r: Replayed, begin: float) -> None:
+        self.graph, self.r, self.begin = graph, r, begin
+        self.kinds: list[str] = []
+        self.refs: list[int] = []
+        self.starts: list[float] = []
+        self.ends: list[float] = []
+        self.threads: list[int] = []
         # each call and event is passed once: a trace whose times contradict its links (a
         # launch after its kernel) would otherwise lead the walk round in a circle
         self.seen_host: set[int] = set()
         self.seen_gpu: set[int] = set()
         self.on_path: set[int] = set()
 
-    def add(self, kind: str, name: str, start: float, end: float, thread: int = -1) -> None:
+    @property
+    def segments(self) -> list[str]:  # how many so far (a bound the tests check)
+        return self.kinds
+
+    def add(self, kind: str, ref: int, start: float, end: float, thread: int = -1) -> None:
         start = max(start, self.begin)
         if end > start:
-            self.segments.append(Segment(kind, name, float(start), float(end), thread))
+            self.kinds.append(kind)
+            self.refs.append(ref)
+            self.starts.append(float(start))
+            self.ends.append(float(end))
+            self.threads.append(thread)
 
     def from_host_end(self, i: int) -> None:
         """Walk back from the end of host call `i`, alternating host and GPU moments."""
@@ -144,26 +240,26 @@ class _Walk:
             self.seen_host.add(i)
             on = int(host.thread[i])
             if r.host_start[i] < self.begin and not r.host_waited[i]:
-                self.add("host_call", self.names.call(i), r.host_start[i], r.host_end[i], on)
+                self.add("host_call", i, r.host_start[i], r.host_end[i], on)
                 return
             if r.host_waited[i]:
                 j = int(host.waits_for[i])
-                self.add("wait_return", self.names.call(i), r.gpu_end[j], r.host_end[i], on)
+                self.add("wait_return", i, r.gpu_end[j], r.host_end[i], on)
                 nxt = self._from_gpu_end(j)
                 if nxt is None:
                     return
                 i = nxt
                 on = int(host.thread[i])
             else:
-                self.add("host_call", self.names.call(i), r.host_start[i], r.host_end[i], on)
+                self.add("host_call", i, r.host_start[i], r.host_end[i], on)
             if r.host_start[i] <= self.begin or i == 0 or host.thread[i - 1] != host.thread[i]:
                 return
             k = -1 if host.woken_by is None else int(host.woken_by[i])
             if k >= 0 and r.host_end[k] > r.host_end[i - 1]:  # handed over by another thread
-                self.add("host_work", self.names.host(i), r.host_end[k], r.host_start[i], on)
+                self.add("host_work", i, r.host_end[k], r.host_start[i], on)
                 i = k
                 continue
-            self.add("host_work", self.names.host(i), r.host_end[i - 1], r.host_start[i], on)
+            self.add("host_work", i, r.host_end[i - 1], r.host_start[i], on)
             i -= 1
 
     def _from_gpu_end(self, j: int) -> int | None:
@@ -172,19 +268,19 @@ class _Walk:
         gpu, r = self.graph.gpu, self.r
         while r.gpu_end[j] > self.begin and j not in self.seen_gpu:
             self.seen_gpu.add(j)
-            self.add("gpu", self.names.gpu(j), r.gpu_start[j], r.gpu_end[j])
+            self.add("gpu", j, r.gpu_start[j], r.gpu_end[j])
             self.on_path.add(j)
             by = r.gpu_set_by[j]
             if by == BY_QUEUE:
                 kind = "gpu_wait" if gpu.held[j] else "stream_gap"
-                self.add(kind, self.names.gpu(j), r.gpu_end[j - 1], r.gpu_start[j])
+                self.add(kind, j, r.gpu_end[j - 1], r.gpu_start[j])
                 j -= 1
             elif by == BY_OTHER_STREAM:
                 j = int(gpu.after[j])
             elif by == BY_LAUNCH:
                 launch = int(gpu.launch[j])
                 kind = "gpu_wait" if gpu.held[j] else "launch_delay"
-                self.add(kind, self.names.gpu(j), r.host_start[launch], r.gpu_start[j])
+                self.add(kind, j, r.host_start[launch], r.gpu_start[j])
                 return launch  # the path goes on from the launch call's start
             else:
                 return None
