@@ -24,6 +24,7 @@ from .simulate import BY_LAUNCH, BY_OTHER_STREAM, BY_QUEUE, Replayed
 
 OUTSIDE_OPERATORS = "(host work outside operators)"
 OPERATOR_CATEGORIES = ("cpu_op", "user_annotation", "gpu_user_annotation")
+STEP_MARKER = "ProfilerStep#"
 HOST_KINDS = frozenset({"host_call", "host_work", "wait_return"})
 
 
@@ -157,7 +158,12 @@ class PathNames:
     def __init__(self, model: TraceModel, graph: ReplayGraph) -> None:
         self.model, self.graph = model, graph
         ev = model.recorded
-        ops = np.flatnonzero(ev["cat"].isin(OPERATOR_CATEGORIES).to_numpy())
+        # the profiler's own step markers name no work: host work inside a step but outside
+        # its operators is said to be outside operators
+        names = ev["name"].array
+        is_marker = np.append(names.categories.astype(str).str.startswith(STEP_MARKER), False)
+        marker = is_marker[names.codes]
+        ops = np.flatnonzero(ev["cat"].isin(OPERATOR_CATEGORIES).to_numpy() & ~marker)
         thread = model.thread_code[ops]
         start = ev["ts"].to_numpy(float)[ops]
         self.end = (ev["ts"] + ev["dur"].fillna(0.0)).to_numpy(float)

@@ -57,3 +57,17 @@ def test_a_host_bound_step_has_no_kernel_on_its_path(tmp_path: Path) -> None:
     kinds = path.by_kind()
     assert "gpu" not in kinds and "wait_return" not in kinds
     assert kinds["host_work"] + kinds["host_call"] == pytest.approx(path.span_us)
+
+
+def test_the_step_marker_names_no_work(tmp_path: Path) -> None:
+    """The GEMM-bound model's host idles from each step's last operator to the next step's
+    loader, inside the `ProfilerStep#` marker: that is host work outside operators, never
+    work of the marker."""
+    from rooflens.analyzers.replay.what_if import what_if
+    from rooflens.analyzers.synthetic.models import write_gemm_bound_trace
+    from rooflens.analyzers.trace.open_trace import open_trace
+
+    model = open_trace(write_gemm_bound_trace(tmp_path / "gemm.json.gz"))
+    names = {item.name for item in what_if(model, []).critical_path}
+    assert "(host work outside operators)" in names
+    assert not any(name.startswith("ProfilerStep#") for name in names)
