@@ -60,14 +60,37 @@ def test_a_host_bound_step_has_no_kernel_on_its_path(tmp_path: Path) -> None:
 
 
 def test_the_step_marker_names_no_work(tmp_path: Path) -> None:
-    """The GEMM-bound model's host idles from each step's last operator to the next step's
-    loader, inside the `ProfilerStep#` marker: that is host work outside operators, never
-    work of the marker."""
+    """A step whose host idles 800 µs between a copy at its start and its one operator: the
+    gap lies inside the `ProfilerStep#` marker and no operator, so it is host work outside
+    operators, never work of the marker (the last annotation open there)."""
+    import json
+
     from rooflens.analyzers.replay.what_if import what_if
-    from rooflens.analyzers.synthetic.models import write_gemm_bound_trace
     from rooflens.analyzers.trace.open_trace import open_trace
 
-    model = open_trace(write_gemm_bound_trace(tmp_path / "gemm.json.gz"))
-    names = {item.name for item in what_if(model, []).critical_path}
+    def x(cat, name, ts, dur, tid=1, **args):
+        return {"ph": "X", "cat": cat, "name": name, "ts": ts, "dur": dur, "pid": 1,
+                "tid": tid, "args": args}  # fmt: skip
+
+    events = [
+        x("user_annotation", "ProfilerStep#1", 0, 1000),
+        x("cuda_runtime", "cudaMemcpyAsync", 1, 4, correlation=1),
+        x(
+            "gpu_memcpy",
+            "Memcpy HtoD (Pinned -> Device)",
+            10,
+            5,
+            tid=7,
+            correlation=1,
+            device=0,
+            stream=7,
+        ),
+        x("cpu_op", "aten::mm", 800, 20),
+        x("cuda_runtime", "cudaLaunchKernel", 805, 5, correlation=2),
+        x("kernel", "gemm_kernel", 815, 100, tid=7, correlation=2, device=0, stream=7),
+    ]
+    path = tmp_path / "step.json"
+    path.write_text(json.dumps({"traceEvents": events}), encoding="utf-8")
+    names = {item.name for item in what_if(open_trace(path), []).critical_path}
     assert "(host work outside operators)" in names
     assert not any(name.startswith("ProfilerStep#") for name in names)
