@@ -4,13 +4,14 @@ every finding with events is marked on or off the critical path.
 
 The change per finding: a compute finding's or fusion candidate's kernels take what its
 low / mid / high estimate leaves of their time; an idle cause whose fix removes calls (an
-allocator's frees, a sync, a loader's wait) has its culprits' code removed, and the share
-of the calls a fix removes is its cause's recovery fractions; a cause whose fix makes host
-code faster (dispatch, launches, the optimizer step, issuing collectives) keeps 1 − those
-fractions of its culprits' host time. Savings are summed over the steady-state iterations
-(the window when none is marked), so they sit on the same scale as the flat estimates they
-replace; findings no change expresses keep their flat estimate, labelled as such. The top
-fixes are also replayed together: one replay, not a sum of savings.
+allocator's frees, a sync, a loader's wait) has its culprits' host code and waits removed in
+one replay (their GPU work kept), and a fix wins back its cause's recovery shares of that
+saving; a cause whose fix makes host code faster (dispatch, launches, the optimizer step,
+issuing collectives) keeps 1 − those shares of its culprits' host time, one replay each.
+Savings are per steady step (replay/step_region.py) and, on the impact scale, over the
+steps, capped like the flat estimates they replace; findings no change expresses keep their
+flat estimate, labelled as such. The top fixes are also replayed together: one replay, not a
+sum of savings.
 """
 
 from __future__ import annotations
