@@ -110,3 +110,17 @@ def combined(graph: ReplayGraph, changes: Iterable[Changes]) -> Changes:
         removed.extend(c.host_removed)
         labels.append(c.label)
     return Changes(gpu, tuple(removed), host, " + ".join(labels), unblocked, gaps)
+
+
+def outermost(spans: np.ndarray, ts: np.ndarray, dur: np.ndarray, thread: np.ndarray) -> np.ndarray:
+    """The spans (uids) not inside another of them on their thread, in (thread, start)
+    order: none is changed twice."""
+    order = spans[np.lexsort((-dur[spans], ts[spans], thread[spans]))]
+    reach: dict[int, float] = {}
+    kept = []
+    for u in order.tolist():
+        t = int(thread[u])
+        if ts[u] >= reach.get(t, -np.inf):
+            reach[t] = ts[u] + dur[u]
+            kept.append(u)
+    return np.asarray(kept, dtype=np.int64)

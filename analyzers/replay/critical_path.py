@@ -11,6 +11,7 @@ shortening anything off the path buys nothing until the path moves.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,9 +19,10 @@ import pandas as pd
 
 from ..trace.columns import MISSING
 from ..trace.intervals import length_before, merge
+from ..trace.iterations import Iterations
 from ..trace.model import TraceModel
 from .graph import ReplayGraph
-from .simulate import BY_LAUNCH, BY_OTHER_STREAM, BY_QUEUE, Replayed
+from .simulate import BY_LAUNCH, BY_OTHER_STREAM, BY_QUEUE, Replayed, map_times
 
 OUTSIDE_OPERATORS = "(host work outside operators)"
 OPERATOR_CATEGORIES = ("cpu_op", "user_annotation", "gpu_user_annotation")
@@ -149,6 +151,30 @@ def critical_path(
         names,
         frozenset(walk.on_path),
     )
+
+
+def median_step_path(
+    model: TraceModel,
+    graph: ReplayGraph,
+    replayed: Replayed,
+    iterations: Iterations,
+    thread: int,
+    names: PathNames | None = None,
+    holds: Callable[[int], bool] = lambda _: True,
+) -> CriticalPath:
+    """The path of the median marked iteration whose index `holds` (the whole replayed
+    window when none is marked)."""
+    marked = [
+        it for it in iterations.iterations
+        if not it.open_end and it.host_ms > 0 and holds(it.index)
+    ]  # fmt: skip
+    if not marked:
+        begin = float(min(replayed.host_start.min(initial=np.inf), replayed.gpu_start.min()))
+        return critical_path(model, graph, replayed, thread, begin, replayed.end, names)
+    it = sorted(marked, key=lambda i: i.host_ms)[len(marked) // 2]
+    bounds = np.asarray([it.host_start_ms, it.host_end_ms]) * 1e3 + iterations.origin_us
+    begin, end = map_times(graph, replayed, thread, bounds).tolist()
+    return critical_path(model, graph, replayed, thread, begin, end, names)
 
 
 class PathNames:

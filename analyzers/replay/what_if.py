@@ -35,10 +35,11 @@ from .changes import (
     gpu_events_scaled,
     host_spans_removed,
     host_spans_shortened,
+    outermost,
 )
-from .critical_path import critical_path
+from .critical_path import median_step_path
 from .graph import ReplayGraph, build_graph
-from .simulate import IDENTITY, Changes, map_time, replay
+from .simulate import IDENTITY, Changes, replay
 from .step_region import StepRegion, StepTimes, step_region
 from .step_times import replay_steps, step_thread
 
@@ -163,7 +164,7 @@ def parse_change(model: TraceModel, graph: ReplayGraph, spec: str) -> _Change:
     if kind == "host":
         return _host_change(model, graph, spec, pattern, factor)
     if kind in ("async", "graph"):
-        spans = list(_outermost(*_matching_spans(model, pattern)))
+        spans = list(outermost(*_matching_spans(model, pattern)))
         if not spans:
             raise ChangeError(f"{spec!r} matches no host span of the trace")
         made = calls_made_async if kind == "async" else host_spans_shortened
@@ -188,7 +189,7 @@ def _host_change(
     spans, ts, dur, thread = _matching_spans(model, pattern)
     if len(spans) == 0:
         raise ChangeError(f"{spec!r} matches no host span of the trace")
-    outer = list(_outermost(spans, ts, dur, thread))
+    outer = list(outermost(spans, ts, dur, thread))
     if factor == 0:
         return _Change(spec, host_spans_removed(model, graph, outer, spec), len(outer))
     removed = tuple(
@@ -199,7 +200,7 @@ def _host_change(
 
 
 def _matching_spans(model: TraceModel, pattern: str):
-    """Host spans whose name contains `pattern`, with the columns `_outermost` needs."""
+    """Host spans whose name contains `pattern`, with the columns `outermost` needs."""
     ev = model.recorded
     spans = np.flatnonzero(
         ev["cat"].isin(HOST_SPANS).to_numpy()
@@ -207,16 +208,6 @@ def _matching_spans(model: TraceModel, pattern: str):
     )
     ts, dur = ev["ts"].to_numpy(float), ev["dur"].to_numpy(float)
     return spans, ts, dur, model.thread_code
-
-
-def _outermost(spans: np.ndarray, ts: np.ndarray, dur: np.ndarray, thread: np.ndarray):
-    """The spans not inside another matched span of their thread (none is removed twice)."""
-    order = spans[np.lexsort((-dur[spans], ts[spans], thread[spans]))]
-    reach: dict[int, float] = {}
-    for u in order.tolist():
-        if ts[u] >= reach.get(int(thread[u]), -np.inf):
-            reach[int(thread[u])] = ts[u] + dur[u]
-            yield u
 
 
 def _predict(
@@ -254,18 +245,7 @@ def _path(
     """The critical path's largest items over the median iteration (the window when no
     iteration is marked)."""
     replayed = replay(graph, changes)
-    thread = step_thread(graph)
-    marked = [i for i in iterations.iterations if not i.open_end and i.host_ms > 0]
-    if marked:
-        it = sorted(marked, key=lambda i: i.host_ms)[len(marked) // 2]
-        begin, end = (
-            map_time(graph, replayed, thread, iterations.origin_us + ms * 1e3)
-            for ms in (it.host_start_ms, it.host_end_ms)
-        )
-    else:
-        begin = float(min(replayed.host_start.min(initial=np.inf), replayed.gpu_start.min()))
-        end = replayed.end
-    path = critical_path(model, graph, replayed, thread, begin, end)
+    path = median_step_path(model, graph, replayed, iterations, step_thread(graph))
     return [
         PathItem(kind=k, name=n, ms=us / 1e3, share=share) for k, n, us, share in path.top(TOP_PATH)
     ]

@@ -19,6 +19,7 @@ from ...categories.kernel_fusion import FusionEstimate
 from ...categories.models import Finding
 from ...layout import CPU_IDLE
 from ...prepare.categories import normalise_category
+from ...replay.changes import outermost
 from ...report.unified_table import UnifiedTable
 from ...trace.columns import MISSING
 from ...trace.model import TraceModel
@@ -128,22 +129,9 @@ def _culprit_spans(model: TraceModel, cause: IdleCauseShare) -> FindingEvents | 
     spans = np.flatnonzero(host & np.isin(model.names[: len(ev)], chosen))
     if len(spans) == 0:
         return None
-    outer = outermost(spans, ev["ts"].to_numpy(float), ev["dur"].to_numpy(float), model)
+    ts, dur = ev["ts"].to_numpy(float), ev["dur"].to_numpy(float)
+    outer = outermost(spans, ts, dur, model.thread_code)
     return FindingEvents(np.empty(0, np.int64), outer, tuple(chosen))
-
-
-def outermost(spans: np.ndarray, ts: np.ndarray, dur: np.ndarray, model: TraceModel) -> np.ndarray:
-    """The spans not inside another of them on their thread (none is cut twice)."""
-    thread = model.thread_code
-    order = spans[np.lexsort((-dur[spans], ts[spans], thread[spans]))]
-    reach: dict[int, float] = {}
-    kept = []
-    for u in order.tolist():
-        t = int(thread[u])
-        if ts[u] >= reach.get(t, -np.inf):
-            reach[t] = ts[u] + dur[u]
-            kept.append(u)
-    return np.asarray(kept, dtype=np.int64)
 
 
 def finding_key(candidate: Candidate) -> tuple[str, str, int]:

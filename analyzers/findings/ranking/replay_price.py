@@ -26,9 +26,9 @@ from ...replay.changes import (
     host_spans_removed,
     host_spans_shortened,
 )
-from ...replay.critical_path import CriticalPath, PathNames, critical_path
+from ...replay.critical_path import CriticalPath, PathNames, critical_path, median_step_path
 from ...replay.graph import CannotReplay, ReplayGraph, build_graph
-from ...replay.simulate import Changes, Replayed, map_times, replay
+from ...replay.simulate import Changes, Replayed, replay
 from ...replay.step_region import step_region
 from ...replay.step_times import StepReplay, replay_steps, step_thread
 from ...replay.what_if import TOP_PATH, AssumptionFigure, PathItem
@@ -73,9 +73,7 @@ class ReplayPricer:
         self.thread = step_thread(self.graph)
         self.region = step_region(model, self.graph, self.iterations, self._steady_positions())
         replayed = replay(self.graph)
-        self.step_count = self.region.steps
         self.identity = self.region.times(self.graph, replayed)
-        self.identity_us = self.identity.per_step_us
         self.names = PathNames(model, self.graph)
         self.path = self._critical_path(replayed, self.region.begin, self.region.end)
         self.changes: dict[tuple[str, str, int], Changes] = {}
@@ -197,7 +195,7 @@ class ReplayPricer:
 
     @property
     def time_per_step_ms(self) -> float:
-        return self.identity_us / 1e3
+        return self.identity.per_step_us / 1e3
 
     def _resolved(self, saved: tuple[float, float]) -> tuple[float, float]:
         """A saving per step within the identity replay's own error on a step (at least 1 µs)
@@ -220,19 +218,10 @@ class ReplayPricer:
         return _items(top)[0] if top else None
 
     def _median_path(self, replayed: Replayed) -> CriticalPath:
-        marked = [
-            it for it in self.iterations.iterations
-            if not it.open_end and it.host_ms > 0
-            and self.region.holds(it.index)
-        ]  # fmt: skip
-        if not marked:
-            begin = float(min(replayed.host_start.min(initial=np.inf), replayed.gpu_start.min()))
-            return critical_path(self.model, self.graph, replayed, self.thread, begin, replayed.end)
-        it = sorted(marked, key=lambda i: i.host_ms)[len(marked) // 2]
-        origin = self.iterations.origin_us
-        bounds = np.asarray([it.host_start_ms, it.host_end_ms]) * 1e3 + origin
-        begin, end = map_times(self.graph, replayed, self.thread, bounds).tolist()
-        return self._critical_path(replayed, begin, end)
+        return median_step_path(
+            self.model, self.graph, replayed, self.iterations, self.thread, self.names,
+            self.region.holds,
+        )  # fmt: skip
 
     def _critical_path(self, replayed: Replayed, begin: float, end: float) -> CriticalPath:
         return critical_path(self.model, self.graph, replayed, self.thread, begin, end, self.names)
