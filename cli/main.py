@@ -293,7 +293,9 @@ def _add_what_if(commands: argparse._SubParsersAction) -> None:
         metavar="SPEC",
         help="KIND:PATTERN=FACTOR, repeatable: gpu:NAME_PART=0.5 (kernels twice as fast), "
         "op:aten::mm=0.5 (an operator's kernels), host:DataLoader=0 (host spans removed), "
-        "async:aten::to=0.5 (a blocking copy made async, twice as fast)",
+        "async:aten::to=0.5 (a blocking copy made async, twice as fast), graph:Layer=0 "
+        "(launch overhead removed over a region), overlap:AllReduce=0 (a collective "
+        "overlapped), or warmup (the warm-up iterations dropped)",
     )
     _json_argument(what)
 

@@ -1,4 +1,5 @@
-"""What-if changes built from trace events: host spans removed, GPU events made faster.
+"""What-if changes built from trace events: host spans removed, GPU events made faster,
+collectives overlapped.
 
 Each returns a `Changes` for `replay`; `combined` applies several at once (their factors
 multiply, their removed spans add up), so the prediction of fixes together is one replay, not
@@ -95,11 +96,20 @@ def gpu_events_scaled(
     return Changes(gpu_scale=scale, label=label)
 
 
+def waits_released(graph: ReplayGraph, uids: Iterable[int], share: float, label: str) -> Changes:
+    """The GPU events `uids` (collectives) hold the events of other streams that wait for them
+    only for `share` of their time (0: overlapped with the work after them, as when gradients
+    are reduced in buckets during the backward)."""
+    hit = np.isin(graph.gpu.uid, np.fromiter(uids, dtype=np.int64))
+    return Changes(release=np.where(hit, share, 1.0), label=label)
+
+
 def combined(graph: ReplayGraph, changes: Iterable[Changes]) -> Changes:
     gpu = np.ones(len(graph.gpu.uid))
     host = np.ones(len(graph.host.uid))
     unblocked = np.zeros(len(graph.host.uid), dtype=bool)
     gaps = np.ones(len(graph.host.uid))
+    release = np.ones(len(graph.gpu.uid))
     removed: list[tuple[int, float, float]] = []
     labels = []
     for c in changes:
@@ -107,9 +117,10 @@ def combined(graph: ReplayGraph, changes: Iterable[Changes]) -> Changes:
         host = host * (1.0 if c.host_scale is None else c.host_scale)
         unblocked |= False if c.host_unblocked is None else c.host_unblocked
         gaps = gaps * (1.0 if c.gap_scale is None else c.gap_scale)
+        release = release * (1.0 if c.release is None else c.release)
         removed.extend(c.host_removed)
         labels.append(c.label)
-    return Changes(gpu, tuple(removed), host, " + ".join(labels), unblocked, gaps)
+    return Changes(gpu, tuple(removed), host, " + ".join(labels), unblocked, gaps, release)
 
 
 def outermost(spans: np.ndarray, ts: np.ndarray, dur: np.ndarray, thread: np.ndarray) -> np.ndarray:

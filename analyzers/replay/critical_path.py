@@ -276,8 +276,10 @@ class _Walk:
                 return
             if r.host_waited[i]:
                 j = int(host.waits_for[i])
-                self.add("wait_return", i, r.gpu_end[j], r.host_end[i], on)
-                nxt = self._from_gpu_end(j)
+                at_start = host.waits_start is not None and bool(host.waits_start[i])
+                reached = r.gpu_start[j] if at_start else r.gpu_end[j]
+                self.add("wait_return", i, reached, r.host_end[i], on)
+                nxt = self._from_gpu_end(j, reached)
                 if nxt is None:
                     return
                 i = nxt
@@ -294,13 +296,15 @@ class _Walk:
             self.add("host_work", i, r.host_end[i - 1], r.host_start[i], on)
             i -= 1
 
-    def _from_gpu_end(self, j: int) -> int | None:
-        """Walk back through GPU events from the end of `j` to the host call that set the
-        chain going; None when the walk reaches the window's start on the GPU."""
+    def _from_gpu_end(self, j: int, upto: float | None = None) -> int | None:
+        """Walk back through GPU events from `upto` inside `j` (its end by default) to the
+        host call that set the chain going; None when the walk reaches the window's start on
+        the GPU. An event that released its waiters early is on the path up to then."""
         gpu, r = self.graph.gpu, self.r
+        upto = r.gpu_end[j] if upto is None else upto
         while r.gpu_end[j] > self.begin and j not in self.seen_gpu:
             self.seen_gpu.add(j)
-            self.add("gpu", j, r.gpu_start[j], r.gpu_end[j])
+            self.add("gpu", j, r.gpu_start[j], min(r.gpu_end[j], upto))
             self.on_path.add(j)
             by = r.gpu_set_by[j]
             if by == BY_QUEUE:
@@ -308,7 +312,8 @@ class _Walk:
                 self.add(kind, j, r.gpu_end[j - 1], r.gpu_start[j])
                 j -= 1
             elif by == BY_OTHER_STREAM:
-                j = int(gpu.after[j])
+                upto, j = r.gpu_start[j], int(gpu.after[j])
+                continue
             elif by == BY_LAUNCH:
                 launch = int(gpu.launch[j])
                 kind = "gpu_wait" if gpu.held[j] else "launch_delay"

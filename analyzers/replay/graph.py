@@ -11,8 +11,12 @@ per queue (device and stream), the events in the order they ran. The edges:
   device's usual gap; an event not queued gets the usual gap);
 - a blocking call (a synchronise, a blocking copy, a free that synchronises) ends no sooner
   than `residual` after the GPU event it waited for ended, and no sooner than its own `floor`;
+- a stream wait the trace records (CUPTI's "Stream Wait Event", written when PyTorch's
+  profiler runs with enable_cuda_sync_events): the first event launched onto the waiting
+  stream after the `cudaStreamWaitEvent` call waits for the last event launched onto the
+  recording stream before the `cudaEventRecord` call it names;
 - a GPU event that started later than all of the above, right after an event of another queue
-  ended, waited for it (a cross-stream event wait);
+  ended, waited for it (a cross-stream event wait, assumed where none is recorded);
 - a call after a long gap on its thread, in which another thread made calls, was handed over
   by the last of them (the main thread resuming after the autograd thread's backward, the
   autograd thread starting once the forward is launched): it starts as long after the later of
@@ -71,6 +75,9 @@ class HostCalls:
     # the call of another thread this one was handed over by (-1: none): the last call another
     # thread ended in this call's long gap; the call starts `gap` after the later of the two
     woken_by: np.ndarray | None = None
+    # whether the call waited for its event's start, not its end (a launch into a full queue
+    # returns when a slot frees: the event after the one it would otherwise wait for begins)
+    waits_start: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -85,6 +92,7 @@ class GpuEvents:
     delay: np.ndarray  # launch start to event start, as modelled
     stream_gap: np.ndarray  # after the queue's previous event
     after: np.ndarray  # event of another queue it waited for, or -1
+    recorded: np.ndarray  # whether that wait is recorded by the trace (else inferred)
     held: np.ndarray  # started late for no recorded cause: its recorded gap or delay is kept
 
 
@@ -125,11 +133,16 @@ def build_graph(model: TraceModel) -> ReplayGraph:
     launch = np.full(len(gpu_uid), -1, dtype=np.int64)
     has = launch_uid[gpu_uid] != MISSING
     launch[has] = outer_of[launch_uid[gpu_uid[has]]]
-    gpu, usual, late = _gpu_events(gpu_uid, queue, ts, dur, launch, host.start)
+    waits = _recorded_waits(ev, launch_uid, gpu_uid, queue, ts, dur)
+    gpu, usual, late = _gpu_events(gpu_uid, queue, ts, dur, launch, host.start, waits)
     host, waited = _blocking(host, gpu)
     host, handed = _hand_offs(host)
     assumptions = (
-        Assumption("a late start right after another stream's event waited for it", *late[0]),
+        Assumption(
+            "a late start right after another stream's event waited for it (no stream wait "
+            "recorded)",
+            *late[0],
+        ),
         Assumption("a late start with no recorded cause keeps its recorded gap or delay", *late[1]),
         Assumption("a call that returned right after a GPU event ended waited for it", *waited),
         Assumption(
@@ -188,10 +201,12 @@ def _gpu_events(
     dur: np.ndarray,
     launch: np.ndarray,
     host_start: np.ndarray,
+    recorded: np.ndarray,
 ) -> tuple[GpuEvents, float, tuple[tuple[int, float], tuple[int, float]]]:
-    """Queue, launch and cross-stream edges. An event launched before the previous one on its
-    stream ended was queued behind it; one launched onto an idle stream shows the launch delay
-    (the usual one: DELAY_PERCENTILE over those)."""
+    """Queue, launch and cross-stream edges (`recorded`: the event of another queue each one
+    waited for by the trace's own record, or -1). An event launched before the previous one
+    on its stream ended was queued behind it; one launched onto an idle stream shows the
+    launch delay (the usual one: DELAY_PERCENTILE over those)."""
     start, length = ts[uid], dur[uid]
     end = start + length
     first = np.r_[True, queue[1:] != queue[:-1]]
@@ -209,9 +224,11 @@ def _gpu_events(
     usual = float(np.percentile(recorded_delay[free], DELAY_PERCENTILE)) if free.any() else 0.0
     delay = np.where(has, np.clip(recorded_delay, 0.0, usual), 0.0)
     ready = np.maximum(np.where(has, launched_at + delay, -np.inf), prev_end + stream_gap)
+    known = recorded >= 0
+    ready = np.where(known, np.maximum(ready, end[np.maximum(recorded, 0)]), ready)
     late = (start - ready > QUEUED_GAP_US) & (has | queued)
-    after = np.full(len(uid), -1, dtype=np.int64)
-    cross = _cross_stream(start, end, queue, np.flatnonzero(late))
+    after = recorded.copy()
+    cross = _cross_stream(start, end, queue, np.flatnonzero(late & ~known))
     after[cross[0]] = cross[1]
     kept = late.copy()
     kept[cross[0]] = False
@@ -220,10 +237,65 @@ def _gpu_events(
     delay = np.where(kept & ~queued & has, recorded_delay, delay)
     lateness = start - ready
     held = kept
-    gpu = GpuEvents(uid, queue, start, length, launch, delay, stream_gap, after, held)
+    gpu = GpuEvents(uid, queue, start, length, launch, delay, stream_gap, after, known, held)
     found = ((len(cross[0]), float(lateness[cross[0]].sum())),)
     found += ((int(kept.sum()), float(lateness[kept].sum())),)
     return gpu, usual, found  # type: ignore[return-value]
+
+
+def _recorded_waits(
+    ev: pd.DataFrame,
+    launch_uid: np.ndarray,
+    gpu_uid: np.ndarray,
+    queue: np.ndarray,
+    ts: np.ndarray,
+    dur: np.ndarray,
+) -> np.ndarray:
+    """Per GPU event (sorted by queue, then start), the event of another queue that a
+    recorded stream wait made it wait for, or -1. A record whose calls or streams cannot be
+    found, or that the recorded times contradict (the awaited event ending after the waiting
+    one started), is left out."""
+    out = np.full(len(gpu_uid), -1, dtype=np.int64)
+    cat = ev["cat"].to_numpy()
+    rows = np.flatnonzero(
+        (cat == "cuda_sync")
+        & (ev["wait_record_corr"].to_numpy() >= 0)
+        & (ev["wait_on_stream"].to_numpy() >= 0)
+        & (ev["correlation"].to_numpy() >= 0)
+    )
+    if len(rows) == 0 or len(gpu_uid) == 0:
+        return out
+    calls = np.flatnonzero(np.isin(cat, list(LAUNCH_CATEGORIES)))
+    corr = pd.Series(ts[calls], index=ev["correlation"].to_numpy()[calls])
+    corr = corr[~corr.index.duplicated(keep=False)]  # ids reused across processes: ambiguous
+    device = ev["device"].to_numpy()
+    stream = ev["stream"].to_numpy()
+    where = pd.Series(queue, index=pd.MultiIndex.from_arrays([device[gpu_uid], stream[gpu_uid]]))
+    where = where[~where.index.duplicated()]
+    # per queue, the latest launch so far: a stream runs its events in the order launched
+    linked = launch_uid[gpu_uid]
+    launched_at = np.where(linked != MISSING, ts[np.maximum(linked, 0)], -np.inf)
+    latest = pd.Series(launched_at).groupby(queue).cummax().to_numpy()
+    first = np.searchsorted(queue, np.arange(queue.max() + 1), side="left")
+    last = np.searchsorted(queue, np.arange(queue.max() + 1), side="right")
+    end = ts[gpu_uid] + dur[gpu_uid]
+    for r in rows.tolist():
+        key = int(ev["wait_record_corr"].iat[r]), int(ev["correlation"].iat[r])
+        if key[0] not in corr.index or key[1] not in corr.index:
+            continue
+        waiting = where.get((int(device[r]), int(stream[r])))
+        source = where.get((int(device[r]), int(ev["wait_on_stream"].iat[r])))
+        if waiting is None or source is None or waiting == source:
+            continue
+        lo, hi = first[waiting], last[waiting]
+        consumer = lo + int(np.searchsorted(latest[lo:hi], corr[key[1]], side="left"))
+        lo, hi = first[source], last[source]
+        producer = lo + int(np.searchsorted(latest[lo:hi], corr[key[0]], side="left")) - 1
+        if consumer >= last[waiting] or producer < first[source]:
+            continue
+        if end[producer] <= ts[gpu_uid[consumer]] + QUEUED_GAP_US:
+            out[consumer] = producer
+    return out
 
 
 def _cross_stream(
@@ -270,28 +342,84 @@ def _hand_offs(host: HostCalls) -> tuple[HostCalls, tuple[int, float]]:
 
 def _blocking(host: HostCalls, gpu: GpuEvents) -> tuple[HostCalls, tuple[int, float]]:
     """Calls that returned within WAIT_RETURN_US of a GPU event's end that they overlapped,
-    launched before they began (or by the call itself: a blocking copy): they waited for it."""
+    launched before they began (or by the call itself: a blocking copy): they waited for it.
+    A call that launches onto a queue and waited for that queue (a copy for its data, a
+    launch for a free slot in a full queue) is taken to wait for it, whatever ended on other
+    queues meanwhile; any other call waited for the last event ended on any queue."""
     end = gpu.start + gpu.dur
-    by_end = np.argsort(end, kind="stable")
-    ends = end[by_end]
     call_end = host.start + host.dur
-    at = np.searchsorted(ends, call_end, side="right") - 1
-    ok = at >= 0
-    cand = by_end[np.maximum(at, 0)]
-    gpu_end = ends[np.maximum(at, 0)]
-    own = gpu.launch[cand] == np.arange(len(host.start))  # a blocking copy waits for its copy
+    cand, gpu_end = _last_ended(end, np.zeros(len(end), dtype=np.int64), call_end, None)
+    waited = _waited(host, gpu, cand, gpu_end)
+    onto = np.full(len(host.start), -1, dtype=np.int64)  # the queue a call launched onto
+    linked = np.flatnonzero(gpu.launch >= 0)
+    onto[gpu.launch[linked]] = gpu.queue[linked]
+    launching = np.flatnonzero(onto >= 0)
+    if len(launching):
+        own, own_end = np.full_like(cand, -1), np.full_like(gpu_end, -np.inf)
+        own[launching], own_end[launching] = _last_ended(
+            end, gpu.queue, call_end[launching], onto[launching]
+        )
+        own_waited = _waited(host, gpu, own, own_end)
+        cand = np.where(own_waited, own, cand)
+        gpu_end = np.where(own_waited, own_end, gpu_end)
+        # else a slot: the call returned right after an event of its queue began
+        slot, slot_start = np.full_like(cand, -1), np.full_like(gpu_end, -np.inf)
+        slot[launching], slot_start[launching] = _last_ended(
+            gpu.start, gpu.queue, call_end[launching], onto[launching]
+        )
+        by_slot = ~own_waited & _waited(host, gpu, slot, slot_start, own_ok=False)
+        cand = np.where(by_slot, slot, cand)
+        gpu_end = np.where(by_slot, slot_start, gpu_end)
+        waited = waited | own_waited | by_slot
+        waits_start = by_slot
+    else:
+        waits_start = np.zeros(len(host.start), dtype=bool)
+    waits_for = np.where(waited, cand, -1)
+    residual = np.where(waited, call_end - gpu_end, 0.0)
+    floor = np.where(waited, np.minimum(host.dur, OWN_FLOOR_US), host.dur)
+    covered = float((gpu_end - host.start)[waited].sum())
+    updated = replace(
+        host, waits_for=waits_for, floor=floor, residual=residual, waits_start=waits_start
+    )
+    return updated, (int(waited.sum()), covered)
+
+
+def _waited(
+    host: HostCalls, gpu: GpuEvents, cand: np.ndarray, gpu_end: np.ndarray, own_ok: bool = True
+) -> np.ndarray:
+    """Whether each call waited for its candidate event (-1: none) to reach `gpu_end`
+    (`own_ok`: the event the call launched may be the one)."""
+    call_end = host.start + host.dur
+    ok = cand >= 0
+    cand = np.maximum(cand, 0)
+    own = own_ok & (gpu.launch[cand] == np.arange(len(host.start)))  # a blocking copy
     launched_before = np.where(
         gpu.launch[cand] >= 0, host.start[np.maximum(gpu.launch[cand], 0)] < host.start, True
     )
-    waited = (
+    return (
         ok
         & (gpu_end >= host.start)
         & (call_end - gpu_end <= WAIT_RETURN_US)
         & (launched_before | own)
     )
-    waits_for = np.where(waited, cand, -1)
-    residual = np.where(waited, call_end - gpu_end, 0.0)
-    floor = np.where(waited, np.minimum(host.dur, OWN_FLOOR_US), host.dur)
-    covered = float((gpu_end - host.start)[waited].sum())
-    updated = replace(host, waits_for=waits_for, floor=floor, residual=residual)
-    return updated, (int(waited.sum()), covered)
+
+
+def _last_ended(
+    end: np.ndarray, key: np.ndarray, at: np.ndarray, wanted: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per instant `at`, the GPU event of group `wanted` (None: any) whose `end` (or any
+    other per-event time: a start) came last by then, and that time (-1 and -inf where
+    none had)."""
+    group = np.zeros(len(at), dtype=np.int64) if wanted is None else wanted
+    order = np.lexsort((end, key))
+    keys, ends = key[order], end[order]
+    lo = np.searchsorted(keys, group, side="left")
+    hi = np.searchsorted(keys, group, side="right")
+    pos = np.empty(len(at), dtype=np.int64)
+    for g in np.unique(group).tolist():
+        mine = np.flatnonzero(group == g)
+        a, b = int(lo[mine[0]]), int(hi[mine[0]])
+        pos[mine] = a + np.searchsorted(ends[a:b], at[mine], side="right") - 1
+    found = pos >= lo
+    cand = np.where(found, order[np.maximum(pos, 0)], -1)
+    return cand, np.where(found, ends[np.maximum(pos, 0)], -np.inf)

@@ -34,6 +34,10 @@ class Changes:
     label: str = field(default="identity")
     host_unblocked: np.ndarray | None = None
     gap_scale: np.ndarray | None = None  # a factor on the host work before each call
+    # per GPU event, the share of its time after which the events of other streams waiting
+    # for it may start (0: a collective fully overlapped); its own stream and the host still
+    # wait for its end
+    release: np.ndarray | None = None
 
 
 IDENTITY = Changes()
@@ -73,6 +77,7 @@ def replay(graph: ReplayGraph, changes: Changes = IDENTITY) -> Replayed:
     own = (np.where(host.waits_for >= 0, host.floor, host.dur) * hscale).tolist()
     floor = (host.floor * hscale).tolist()
     gdur = (gpu.dur * gscale).tolist()
+    held_for = gdur if changes.release is None else (gpu.dur * gscale * changes.release).tolist()
     blocking = host.waits_for.copy()
     if changes.host_unblocked is not None and changes.host_unblocked.any():
         blocking[changes.host_unblocked] = -1
@@ -83,12 +88,13 @@ def replay(graph: ReplayGraph, changes: Changes = IDENTITY) -> Replayed:
             order = graph.orders["all waiting"] = _node_order(graph, blocking)
     n_host = len(host.start)
     hs, he = [0.0] * n_host, [0.0] * n_host
-    gs, ge = [0.0] * len(gpu.start), [0.0] * len(gpu.start)
+    gs, ge, gr = [0.0] * len(gpu.start), [0.0] * len(gpu.start), [0.0] * len(gpu.start)
     first_call = np.r_[True, host.thread[1:] != host.thread[:-1]].tolist()
     first_gpu = np.r_[True, gpu.queue[1:] != gpu.queue[:-1]].tolist()
     rec_host, rec_gpu = host.start.tolist(), gpu.start.tolist()
     rec_gpu_end = (gpu.start + gpu.dur).tolist()
     waits, residual, gaps = blocking.tolist(), host.residual.tolist(), gap.tolist()
+    at_start = [False] * n_host if host.waits_start is None else host.waits_start.tolist()
     woken_by, handed_gap = woken.tolist(), handed.tolist()
     launch, delay, after = gpu.launch.tolist(), gpu.delay.tolist(), gpu.after.tolist()
     gaps_gpu = gpu.stream_gap.tolist()
@@ -104,16 +110,16 @@ def replay(graph: ReplayGraph, changes: Changes = IDENTITY) -> Replayed:
             if waits[i] < 0:
                 he[i] = hs[i] + own[i]
         elif kind == BLOCKING_END:
-            gpu_done = ge[waits[i]] + residual[i]
+            gpu_done = (gs if at_start[i] else ge)[waits[i]] + residual[i]
             waited[i] = gpu_done >= hs[i] + floor[i]
             he[i] = gpu_done if waited[i] else hs[i] + floor[i]
         else:
             ready, by = _gpu_ready(i, first_gpu[i], launch[i], rec_gpu, rec_gpu_end, ge, gaps_gpu)
             if launch[i] >= 0 and hs[launch[i]] + delay[i] >= ready:
                 ready, by = hs[launch[i]] + delay[i], BY_LAUNCH
-            if after[i] >= 0 and ge[after[i]] > ready:
-                ready, by = ge[after[i]], BY_OTHER_STREAM
-            gs[i], ge[i], set_by[i] = ready, ready + gdur[i], by
+            if after[i] >= 0 and gr[after[i]] > ready:
+                ready, by = gr[after[i]], BY_OTHER_STREAM
+            gs[i], ge[i], gr[i], set_by[i] = ready, ready + gdur[i], ready + held_for[i], by
     return Replayed(
         np.asarray(hs), np.asarray(he), np.asarray(gs), np.asarray(ge),
         np.asarray(waited), np.asarray(set_by, dtype=np.int8),

@@ -9,7 +9,8 @@ marker or the training loop's frame, is no work of the step) and the GPU work it
 run. With several steps, the time per step is the pace at which they are done: the first
 step's done time to the last one's, per step between, free of the window's edges (a backlog of
 GPU work at the start, an empty tail in the last marker); a change saves that pace's saving
-on every step after the first, and on the first its own saving, never more than the pace's.
+per step, and over the steps that on every step after the first and on the first its own
+saving, never more than the pace's.
 With one step it is the step's own span, first work to done. So a GPU that falls behind a
 host that never waits counts, and a GPU that waits on the host does not. The identity replay
 error (step_times.py) stays measured on the host spans as the trace recorded them.
@@ -82,17 +83,17 @@ class StepRegion:
         return self.times(graph, r, removed).per_step_us
 
     def saving_us(self, before: StepTimes, after: StepTimes) -> tuple[float, float]:
-        """(saving per step, saving over the steps) in µs from one replay to another: the
-        pace's saving for every step after the first, and the first step's own saving no
-        larger than that (a first step freed of a backlog says nothing of the steady state;
-        a first step without the work that later steps repeat saves less)."""
+        """(saving per step, saving over the steps) in µs from one replay to another. Per
+        step: the pace's saving, what every step of a long run gains. Over the steps: that
+        for every step after the first, and the first step's own saving no larger than it
+        (a first step freed of a backlog says nothing of the steady state; a first step
+        without the work that later steps repeat saves less)."""
         if self.steps < 2 or before.pace_us is None or after.pace_us is None:
             saved = before.first_us - after.first_us
             return saved, saved
         pace = before.pace_us - after.pace_us
         first = min(before.first_us - after.first_us, max(pace, 0.0))
-        total = pace * (self.steps - 1) + first
-        return total / self.steps, total
+        return pace, pace * (self.steps - 1) + first
 
     def times(self, graph: ReplayGraph, r: Replayed, removed: Removed = ()) -> StepTimes:
         """The steps' pace and the first step's span in replay `r`."""

@@ -12,7 +12,14 @@ A change is written `KIND:PATTERN=FACTOR`:
   what they launched takes F of its time (a copy made async and pinned);
 - `graph:PATTERN=F` the host work inside host spans whose name contains PATTERN (the calls
   and the time between them) keeps F of its time, their launches, kernels and waits kept:
-  launch overhead removed over a region, as a CUDA graph replays it (0: all of it).
+  launch overhead removed over a region, as a CUDA graph replays it (0: all of it);
+- `overlap:PATTERN=F` the events of other streams that wait for GPU events whose kernel name
+  contains PATTERN (collectives: `nccl`, `AllReduce`) wait only for F of their time (0: the
+  collective fully overlapped with the work after it); their own stream and host calls that
+  waited for them still wait for their end;
+- `warmup`          the warm-up iterations dropped: the window's mean step, warm-up included,
+  against the steady time per step (every other prediction is already on the steady steps,
+  so this change is never part of the combined prediction).
 
 Patterns are matched as plain text, never as expressions.
 """
@@ -36,6 +43,7 @@ from .changes import (
     host_spans_removed,
     host_spans_shortened,
     outermost,
+    waits_released,
 )
 from .critical_path import median_step_path
 from .graph import ReplayGraph, build_graph
@@ -43,7 +51,8 @@ from .simulate import IDENTITY, Changes, replay
 from .step_region import StepRegion, StepTimes, step_region
 from .step_times import replay_steps, step_thread
 
-SPEC = re.compile(r"^(gpu|op|host|async|graph):(.+)=([0-9]*\.?[0-9]+)$")
+SPEC = re.compile(r"^(gpu|op|host|async|graph|overlap):(.+)=([0-9]*\.?[0-9]+)$")
+WARMUP = "warmup"
 HOST_SPANS = ("cpu_op", "user_annotation", "python_function")
 TOP_PATH = 10
 
@@ -105,7 +114,7 @@ class WhatIf(Frozen):
 @dataclass(frozen=True)
 class _Change:
     spec: str
-    changes: Changes
+    changes: Changes | None  # None: the warm-up dropped (not a change to the replay)
     events: int
 
 
@@ -115,16 +124,22 @@ def what_if(model: TraceModel, specs: list[str]) -> WhatIf:
     graph = build_graph(model)
     iterations = find_iterations(model)
     region = _steady_region(model, graph, iterations)
-    parsed = [parse_change(model, graph, spec) for spec in specs]
+    parsed = [parse_change(model, graph, spec, region) for spec in specs]
     base = replay_steps(graph, iterations)
     identity = region.times(graph, replay(graph))
-    predictions = [_predict(model, graph, iterations, region, identity, c) for c in parsed]
+    predictions = [
+        _predict(model, graph, iterations, region, identity, c)
+        if c.changes is not None
+        else _warmup_dropped(model, graph, iterations, identity, c)
+        for c in parsed
+    ]
     together = None
-    if len(parsed) > 1:
+    replayed = [c for c in parsed if c.changes is not None]
+    if len(replayed) > 1:
         both = _Change(
-            " + ".join(c.spec for c in parsed),
-            combined(graph, [c.changes for c in parsed]),
-            sum(c.events for c in parsed),
+            " + ".join(c.spec for c in replayed),
+            combined(graph, [c.changes for c in replayed if c.changes is not None]),
+            sum(c.events for c in replayed),
         )
         together = _predict(model, graph, iterations, region, identity, both)
     return WhatIf(
@@ -148,19 +163,26 @@ def what_if(model: TraceModel, specs: list[str]) -> WhatIf:
     )
 
 
-def parse_change(model: TraceModel, graph: ReplayGraph, spec: str) -> _Change:
+def parse_change(
+    model: TraceModel, graph: ReplayGraph, spec: str, region: StepRegion | None = None
+) -> _Change:
+    """`region`: the steady steps, which say whether there is a warm-up to drop."""
+    if spec.strip() == WARMUP:
+        return _warmup_change(model, graph, spec.strip(), region)
     found = SPEC.match(spec.strip())
     if found is None:
         raise ChangeError(
             f"cannot read the change {spec!r}: write KIND:PATTERN=FACTOR with KIND gpu, op, "
-            "host, async or graph (gpu:gemm=0.5, op:aten::mm=0.5, host:DataLoader=0, "
-            "async:aten::to=0.5, graph:DecoderLayer=0)"
+            "host, async, graph or overlap (gpu:gemm=0.5, op:aten::mm=0.5, host:DataLoader=0, "
+            "async:aten::to=0.5, graph:DecoderLayer=0, overlap:nccl=0), or warmup"
         )
     kind, pattern, factor = found.group(1), found.group(2), float(found.group(3))
     if kind in ("gpu", "op", "async") and not factor > 0:
         raise ChangeError(f"{spec!r}: GPU events need a factor above 0")
     if kind in ("host", "graph") and factor > 1:
         raise ChangeError(f"{spec!r}: host time can only be kept in part (a factor 0 to 1)")
+    if kind == "overlap" and factor > 1:
+        raise ChangeError(f"{spec!r}: a collective can be waited for in part only (0 to 1)")
     if kind == "host":
         return _host_change(model, graph, spec, pattern, factor)
     if kind in ("async", "graph"):
@@ -170,15 +192,38 @@ def parse_change(model: TraceModel, graph: ReplayGraph, spec: str) -> _Change:
         made = calls_made_async if kind == "async" else host_spans_shortened
         return _Change(spec, made(model, graph, spans, factor, spec), len(spans))
     names = model.names
-    if kind == "gpu":
+    if kind in ("gpu", "overlap"):
         hit = np.array([pattern in str(n) for n in names[graph.gpu.uid]], dtype=bool)
     else:
         launcher = model.launcher[graph.gpu.uid]
         hit = (launcher != MISSING) & (names[np.maximum(launcher, 0)] == pattern)
     if not hit.any():
         raise ChangeError(f"{spec!r} matches no GPU event of the trace")
+    if kind == "overlap":
+        waited = np.isin(np.flatnonzero(hit), graph.gpu.after)
+        if not waited.any():
+            raise ChangeError(
+                f"{spec!r}: no event of another stream waits for the GPU events it matches "
+                "(they are overlapped already)"
+            )
+        changes = waits_released(graph, graph.gpu.uid[hit], factor, spec)
+        return _Change(spec, changes, int(waited.sum()))
     changes = gpu_events_scaled(graph, graph.gpu.uid[hit], factor, spec)
     return _Change(spec, changes, int(hit.sum()))
+
+
+def _warmup_change(
+    model: TraceModel, graph: ReplayGraph, spec: str, region: StepRegion | None
+) -> _Change:
+    steady = region if region is not None else _steady_region(model, graph, find_iterations(model))
+    marked = step_region(model, graph, find_iterations(model))
+    dropped = marked.steps - steady.steps if steady.steady is not None else 0
+    if dropped <= 0:
+        raise ChangeError(
+            f"{spec!r}: the window holds no warm-up iteration (every marked iteration is "
+            "steady, or none is marked)"
+        )
+    return _Change(spec, None, dropped)
 
 
 def _host_change(
@@ -226,6 +271,29 @@ def _predict(
         predicted_step_ms=identity.per_step_us / 1e3 - saving,
         saving_ms=saving,
         critical_next=_path(model, graph, iterations, c.changes)[:3],
+    )
+
+
+def _warmup_dropped(
+    model: TraceModel,
+    graph: ReplayGraph,
+    iterations: Iterations,
+    steady: StepTimes,
+    c: _Change,
+) -> Prediction:
+    """The window's mean step over every marked iteration (the first one's own span, then
+    the pace of the rest), against the steady time per step."""
+    marked = step_region(model, graph, iterations)
+    every, steps = marked.times(graph, replay(graph)), marked.steps
+    mean = every.first_us
+    if every.pace_us is not None:
+        mean = (every.first_us + every.pace_us * (steps - 1)) / steps
+    return Prediction(
+        spec=c.spec,
+        events=c.events,
+        predicted_step_ms=steady.per_step_us / 1e3,
+        saving_ms=(mean - steady.per_step_us) / 1e3,
+        critical_next=_path(model, graph, iterations, IDENTITY)[:3],
     )
 
 

@@ -9,8 +9,12 @@ call blocks until a slot frees. With `item`, the launches are followed by a loss
 (a blocking copy to pageable memory, so the host waits for the GPU) before `host_work_us` of
 Python (logging); without it the same Python overlaps the GPU's work. With `upload_us` each
 step starts by copying its batch to the GPU: from pageable memory the `.to()` returns only
-once the copy has landed; `pinned` makes it a non-blocking copy from pinned memory. A change
-is a second plan (`dataclasses.replace`).
+once the copy has landed; `pinned` makes it a non-blocking copy from pinned memory. With
+`allreduce_us` the gradients are all-reduced after the GEMMs on a communication stream (which
+waits for the compute stream's event) and, unless `overlap`, the compute stream waits for the
+all-reduce before the step's optimizer kernel; overlapped, it runs beside the next step's
+GEMMs. `sync_events` writes the stream waits as CUPTI records them (the awaited record's
+correlation id). A change is a second plan (`dataclasses.replace`).
 """
 
 from __future__ import annotations
@@ -20,13 +24,15 @@ from pathlib import Path
 
 from .devices import H100
 from .idle import LOADER_NAMES
-from .kernels import H2D_PAGEABLE, H2D_PINNED, ITEM, NV_GEMM, to_host
+from .kernels import H2D_PAGEABLE, H2D_PINNED, ITEM, NCCL_ALL_REDUCE, NV_GEMM, to_host
 from .writer import Writer
 
 PID = 4242
 T0_US = 1_000_000.0
 LOG_FRAME = "train.py(52): log_metrics"
 BATCH_BYTES = 64 << 20
+COMPUTE_STREAM, COMM_STREAM = 7, 21
+OPTIMIZER_KERNEL = "multi_tensor_apply_kernel<AdamFunctor<float>>"
 
 
 @dataclass(frozen=True)
@@ -42,10 +48,19 @@ class StepPlan:
     host_work_us: float = 0.0
     upload_us: float = 0.0  # the batch's copy to the GPU at each step's start
     pinned: bool = False  # from pinned memory, non-blocking (else pageable: the host waits)
+    allreduce_us: float = 0.0  # the gradients' all-reduce after the GEMMs
+    overlap: bool = False  # the optimizer does not wait for the all-reduce
+    sync_events: bool = False
 
 
 def write_step_trace(path: Path, plan: StepPlan) -> Path:
-    w = Writer(device=H100, host_pid=PID, main_tid=PID, queue_limit=plan.queue_limit)
+    w = Writer(
+        device=H100,
+        host_pid=PID,
+        main_tid=PID,
+        queue_limit=plan.queue_limit,
+        sync_events=plan.sync_events,
+    )
     tail = w.timing.op_tail_us
     t = T0_US
     for k in range(plan.steps):
@@ -58,6 +73,8 @@ def write_step_trace(path: Path, plan: StepPlan) -> Path:
         for _ in range(plan.kernels):
             launched = w.launching_op("aten::mm", NV_GEMM, t, plan.kernel_us)
             t = max(t + plan.op_us, launched.call_end + tail)
+        if plan.allreduce_us:
+            t = _all_reduce(w, t, plan)
         if plan.item:
             t = to_host(w, t, 4, 2.0, names=ITEM) + 1.0
         if plan.host_work_us:
@@ -68,6 +85,22 @@ def write_step_trace(path: Path, plan: StepPlan) -> Path:
         w.step(k, start, t)
         t += 1.0
     return w.write(path, "what_if_steps")
+
+
+def _all_reduce(w: Writer, t: float, plan: StepPlan) -> float:
+    """The gradients' all-reduce on the communication stream, then the optimizer kernel on
+    the compute stream (after the all-reduce unless overlapped); returns the host's time."""
+    w.op("nccl:all_reduce", t, t + 30.0)
+    ready = w.record_event(t + 2.0, COMPUTE_STREAM)
+    w.wait_event(t + 5.0, COMM_STREAM, ready)
+    w.launch(NCCL_ALL_REDUCE, t + 8.0, plan.allreduce_us, stream=COMM_STREAM)
+    t += 31.0
+    if not plan.overlap:
+        done = w.record_event(t, COMM_STREAM)
+        w.wait_event(t + 3.0, COMPUTE_STREAM, done)
+        t += 6.0
+    launched = w.launching_op("aten::_foreach_add_", OPTIMIZER_KERNEL, t, 50.0)
+    return max(t + plan.op_us, launched.call_end + w.timing.op_tail_us)
 
 
 def _upload(w: Writer, t: float, plan: StepPlan) -> float:

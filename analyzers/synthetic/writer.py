@@ -75,6 +75,7 @@ class Writer:
         timing: Timing | None = None,
         queue_limit: int | None = None,
         gpu_pid: int = 0,
+        sync_events: bool = False,
     ) -> None:
         self.device, self.vendor = device, vendor
         self.host_pid, self.main_tid, self.gpu_pid = host_pid, main_tid, gpu_pid
@@ -85,6 +86,9 @@ class Writer:
         self.streams: dict[int, _Stream] = {}
         self.correlation, self.external = 1000, 0
         self.last_call: dict[str, Any] = {}
+        # CUPTI's synchronisation records, as PyTorch writes them with enable_cuda_sync_events
+        self.sync_events = sync_events
+        self.last_record: tuple[int, int] = (-1, -1)  # the last event record's (corr id, stream)
 
     # --- names ------------------------------------------------------------------------
     def api(self, key: str) -> str:
@@ -332,6 +336,7 @@ class Writer:
         """`cudaEventRecord` on `stream`; returns when the event completes on the GPU."""
         s = self._stream(stream)
         self.runtime(self.api("event_record"), call_start, 2.0, tid)
+        self.last_record = (self.correlation, stream)
         return max(s.free, call_start + self.timing.latency_us)
 
     def wait_event(
@@ -341,7 +346,25 @@ class Writer:
         `completes` (recorded on another stream, or by a peer). Returns the call's end."""
         s = self._stream(stream)
         s.barrier = max(s.barrier, completes)
-        return self.runtime(self.api("stream_wait"), call_start, 2.0, tid)
+        end = self.runtime(self.api("stream_wait"), call_start, 2.0, tid)
+        if self.sync_events and self.last_record[0] >= 0:
+            corr, source = self.last_record
+            self.x(
+                "cuda_sync",
+                "Stream Wait Event",
+                max(call_start + self.timing.latency_us, completes),
+                1.0,
+                self.gpu_pid,
+                stream,
+                cuda_sync_kind="Stream Wait Event",
+                stream=stream,
+                correlation=self.correlation,
+                device=self.device["id"],
+                wait_on_stream=source,
+                wait_on_cuda_event_record_corr_id=corr,
+            )
+            self.last_record = (-1, -1)
+        return end
 
     def sync(self, call_start: float, stream: int | None = None, tid: int | None = None) -> float:
         """Stream (or, with no stream, device) synchronise; returns when the call returns."""

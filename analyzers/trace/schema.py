@@ -18,7 +18,7 @@ ArgKind = Literal["int", "float", "str", "json"]
 
 # Which events carry which args. Args are decoded per family with a struct of that family's
 # fields only, so a python_function event (often most of a trace) costs two fields, not 30.
-Family = Literal["op", "gpu", "runtime", "python", "meta"]
+Family = Literal["op", "gpu", "runtime", "python", "meta", "sync"]
 FAMILY_OF_CATEGORY: dict[str, Family] = {
     "cpu_op": "op",
     "user_annotation": "op",
@@ -29,8 +29,11 @@ FAMILY_OF_CATEGORY: dict[str, Family] = {
     "cuda_runtime": "runtime",
     "cuda_driver": "runtime",
     "python_function": "python",
+    # CUPTI synchronisation records (PyTorch's enable_cuda_sync_events): which stream waited
+    # for which recorded event
+    "cuda_sync": "sync",
 }
-FAMILIES: tuple[Family, ...] = ("op", "gpu", "runtime", "python", "meta")
+FAMILIES: tuple[Family, ...] = ("op", "gpu", "runtime", "python", "meta", "sync")
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,12 +54,12 @@ def _spec(column: str, key: str, kind: ArgKind, families: str) -> ArgSpec:
 # absent.  str: categorical text.  json: the value's JSON text, categorical (shapes, grids, ...)
 # so equal signatures share one string and later stages decode each unique value once.
 ARG_SPECS: tuple[ArgSpec, ...] = (
-    _spec("correlation", "correlation", "int", "gpu runtime"),
+    _spec("correlation", "correlation", "int", "gpu runtime sync"),
     _spec("external_id", "External id", "int", "op gpu runtime"),
     _spec("seq", "Sequence number", "int", "op"),
     _spec("fwd_thread", "Fwd thread id", "int", "op"),
-    _spec("stream", "stream", "int", "gpu op"),
-    _spec("device", "device", "int", "gpu"),
+    _spec("stream", "stream", "int", "gpu op sync"),
+    _spec("device", "device", "int", "gpu sync"),
     _spec("bytes", "bytes", "int", "gpu"),
     _spec("python_id", "Python id", "int", "python"),
     _spec("python_parent_id", "Python parent id", "int", "python"),
@@ -81,6 +84,10 @@ ARG_SPECS: tuple[ArgSpec, ...] = (
     _spec("in_split_size", "In split size", "json", "gpu op"),
     _spec("out_split_size", "Out split size", "json", "gpu op"),
     _spec("coll_seq", "Seq", "int", "gpu op"),  # c10d sequence number within the group
+    # a stream wait's source: the stream the awaited event was recorded on, and the
+    # correlation id of its cudaEventRecord (-1 where the profiler did not resolve it)
+    _spec("wait_on_stream", "wait_on_stream", "int", "sync"),
+    _spec("wait_record_corr", "wait_on_cuda_event_record_corr_id", "int", "sync"),
     # process/thread metadata events (ph "M"): process_name, process_labels, thread_name
     _spec("meta_name", "name", "str", "meta"),
     _spec("meta_labels", "labels", "str", "meta"),

@@ -26,7 +26,10 @@ ChangesArg = Annotated[
         "whose name contains NAME_PART twice as fast), op:aten::mm=0.5 (an operator's kernels), "
         "host:DataLoader=0 (host spans whose name contains the text removed; 0 to 1 keeps that "
         "share), async:aten::to=0.5 (the calls inside those spans wait no more and what they "
-        "launched takes that share of its time: a copy made async and pinned). Patterns are "
+        "launched takes that share of its time: a copy made async and pinned), "
+        "graph:DecoderLayer=0 (host work inside those spans removed, launches kept: a CUDA "
+        "graph), overlap:AllReduce=0 (other streams stop waiting for those kernels: a "
+        "collective overlapped), or warmup (the warm-up iterations dropped). Patterns are "
         "plain text. Empty: the identity replay and the critical path only.",
     ),
 ]

@@ -13,6 +13,11 @@ Eight training steps of 40 GEMM launches; the step time compared is the median o
 - A 4 ms pageable batch upload each step (the host waits for it): made async from pinned
   memory at twice the bandwidth, the step loses the 2 ms of copy (the launches it held back
   were hidden behind the GEMMs anyway).
+- An all-reduce of 3 ms on its own stream that the optimizer waits for, the host running
+  ahead of a GPU-bound step: overlapped, the step loses the 3 ms.
+- Host-bound GEMMs, then a 1.5 ms all-reduce waiting for them by a recorded stream wait that
+  never bound (the host launched it after they ended): GEMMs 20x slower make the wait bind,
+  and the step grows by the GEMMs' new time, not by that time less the all-reduce.
 Each prediction is within 5 % of the step the generator measured after the change.
 """
 
@@ -28,6 +33,7 @@ from rooflens.analyzers.replay.changes import (
     calls_made_async,
     gpu_events_scaled,
     host_spans_removed,
+    waits_released,
 )
 from rooflens.analyzers.replay.graph import build_graph
 from rooflens.analyzers.replay.simulate import Changes
@@ -36,6 +42,7 @@ from rooflens.analyzers.report.loading import read_trace
 from rooflens.analyzers.synthetic.idle import LOADER_NAMES
 from rooflens.analyzers.synthetic.what_if import StepPlan, write_step_trace
 from rooflens.analyzers.trace.iterations import find_iterations
+from tests.helpers.truth import ranked
 
 LOADER = LOADER_NAMES[False]
 
@@ -56,6 +63,12 @@ def _steady(path: Path, change: str | None = None) -> tuple[float, float]:
         changes = calls_made_async(model, graph, uploads, 0.5, change)
     elif change == "2x GEMMs":
         changes = gpu_events_scaled(graph, graph.gpu.uid, 0.5, change)
+    elif change == "20x slower GEMMs":
+        gemms = graph.gpu.uid[np.char.find(model.names[graph.gpu.uid].astype(str), "gemm") >= 0]
+        changes = gpu_events_scaled(graph, gemms, 20.0, change)
+    elif change == "all-reduce overlapped":
+        reduces = np.flatnonzero(np.char.find(model.names.astype(str), "AllReduce") >= 0)
+        changes = waits_released(graph, reduces, 0.0, change)
     steps = replay_steps(graph, find_iterations(model), changes).iterations[2:]
     return (
         float(np.median([s.measured_ms for s in steps])),
@@ -85,7 +98,30 @@ CASES = {
         StepPlan(host_work_us=3_000.0),
         3.0,
     ),
+    "all_reduce_overlapped": (
+        StepPlan(allreduce_us=3_000.0, sync=False, queue_limit=64),
+        "all-reduce overlapped",
+        StepPlan(allreduce_us=3_000.0, sync=False, queue_limit=64, overlap=True),
+        3.0,
+    ),
+    "recorded_wait_binds_once_gemms_are_slower": (
+        StepPlan(kernel_us=5.0, kernels=10, allreduce_us=1_500.0, sync_events=True),
+        "20x slower GEMMs",
+        StepPlan(kernel_us=100.0, kernels=10, allreduce_us=1_500.0, sync_events=True),
+        -0.7,
+    ),
 }
+
+
+def test_an_unrecorded_wait_that_never_bound_is_missed(tmp_path: Path):
+    """Without CUPTI's stream-wait records, the all-reduce's wait for the GEMMs never showed
+    (the host launched it after they ended), so slower GEMMs are predicted to overlap it: the
+    records are what makes the case above right."""
+    before, change, after, _ = CASES["recorded_wait_binds_once_gemms_are_slower"]
+    before, after = replace(before, sync_events=False), replace(after, sync_events=False)
+    _, predicted = _steady(write_step_trace(tmp_path / "before.json.gz", before), change)
+    after_ms, _ = _steady(write_step_trace(tmp_path / "after.json.gz", after))
+    assert predicted < 0.9 * after_ms
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -101,3 +137,18 @@ def test_a_prediction_matches_the_step_measured_after_the_change(tmp_path: Path,
 
 def test_the_plans_differ_only_in_the_change() -> None:
     assert replace(StepPlan(loader_us=20_000.0), loader_us=0.0) == StepPlan()
+
+
+def test_exposed_communication_is_priced_by_overlapping_it(tmp_path: Path) -> None:
+    """The all-reduce case analysed: exposed communication is P1 and its estimate (25/50/75 %
+    of the exposure recovered) is replayed as the optimizer waiting for 75/50/25 % of each
+    3 ms all-reduce: 0.75/1.5/2.25 ms a step, on a GPU-bound step of 11.05 ms."""
+    before, *_ = CASES["all_reduce_overlapped"]
+    top = ranked(write_step_trace(tmp_path / "r.json.gz", before), "H100").priorities().items[0]
+    assert (top.category, top.saving.pool) == ("multi_kernel", "exposed_comm")
+    price = top.replay
+    assert price is not None and price.change.startswith("overlapped")
+    assert price.step_ms == pytest.approx(11.05, abs=0.01)
+    steps = (price.step_saving_low_ms, price.step_saving_mid_ms, price.step_saving_high_ms)
+    assert steps == pytest.approx((0.75, 1.5, 2.25), abs=0.01)
+    assert price.path_share == pytest.approx(1.0)

@@ -1,5 +1,6 @@
 """A finding's own events in the trace: the GPU events a compute finding or a fusion
-candidate is about, the host spans an idle cause names.
+candidate is about, the collectives exposed communication is about, the host spans an idle
+cause names.
 
 They are what the replay changes to price a fix (findings/ranking/replay_price.py) and where
 in time the finding happens. Found from the analyses' own records: a compute finding's
@@ -17,7 +18,7 @@ import numpy as np
 from ...categories.cpu_idle import IdleCauseShare
 from ...categories.kernel_fusion import FusionEstimate
 from ...categories.models import Finding
-from ...layout import CPU_IDLE
+from ...layout import CPU_IDLE, MULTI_KERNEL
 from ...prepare.categories import normalise_category
 from ...replay.changes import outermost
 from ...report.unified_table import UnifiedTable
@@ -41,6 +42,7 @@ class FindingEvents:
     gpu: np.ndarray
     host: np.ndarray
     names: tuple[str, ...]
+    collectives: bool = False  # the GPU events are collectives a fix overlaps, not speeds up
 
     @property
     def empty(self) -> bool:
@@ -51,7 +53,7 @@ def finding_events(
     candidate: Candidate, run: RunMetrics, model: TraceModel, unified: UnifiedTable | None
 ) -> FindingEvents | None:
     """The candidate's events; None when its analysis records none a change could touch (an
-    exposed copy or collective, a precision item, an idle cause without named calls)."""
+    exposed copy, a precision item, an idle cause without named calls)."""
     if candidate.kind == "compute":
         finding = _finding(run, candidate)
         if finding is None or unified is None or unified.attribution is None:
@@ -61,6 +63,15 @@ def finding_events(
         estimates = run.kernel_fusion.impact_estimates or []
         k = (candidate.source_rank or 0) - 1
         return _fusion_kernels(model, estimates[k]) if 0 <= k < len(estimates) else None
+    if (
+        candidate.category == MULTI_KERNEL
+        and candidate.saving is not None
+        and candidate.saving.pool == "exposed_comm"
+    ):
+        gpu = model.gpu
+        uids = gpu.index.to_numpy()[gpu["bucket"].to_numpy() == "communication"]
+        names = tuple(dict.fromkeys(str(n) for n in model.names[uids]))[:MAX_CULPRITS]
+        return FindingEvents(uids.astype(np.int64), np.empty(0, np.int64), names, True)
     if candidate.category == CPU_IDLE and run.cpu_idle is not None:
         host_side = run.cpu_idle.host_side
         if host_side is None or not host_side.host_recorded:

@@ -7,7 +7,9 @@ low / mid / high estimate leaves of their time; an idle cause whose fix removes 
 allocator's frees, a sync, a loader's wait) has its culprits' host code and waits removed in
 one replay (their GPU work kept), and a fix wins back its cause's recovery shares of that
 saving; a cause whose fix makes host code faster (dispatch, launches, the optimizer step,
-issuing collectives) keeps 1 − those shares of its culprits' host time, one replay each.
+issuing collectives) keeps 1 − those shares of its culprits' host time, one replay each;
+exposed communication has the streams that wait for its collectives released after what the
+estimate leaves exposed of each (the collectives overlapped).
 Savings are per steady step (replay/step_region.py) and, on the impact scale, over the
 steps, capped like the flat estimates they replace; findings no change expresses keep their
 flat estimate, labelled as such. The top fixes are also replayed together: one replay, not a
@@ -25,6 +27,7 @@ from ...replay.changes import (
     gpu_events_scaled,
     host_spans_removed,
     host_spans_shortened,
+    waits_released,
 )
 from ...replay.critical_path import CriticalPath, PathNames, critical_path, median_step_path
 from ...replay.graph import CannotReplay, ReplayGraph, build_graph
@@ -138,6 +141,15 @@ class ReplayPricer:
         saving that counts; None when no change expresses the finding."""
         if c.saving is None:
             return None
+        if events.collectives:  # overlapped: other streams wait for what is left exposed
+            return (
+                [
+                    (waits_released(self.graph, events.gpu, 1 - ms / c.saving.cap_ms, c.title), 1.0)
+                    for ms in c.saving.range_ms
+                ]
+                if c.saving.cap_ms > 0
+                else None
+            )
         if len(events.gpu):
             touched = float(self.graph.gpu.dur[np.isin(self.graph.gpu.uid, events.gpu)].sum())
             if touched <= 0:
@@ -161,6 +173,9 @@ class ReplayPricer:
 
     def _wording(self, c: Candidate, events: FindingEvents) -> str:
         """The mid change in words: what happens to the finding's events."""
+        if events.collectives:
+            share = (1 - c.saving.mid_ms / c.saving.cap_ms) * 100 if c.saving else 100.0
+            return f"overlapped: other streams wait for {share:g} % of each"
         if len(events.gpu):
             if c.kind == "kernel_fusion":
                 return "fused, at what the fused kernel's estimate leaves of their time"

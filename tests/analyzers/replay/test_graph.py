@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -86,3 +87,71 @@ def test_links_that_contradict_the_times_leave_the_path_finite(tmp_path: Path, m
     monkeypatch.setattr(walk._Walk, "add", bounded)
     found = walk.critical_path(model, graph, replayed, step_thread(graph), -1e18, replayed.end)
     assert 0 < len(found.segments) <= bound
+
+
+def _all_reduce_steps(tmp_path: Path, sync_events: bool) -> Path:
+    from rooflens.analyzers.synthetic.what_if import StepPlan, write_step_trace
+
+    plan = StepPlan(steps=4, kernels=40, allreduce_us=3_000.0, sync=False, queue_limit=64)
+    return write_step_trace(tmp_path / "r.json.gz", replace(plan, sync_events=sync_events))
+
+
+def test_recorded_stream_waits_are_read_from_cupti_sync_events(tmp_path: Path) -> None:
+    """Each step: the all-reduce waits for the GEMMs' event, the optimizer for the
+    all-reduce's; with the records both edges are the trace's own, none assumed."""
+    model, _ = read_trace(_all_reduce_steps(tmp_path, sync_events=True))
+    ev = model.recorded
+    sync = ev["cat"].to_numpy() == "cuda_sync"
+    assert sync.sum() == 8 and (ev["wait_record_corr"].to_numpy()[sync] > 0).all()
+    assert set(ev["wait_on_stream"].to_numpy()[sync].tolist()) == {7, 21}
+    graph = build_graph(model)
+    gpu, names = graph.gpu, model.names[graph.gpu.uid].astype(str)
+    waiting = np.flatnonzero(gpu.after >= 0)
+    assert len(waiting) == 8 and gpu.recorded[waiting].all()
+    pairs = {(names[i][:12], names[gpu.after[i]][:12]) for i in waiting.tolist()}
+    assert pairs == {("ncclDevKerne", "sm90_xmma_ge"), ("multi_tensor", "ncclDevKerne")}
+    assumed = graph.assumptions[0]
+    assert assumed.rule.startswith("a late start right after") and assumed.events == 0
+
+
+def test_without_records_the_same_waits_are_assumed(tmp_path: Path) -> None:
+    model, _ = read_trace(_all_reduce_steps(tmp_path, sync_events=False))
+    graph = build_graph(model)
+    assert not graph.gpu.recorded.any()
+    assert graph.assumptions[0].events == 8
+
+
+def test_a_launch_into_a_full_queue_waits_for_the_slot_not_the_other_stream(tmp_path: Path):
+    """The first GEMM launch of a step blocks until the optimizer kernel, held back by the
+    all-reduce, starts and frees a slot: it waits for that kernel's start, not for the
+    all-reduce that ended on the other stream at the same moment."""
+    model, _ = read_trace(_all_reduce_steps(tmp_path, sync_events=False))
+    graph = build_graph(model)
+    host, names = graph.host, model.names[graph.gpu.uid].astype(str)
+    by_slot = np.flatnonzero(host.waits_start)
+    assert len(by_slot) == 2  # steps 3-4: the queue fills during step 2
+    assert all(names[host.waits_for[i]].startswith("multi_tensor") for i in by_slot.tolist())
+    waited = names[host.waits_for[host.waits_for >= 0]]
+    assert not any(n.startswith("ncclDevKernel") for n in waited)
+
+
+def test_stream_wait_records_that_name_nothing_are_left_out(tmp_path: Path) -> None:
+    """A record naming a call the trace lacks, a stream with no events, text where an id
+    belongs: each such wait is left to the timing rule, and the graph still builds."""
+    import gzip
+    import json
+
+    path = _all_reduce_steps(tmp_path, sync_events=True)
+    document = json.loads(gzip.decompress(path.read_bytes()))
+    syncs = [e for e in document["traceEvents"] if e.get("cat") == "cuda_sync"]
+    syncs[0]["args"]["wait_on_cuda_event_record_corr_id"] = 99_999_999
+    syncs[1]["args"]["wait_on_stream"] = 12_345
+    syncs[2]["args"]["wait_on_cuda_event_record_corr_id"] = "not an id"
+    syncs[3]["args"] = ["not", "an", "object"]
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps(document))
+    model, _ = read_trace(broken)
+    graph = build_graph(model)
+    assert graph.gpu.recorded.sum() == 4
+    assert (graph.gpu.after >= 0).sum() == 8  # the other four found by the timing rule
+    assert graph.assumptions[0].events == 4
