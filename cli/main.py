@@ -283,9 +283,15 @@ def _add_what_if(commands: argparse._SubParsersAction) -> None:
         help="replay a trace: its critical path and the step time after a change",
         description="Replay the trace of a run (or a trace file) from its recorded durations: "
         "the identity replay error, the critical path of the median iteration, and the step "
-        "time predicted after each --change and after all of them together (docs/what-if.md).",
+        "time predicted after each --change and after all of them together (docs/what-if.md). "
+        "Several targets are the ranks of one job, replayed together: a collective ends when "
+        "the last rank arrives.",
     )
-    what.add_argument("target", help="a run folder written by `rooflens analyze`, or a trace")
+    what.add_argument(
+        "target",
+        nargs="+",
+        help="a run folder written by `rooflens analyze`, or a trace; several: one per rank",
+    )
     what.add_argument(
         "--change",
         action="append",
@@ -295,7 +301,8 @@ def _add_what_if(commands: argparse._SubParsersAction) -> None:
         "op:aten::mm=0.5 (an operator's kernels), host:DataLoader=0 (host spans removed), "
         "async:aten::to=0.5 (a blocking copy made async, twice as fast), graph:Layer=0 "
         "(launch overhead removed over a region), overlap:AllReduce=0 (a collective "
-        "overlapped), or warmup (the warm-up iterations dropped)",
+        "overlapped), or warmup (the warm-up iterations dropped); in a job, rankN@SPEC "
+        "changes rank N only",
     )
     _json_argument(what)
 

@@ -83,7 +83,7 @@ def match_collectives(ranks: Iterable[RankCollectives]) -> JobCollectives:
         raise DuplicateRanks(f"rank(s) {twice} appear more than once in the job")
     long = _long_table(ranks)
     sync = long[long["name"].map(synchronising).to_numpy(bool)].copy()
-    sync["key"], sync["matched_by"] = _keys(sync)
+    sync["key"], sync["matched_by"] = match_keys(sync)
     durations = {r.rank: r.total_dur for r in ranks}
     if sync.empty:
         empty = pd.DataFrame(columns=list(COLLECTIVE_COLUMNS))
@@ -100,7 +100,7 @@ def _long_table(ranks: list[RankCollectives]) -> pd.DataFrame:
     return pd.concat(tables, ignore_index=True)
 
 
-def _keys(sync: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+def match_keys(sync: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """Per row, the key it is matched on within its group: the recorded sequence number when
     every kernel of the group has one, else its order among its rank's kernels of the group."""
     key = sync["index"].to_numpy(np.int64).copy()

@@ -94,6 +94,9 @@ class GpuEvents:
     after: np.ndarray  # event of another queue it waited for, or -1
     recorded: np.ndarray  # whether that wait is recorded by the trace (else inferred)
     held: np.ndarray  # started late for no recorded cause: its recorded gap or delay is kept
+    # a collective matched across the ranks of a job (job/joint_replay.py): its group, or -1; every
+    # member ends when the last has started plus the shortest member's time (the transfer)
+    group: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -220,11 +223,15 @@ def _gpu_events(
     gap_cap = max(QUEUED_GAP_US, 2.0 * device_gap)
     stream_gap = np.where(queued, np.clip(behind, 0.0, gap_cap), np.where(first, 0.0, device_gap))
     recorded_delay = np.where(has, start - launched_at, 0.0)
+    known = recorded >= 0
+    # the usual delay is the launch's own: events a stream wait held back (recorded, or
+    # starting right as another queue's event ended) say nothing of it
     free = has & ~queued
-    usual = float(np.percentile(recorded_delay[free], DELAY_PERCENTILE)) if free.any() else 0.0
+    plain = free & ~known & ~_right_after_another(start, end, queue)
+    sample = recorded_delay[plain] if plain.any() else recorded_delay[free]
+    usual = float(np.percentile(sample, DELAY_PERCENTILE)) if len(sample) else 0.0
     delay = np.where(has, np.clip(recorded_delay, 0.0, usual), 0.0)
     ready = np.maximum(np.where(has, launched_at + delay, -np.inf), prev_end + stream_gap)
-    known = recorded >= 0
     ready = np.where(known, np.maximum(ready, end[np.maximum(recorded, 0)]), ready)
     late = (start - ready > QUEUED_GAP_US) & (has | queued)
     after = recorded.copy()
@@ -296,6 +303,15 @@ def _recorded_waits(
         if end[producer] <= ts[gpu_uid[consumer]] + QUEUED_GAP_US:
             out[consumer] = producer
     return out
+
+
+def _right_after_another(start: np.ndarray, end: np.ndarray, queue: np.ndarray) -> np.ndarray:
+    """Per event, whether the event of any queue that ended last before it started ended
+    within CROSS_STREAM_US of its start and on another queue."""
+    by_end = np.argsort(end, kind="stable")
+    at = np.searchsorted(end[by_end], start, side="right") - 1
+    other = by_end[np.maximum(at, 0)]
+    return (at >= 0) & (start - end[other] <= CROSS_STREAM_US) & (queue[other] != queue)
 
 
 def _cross_stream(

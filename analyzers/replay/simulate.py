@@ -99,6 +99,7 @@ def replay(graph: ReplayGraph, changes: Changes = IDENTITY) -> Replayed:
     launch, delay, after = gpu.launch.tolist(), gpu.delay.tolist(), gpu.after.tolist()
     gaps_gpu = gpu.stream_gap.tolist()
     waited, set_by = [False] * n_host, [BY_RECORDING] * len(gpu.start)
+    grouped = _Groups(gpu.group, changes.release) if gpu.group is not None else None
     for kind, i in order:
         if kind == HOST_START:
             if first_call[i]:
@@ -120,10 +121,39 @@ def replay(graph: ReplayGraph, changes: Changes = IDENTITY) -> Replayed:
             if after[i] >= 0 and gr[after[i]] > ready:
                 ready, by = gr[after[i]], BY_OTHER_STREAM
             gs[i], ge[i], gr[i], set_by[i] = ready, ready + gdur[i], ready + held_for[i], by
+            if grouped is not None and grouped.of[i] >= 0:
+                grouped.arrive(i, gs, ge, gr, gdur)
     return Replayed(
         np.asarray(hs), np.asarray(he), np.asarray(gs), np.asarray(ge),
         np.asarray(waited), np.asarray(set_by, dtype=np.int8),
     )  # fmt: skip
+
+
+class _Groups:
+    """Collectives matched across ranks, completed as their members are placed: each member
+    keeps its own start (its rank's arrival); once the last member is placed, every member
+    ends at the latest arrival plus the shortest member's (changed) time, the transfer that
+    the last rank to arrive did not wait through."""
+
+    def __init__(self, group: np.ndarray, release: np.ndarray | None) -> None:
+        self.of = group.tolist()
+        sizes = np.bincount(group[group >= 0]) if (group >= 0).any() else np.zeros(0, int)
+        self.left = sizes.tolist()
+        self.members: list[list[int]] = [[] for _ in self.left]
+        self.release = None if release is None else release.tolist()
+
+    def arrive(self, i: int, gs: list, ge: list, gr: list, gdur: list) -> None:
+        g = self.of[i]
+        self.members[g].append(i)
+        self.left[g] -= 1
+        if self.left[g]:
+            return
+        members = self.members[g]
+        done = max(gs[k] for k in members) + min(gdur[k] for k in members)
+        for k in members:
+            ge[k] = done
+            share = 1.0 if self.release is None else self.release[k]
+            gr[k] = gs[k] + share * (done - gs[k])
 
 
 def _gpu_ready(i, first, launch, rec_start, rec_end, ge, stream_gap) -> tuple[float, int]:

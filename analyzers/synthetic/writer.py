@@ -184,6 +184,11 @@ class Writer:
             return at
         return starts[len(starts) - self.queue_limit]  # the start that frees a slot
 
+    def start_of(self, stream: int, call_start: float, after: float = float("-inf")) -> float:
+        """When an event launched onto `stream` at `call_start` would start."""
+        s, t = self._stream(stream), self.timing
+        return max(s.free + t.gap_us, call_start + t.latency_us, s.barrier, after)
+
     def launch(
         self,
         name: str,
@@ -200,10 +205,10 @@ class Writer:
     ) -> Launched:
         """A launch call at `call_start`, its ac2g flow pair and the GPU event of `dur` on
         `stream`. `after` holds the event back (a blocking copy that waits for its data)."""
-        t, s = self.timing, self._stream(stream)
+        t = self.timing
         slot = self._slot(stream, call_start)
         call_end = max(call_start + (t.call_us if call_us is None else call_us), slot + 1.0)
-        start = max(s.free + t.gap_us, call_start + t.latency_us, s.barrier, after)
+        start = self.start_of(stream, call_start, after)
         self.correlation += 1
         corr, tid = self.correlation, tid or self.main_tid
         ids = {"External id": self.external, "correlation": corr}
@@ -230,6 +235,7 @@ class Writer:
             **(gpu_args or {}),
         )
         self._flow(corr, (tid, call_start), (stream, start))
+        s = self._stream(stream)
         s.free = start + dur
         s.starts.append(start)
         return Launched(corr, stream, start, start + dur, call_start, call_end)

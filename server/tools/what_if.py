@@ -7,13 +7,18 @@ from typing import Annotated
 from mcp.server import MCPServer
 from pydantic import BaseModel, Field
 
+from rooflens.analyzers.job.joint_replay import JobWhatIf, job_what_if
+from rooflens.analyzers.replay.what_if import ChangeError
 from rooflens.analyzers.replay.what_if import what_if as replay_what_if
 
+from ..jobs import find_job
 from ..loading import run_results
+from ..owners import Owner
 from ..runs import Run
 from ..state import AppState
 from ..trace_text import WhatIfView
-from .common import READ_ONLY, Ctx, RunDep, RunIdArg, app_state, engine
+from .common import READ_ONLY, Ctx, RunDep, RunIdArg, app_state, engine, owner
+from .job import JobIdArg
 
 MAX_ITERATIONS = 20  # a result stays small; the CLI's --json lists every iteration
 MAX_CHANGES = 8
@@ -35,6 +40,17 @@ ChangesArg = Annotated[
 ]
 
 
+JobChangesArg = Annotated[
+    list[str],
+    Field(
+        max_length=MAX_CHANGES,
+        description="Changes to predict, as for what_if (gpu:, op:, host:, async:, graph:, "
+        "overlap:); rank3@gpu:gemm=0.5 changes rank 3 only, a plain change every rank it "
+        "matches. Empty: the joint identity replay only.",
+    ),
+]
+
+
 class WhatIfResult(BaseModel):
     run_id: str
     iterations_total: int = Field(description="iterations replayed; at most 20 are listed")
@@ -50,6 +66,27 @@ def predict(st: AppState, run: Run, changes: list[str]) -> WhatIfResult:
     )
 
 
+class JobWhatIfResult(BaseModel):
+    job_id: str
+    what_if: JobWhatIf
+
+
+def predict_job(st: AppState, job_id: str, who: Owner, changes: list[str]) -> JobWhatIfResult:
+    """The job's ranks (their runs, as load_job made them) replayed together."""
+    _, record = find_job(st, job_id, who)
+    models = {}
+    for rank in record.ranks:
+        if rank.run_id is None:
+            continue
+        models[rank.rank] = run_results(st, st.runs.get(rank.run_id, who)).model
+    if len(models) < 2:
+        raise ChangeError(
+            f"job {job_id} has fewer than two ranks with a run (failed ranks, or load_job "
+            "with until='none'): call load_job again with until='loaded'"
+        )
+    return JobWhatIfResult(job_id=job_id, what_if=job_what_if(models, changes))
+
+
 def register(mcp: MCPServer) -> None:
     @mcp.tool(title="What if", annotations=READ_ONLY)
     async def what_if(
@@ -63,3 +100,16 @@ def register(mcp: MCPServer) -> None:
         and after all of them together (one replay), with what becomes critical next. Test a
         fix here before recommending it: a saving off the critical path is no saving."""
         return await engine(predict, app_state(ctx), run, list(changes))
+
+    @mcp.tool(name="job_what_if", title="What if, for a job", annotations=READ_ONLY)
+    async def job_what_if_tool(
+        job_id: JobIdArg,
+        ctx: Ctx,
+        changes: JobChangesArg = [],  # noqa: B006
+    ) -> JobWhatIfResult:
+        """Replay every rank of a loaded job together: a synchronising collective ends on
+        every rank only when the last rank has arrived. Per rank the identity replay error,
+        its clock offset and how often it arrived last; the job's time per step (its slowest
+        rank) after each change. Test a straggler's fix here: a rank that only waits gains
+        nothing from faster kernels."""
+        return await engine(predict_job, app_state(ctx), job_id, owner(ctx), list(changes))

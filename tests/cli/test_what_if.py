@@ -73,3 +73,22 @@ def test_a_run_folder_replays_its_own_trace(trace: Path, tmp_path: Path, capsys)
 def test_a_change_that_cannot_be_applied_is_a_clear_error(trace: Path, spec, says, capsys):
     assert main(["what-if", str(trace), "--change", spec]) == 2
     assert says in capsys.readouterr().err
+
+
+def test_several_traces_are_the_ranks_of_one_job(tmp_path: Path, capsys) -> None:
+    """Two ranks in lockstep, rank 1's GEMMs 1.5x as long: fixing it saves rank 0's wait."""
+    from rooflens.analyzers.synthetic.what_if_job import LockstepPlan, write_lockstep_job
+
+    plan = LockstepPlan(ranks=2, steps=4, slow_rank=1, slow_factor=1.5)
+    paths = [str(p) for p in write_lockstep_job(tmp_path, plan)]
+    code = main(["what-if", *paths, "--change", "rank1@gpu:xmma=0.666667", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert [r["rank"] for r in out["ranks"]] == [0, 1] and out["matched_collectives"] == 4
+    assert all(r["replay_error_pct"] < 0.01 for r in out["ranks"])
+    (fixed,) = out["changes"]
+    assert fixed["saving_ms"] == pytest.approx(2.0, abs=0.01)
+    assert main(["what-if", paths[0], paths[0]]) == 2
+    assert "a second trace of rank 0" in capsys.readouterr().err
+    assert main(["what-if", *paths]) == 0
+    assert "2 ranks replayed together over 4 matched collectives" in capsys.readouterr().out

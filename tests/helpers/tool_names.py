@@ -29,6 +29,7 @@ TOOLS = {
     "load_job",
     "get_job_overview",
     "what_if",
+    "job_what_if",
 }
 
 # A backticked snake_case word starting with one of these verbs reads as a tool name.
