@@ -7,10 +7,15 @@ both sides, and each figure is the minimum over the rounds (--runs, >= 3). The p
 byte-compiled and every command runs once untimed first.
 
 Default pair: the OWLv2 traces of ../shared/traces (MI300X trace 1, H100 trace 2), each on
-its own platform. Target: `compare` <= 2x the two `analyze` runs together.
+its own platform. `--generated wide` writes a pair whose 20,000 operators are siblings under
+one profiler step, `--generated nested` the same under 26 parent spans (a recommendation
+model's embedding tables), both about 100k events, names from a vocabulary of ten and an edit
+every 500 operators (analyzers/synthetic/wide.py), on H100. Target: `compare` <= 2x the two
+`analyze` runs together.
 
 Run:  python benchmarks/bench_compare.py [--trace1 PATH] [--trace2 PATH] [--platform MI300X]
-      [--platform2 H100_SXM] [--runs 3] [--check (exit 1 when the target is missed)]
+      [--platform2 H100_SXM] [--generated wide|nested] [--runs 3]
+      [--check (exit 1 when the target is missed)]
 """
 
 from __future__ import annotations
@@ -23,10 +28,13 @@ from pathlib import Path
 
 from bench_commands import Run, rooflens, run, warm_up
 
+from rooflens.analyzers.synthetic.wide import WidePlan, write_wide_pair
+
 HERE = Path(__file__).resolve().parent
 MODEL = "google_owlv2-large-patch14-ensemble__1016001.json.gz"
 SHARED = HERE.parents[1] / "shared/traces"
 TARGET = 2.0  # compare / (analyze trace 1 + analyze trace 2)
+GENERATED = {"wide": WidePlan(ops=20_000), "nested": WidePlan(ops=20_000, parents=26)}
 
 
 def commands(args: argparse.Namespace, out: Path) -> dict[str, list[str]]:
@@ -62,11 +70,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trace2", default=str(SHARED / "h100" / MODEL))
     parser.add_argument("--platform", default="MI300X")
     parser.add_argument("--platform2", default="H100_SXM")
+    parser.add_argument("--generated", choices=sorted(GENERATED), default=None)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--check", action="store_true", help="exit 1 when the target is missed")
     args = parser.parse_args(argv)
     if args.runs < 3:
         parser.error("--runs must be at least 3 (the figures are minima over the rounds)")
+    written = Path(tempfile.mkdtemp(prefix="rooflens-bench-pair-"))
+    try:
+        if args.generated:
+            args.trace1, args.trace2 = map(str, write_wide_pair(written, GENERATED[args.generated]))
+            args.platform = args.platform2 = "H100_SXM"
+        return _bench(args)
+    finally:
+        shutil.rmtree(written, ignore_errors=True)
+
+
+def _bench(args: argparse.Namespace) -> int:
     for trace in (args.trace1, args.trace2):
         if not Path(trace).is_file():
             sys.exit(f"no trace at {trace}; pass --trace1/--trace2")

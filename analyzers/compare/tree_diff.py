@@ -14,7 +14,6 @@ side it is missing from), so `lca[i]` of a one-sided node is its nearest matched
 from __future__ import annotations
 
 from dataclasses import dataclass
-from difflib import SequenceMatcher
 from functools import cached_property
 from itertools import pairwise
 
@@ -25,7 +24,10 @@ from ..trace.model import TraceModel
 from ..trace.tree import nearest_ancestor
 from .call_tree import CallTree, call_tree
 
-LCS_CELLS = 4_000_000  # beyond this the exact alignment costs too much memory and time
+LCS_CELLS = 250_000  # beyond this the exact programme costs too much time (~0.05 s here)
+MAX_EDITS = 600  # beyond this Myers's edit script costs too much (O(D^2) time and memory)
+POLISH = 32  # pairs either side of an edit aligned again by the exact programme
+WINDOW = 200  # names of each list aligned at once when they differ by too many edits
 Pairing = tuple[list[tuple[int, int]], list[int], list[int]]
 
 
@@ -205,13 +207,104 @@ def align(a: list[str], b: list[str]) -> list[tuple[int, int]]:
 
 
 def _lcs(a: list[str], b: list[str]) -> list[tuple[int, int]]:
-    """Classic dynamic programme; a tie is broken walking back from the ends, skipping trace
-    1's node first. Past `LCS_CELLS` cells, difflib's matching blocks stand in."""
+    """A longest common subsequence: by the exact programme up to `LCS_CELLS` cells; past
+    that by Myers's shortest edit script (exact too) when the lists differ by at most
+    `MAX_EDITS` insertions and deletions, else window by window (`_windowed`)."""
     if not a or not b:
         return []
-    if len(a) * len(b) > LCS_CELLS:
-        blocks = SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks()
-        return [(i + k, j + k) for i, j, size in blocks for k in range(size)]
+    if len(a) * len(b) <= LCS_CELLS:
+        return _exact(a, b)
+    found = _late_matches(a, b)
+    return _polished(a, b, found if found is not None else _windowed(a, b))
+
+
+def _polished(a: list[str], b: list[str], pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """`pairs` with the neighbourhood of every edit (`POLISH` pairs either side) aligned again
+    by the exact programme: where several alignments are equally long, the one it picks
+    (a renamed node between the same neighbours as its counterpart) is kept, so long lists
+    pair as short ones do. A neighbourhood too large for it is left as it is."""
+    edges = [(-1, -1), *pairs, (len(a), len(b))]
+    edited = [
+        k for k, ((i0, j0), (i1, j1)) in enumerate(pairwise(edges)) if i1 - i0 > 1 or j1 - j0 > 1
+    ]
+    if not edited:
+        return pairs
+    windows: list[list[int]] = []
+    for k in edited:  # the edit lies between edges[k] and edges[k + 1]
+        lo, hi = max(k - POLISH, 0), min(k + 1 + POLISH, len(edges) - 1)
+        if windows and lo <= windows[-1][1]:
+            windows[-1][1] = hi
+        else:
+            windows.append([lo, hi])
+    out: list[tuple[int, int]] = []
+    last = 0  # the next edge not yet copied
+    for lo, hi in windows:
+        out += edges[max(last, 1) : lo + 1]
+        (i0, j0), (i1, j1) = edges[lo], edges[hi]
+        if (i1 - i0 - 1) * (j1 - j0 - 1) <= LCS_CELLS:
+            out += [(i0 + 1 + i, j0 + 1 + j) for i, j in _exact(a[i0 + 1 : i1], b[j0 + 1 : j1])]
+        else:
+            out += edges[lo + 1 : hi]
+        last = hi
+    out += edges[max(last, 1) : len(edges) - 1]
+    return out
+
+
+def _late_matches(a: list[str], b: list[str]) -> list[tuple[int, int]] | None:
+    """Myers's pairs with each unmatched node as early as its run of equal names allows, as
+    the exact programme places them (it walks back from the ends): so a renamed node meets
+    its counterpart between the same neighbours. Myers's greedy walk matches as early as it
+    can, so it walks the reversed lists."""
+    n, m = len(a), len(b)
+    found = _myers(a[::-1], b[::-1], MAX_EDITS)
+    return None if found is None else [(n - 1 - i, m - 1 - j) for i, j in reversed(found)]
+
+
+def _myers(a: list[str], b: list[str], max_d: int) -> list[tuple[int, int]] | None:
+    """The pairs of a shortest edit script (E. Myers, "An O(ND) difference algorithm", 1986):
+    per number of edits d, the furthest point reached on each diagonal; None past `max_d`
+    edits. Time O((N + M) + D^2) on lists that differ by D, memory O(D^2)."""
+    n, m = len(a), len(b)
+    off = max_d + 1
+    v = [0] * (2 * off + 1)
+    history: list[list[int]] = []
+    for d in range(max_d + 1):
+        for k in range(-d, d + 1, 2):
+            if k == -d or (k != d and v[off + k - 1] < v[off + k + 1]):
+                x = v[off + k + 1]
+            else:
+                x = v[off + k - 1] + 1
+            y = x - k
+            while x < n and y < m and a[x] == b[y]:
+                x, y = x + 1, y + 1
+            v[off + k] = x
+            if x >= n and y >= m:
+                return _myers_pairs(history, n, m, d)
+        history.append(v[off - d : off + d + 1])
+    return None
+
+
+def _myers_pairs(history: list[list[int]], x: int, y: int, d: int) -> list[tuple[int, int]]:
+    """Walk a shortest edit script back from the end: the diagonal runs are the pairs."""
+    pairs: list[tuple[int, int]] = []
+    for step in range(d, 0, -1):
+        prev, base = history[step - 1], step - 1
+        k = x - y
+        down = k == -step or (k != step and prev[k - 1 + base] < prev[k + 1 + base])
+        before = k + 1 if down else k - 1
+        px = prev[before + base]
+        mid_x = px if down else px + 1
+        while x > mid_x:
+            x, y = x - 1, y - 1
+            pairs.append((x, y))
+        x, y = px, px - before
+    pairs.extend((i, i) for i in range(x - 1, -1, -1))
+    return pairs[::-1]
+
+
+def _exact(a: list[str], b: list[str]) -> list[tuple[int, int]]:
+    """Classic dynamic programme; a tie is broken walking back from the ends, skipping trace
+    1's node first."""
     rows = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
     for i, name in enumerate(a, 1):
         row, above = rows[i], rows[i - 1]
@@ -228,3 +321,28 @@ def _lcs(a: list[str], b: list[str]) -> list[tuple[int, int]]:
         else:
             j -= 1
     return pairs[::-1]
+
+
+def _windowed(a: list[str], b: list[str]) -> list[tuple[int, int]]:
+    """A common subsequence of long lists that differ by many edits, in linear time: the
+    exact programme over a window of `WINDOW` names of each list from where the pairs so far
+    end, three quarters of its pairs kept, and on from the last kept (equal runs paired in
+    one pass). Each pair is the longest common subsequence's locally, not always globally."""
+    n, m = len(a), len(b)
+    pairs: list[tuple[int, int]] = []
+    i = j = 0
+    while i < n and j < m:
+        while i < n and j < m and a[i] == b[j]:
+            pairs.append((i, j))
+            i, j = i + 1, j + 1
+        if i == n or j == m:
+            break
+        local = _exact(a[i : i + WINDOW], b[j : j + WINDOW])
+        if not local:  # nothing in common here: on past half of each window
+            i, j = i + WINDOW // 2, j + WINDOW // 2
+            continue
+        last_window = i + WINDOW >= n and j + WINDOW >= m
+        kept = local if last_window else local[: max(1, 3 * len(local) // 4)]
+        pairs += [(i + x, j + y) for x, y in kept]
+        i, j = i + kept[-1][0] + 1, j + kept[-1][1] + 1
+    return pairs
