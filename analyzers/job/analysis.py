@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .bandwidth import collective_bandwidth
-from .causes import straggler_causes
+from .causes import ruled_out_causes, straggler_causes
 from .findings import job_findings
 from .matching import match_collectives
 from .records import Imbalance, JobAnalysis, RankFailure
@@ -61,6 +61,7 @@ def job_analysis(
     slowest = late.rank if late is not None else imbalance.max_rank
     others = [s for s in ranks if s.rank != slowest]
     causes = straggler_causes(by_rank[slowest], others, late.held_others_us) if late else ()
+    ruled_out = ruled_out_causes(by_rank[slowest], others, late.held_others_us) if late else ()
     world = _world_size(ranks)
     platform = next((s.platform for s in ranks if s.platform is not None), None)
     analysis = JobAnalysis(
@@ -80,6 +81,7 @@ def job_analysis(
         slowest_rank=slowest,
         slowest_ops=by_rank[slowest].top_ops,
         causes=causes,
+        ruled_out=ruled_out,
         findings=(),
         paths={s.rank: s.path for s in ranks},
     )

@@ -68,7 +68,8 @@ def link_of(platform: Platform | None, ranks: int, node_gpus: int = NODE_GPUS):
 def collective_bandwidth(
     collectives: pd.DataFrame, platform: Platform | None, node_gpus: int = NODE_GPUS
 ) -> pd.DataFrame:
-    """One row per matched collective with recorded name, dtype and sizes (COLUMNS).
+    """One row per matched collective whose kind, dtype and size are known (COLUMNS): the
+    recorded c10d fields, else what its operator or kernel says (job/collective_kinds.py).
 
     The transfer time is `comm_latency` (the shortest kernel of the collective, the rank
     that waited least); GB/s are 1e9 bytes per second; `link_pct` is the bus bandwidth as a
@@ -77,9 +78,9 @@ def collective_bandwidth(
     rows = []
     for c in collectives.itertuples(index=False):
         ranks = int(c.group_size) if c.group_size > 0 else int(c.ranks)
-        factor = bus_factor(str(c.name), ranks)
-        size = element_bytes(str(c.dtype)) if c.dtype else None
-        nelems = max(int(c.in_nelems), int(c.out_nelems))
+        factor = bus_factor(str(c.kind), ranks)
+        size = element_bytes(str(c.msg_dtype)) if c.msg_dtype else None
+        nelems = int(c.msg_nelems)
         if factor is None or size is None or nelems < 0 or not c.comm_latency > 0:
             continue
         msg = nelems * size
@@ -89,9 +90,9 @@ def collective_bandwidth(
         rows.append(
             {
                 "collective_id": int(c.collective_id),
-                "name": str(c.name),
+                "name": str(c.kind),
                 "group_size": ranks,
-                "dtype": str(c.dtype),
+                "dtype": str(c.msg_dtype),
                 "msg_bytes": msg,
                 "comm_latency": float(c.comm_latency),
                 "algbw_gbps": algbw,

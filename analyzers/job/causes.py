@@ -5,8 +5,10 @@ Each cause is the straggler's figure minus the median of the other ranks', over 
 trace: GPU compute (more work, or slower work), one operation's GPU time (a slow kernel), GPU
 idle time (the host did not feed the GPU) and host time in data loading (late data). A cause
 is named only when it is at least a tenth of what the straggler cost the others, so noise
-between ranks is not offered as an explanation; a slow operation behind most of the extra
-compute is named with it.
+between ranks is not offered as an explanation, and only when no other rank has as much of it
+(a rank that idles more and still arrives earlier shows idle time is not why the straggler is
+late: such a figure is kept as ruled out, with the ranks that have more). A slow operation
+behind most of the extra compute is named with it.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ class Cause:
     straggler_us: float
     median_us: float
     op: str = ""  # the operation, for a slow_op cause
+    # other ranks with at least as much of it (rank, µs): then it does not explain the delay
+    outdone_by: tuple[tuple[int, float], ...] = ()
 
     @property
     def label(self) -> str:
@@ -53,7 +57,22 @@ def straggler_causes(
     slow: RankSummary, others: Sequence[RankSummary], held_us: float
 ) -> tuple[Cause, ...]:
     """The causes its trace supports, largest excess first (empty when none reaches
-    MIN_SHARE of `held_us`, or when there are no other ranks to compare with)."""
+    MIN_SHARE of `held_us`, or when there are no other ranks to compare with); a figure some
+    other rank has as much of is never one."""
+    return tuple(c for c in _candidates(slow, others, held_us) if not c.outdone_by)
+
+
+def ruled_out_causes(
+    slow: RankSummary, others: Sequence[RankSummary], held_us: float
+) -> tuple[Cause, ...]:
+    """Figures well above the other ranks' median that still do not explain the delay: some
+    rank that did not hold the job back has as much (what the table beside them shows)."""
+    return tuple(c for c in _candidates(slow, others, held_us) if c.outdone_by)
+
+
+def _candidates(
+    slow: RankSummary, others: Sequence[RankSummary], held_us: float
+) -> tuple[Cause, ...]:
     if not others:
         return ()
     measures: list[tuple[CauseKind, Callable[[RankSummary], float]]] = [
@@ -87,7 +106,10 @@ def _compare(
 ) -> Cause:
     median = float(np.median([measure(s) for s in others]))
     mine = measure(slow)
-    return Cause(kind=kind, excess_us=mine - median, straggler_us=mine, median_us=median)
+    more = tuple(sorted((s.rank, measure(s)) for s in others if measure(s) >= mine))
+    return Cause(
+        kind=kind, excess_us=mine - median, straggler_us=mine, median_us=median, outdone_by=more
+    )
 
 
 def _slowest_op(slow: RankSummary, others: Sequence[RankSummary]) -> Cause | None:
@@ -99,7 +121,15 @@ def _slowest_op(slow: RankSummary, others: Sequence[RankSummary]) -> Cause | Non
         if len(times) * 2 < len(others):
             continue
         median = float(np.median(times))
-        cause = Cause("slow_op", op.gpu_us - median, op.gpu_us, median, op=op.name)
+        more = tuple(
+            sorted(
+                (s.rank, t.gpu_us)
+                for s in others
+                for t in s.top_ops
+                if t.name == op.name and t.gpu_us >= op.gpu_us
+            )
+        )
+        cause = Cause("slow_op", op.gpu_us - median, op.gpu_us, median, op.name, more)
         if best is None or cause.excess_us > best.excess_us:
             best = cause
     return best

@@ -17,8 +17,10 @@ import pandas as pd
 from ..trace.load import Trace, load_trace
 from ..trace.model import TraceModel
 from ..trace.timeline import classify_events
+from .collective_kinds import kind_of_kernel, kind_of_operator, size_of_input
 
 DEFAULT_GROUP = "all"  # the group of collectives whose trace names none
+OPERATOR_DEPTH = 3  # operators looked at above a collective kernel's launch
 COLUMNS = (
     "process_group",
     "index",
@@ -33,6 +35,11 @@ COLUMNS = (
     "dtype",
     "in_nelems",
     "out_nelems",
+    # what the collective is and its size, where the c10d fields above are silent read from
+    # its operator or kernel (collective_kinds.py); the fields above stay as recorded
+    "kind",
+    "msg_nelems",
+    "msg_dtype",
 )
 
 
@@ -58,6 +65,9 @@ class Collective:
     dtype: str
     in_nelems: int
     out_nelems: int
+    kind: str  # the recorded name, else what its operator or kernel says ("" when neither)
+    msg_nelems: int  # the recorded size, else its operator's input (-1 when neither)
+    msg_dtype: str
 
     @property
     def end(self) -> float:
@@ -103,8 +113,8 @@ def rank_collectives(source: Trace | TraceModel, rank: int | None = None) -> Ran
     building the model; one that has the model passes it.
     """
     trace = source.trace if isinstance(source, TraceModel) else source
-    ev = trace.events
-    kernels = ev[(ev["cat"] == "kernel").to_numpy()]
+    events = trace.events
+    kernels = events[(events["cat"] == "kernel").to_numpy()]
     ev = kernels[classify_events(kernels) == "communication"]
     table = pd.DataFrame(
         {
@@ -122,9 +132,56 @@ def rank_collectives(source: Trace | TraceModel, rank: int | None = None) -> Ran
             "out_nelems": ev["out_msg_nelems"].to_numpy(np.int64),
         }
     )
+    _fill_unrecorded(table, ev.index.to_numpy(), source if isinstance(source, TraceModel) else None)
     table = table.sort_values("ts", kind="stable").reset_index(drop=True)
     table.insert(1, "index", table.groupby("process_group").cumcount().to_numpy(np.int64))
     return RankCollectives(rank=rank_of(trace, rank), table=table[list(COLUMNS)])
+
+
+def _fill_unrecorded(table: pd.DataFrame, uids: np.ndarray, model: TraceModel | None) -> None:
+    """`kind`, `msg_nelems`, `msg_dtype`: the recorded c10d fields, and for kernels that carry
+    none (older PyTorch) the kind from the c10d operator above the launch (with the model)
+    or from the kernel's name, the size and dtype from the launching operator's input."""
+    names = table["name"].to_numpy(object).copy()
+    in_nelems = np.maximum(
+        table["in_nelems"].to_numpy(np.int64), table["out_nelems"].to_numpy(np.int64)
+    )
+    dtypes = table["dtype"].to_numpy(object).copy()
+    unnamed = np.flatnonzero(names == "")
+    unsized = np.flatnonzero(in_nelems < 0)
+    table["kind"], table["msg_nelems"], table["msg_dtype"] = names, in_nelems, dtypes
+    if len(unnamed) == 0 and len(unsized) == 0:
+        return
+    operators = _operators(model, uids) if model is not None else [[] for _ in uids]
+    for k in unnamed.tolist():
+        kinds = (kind_of_operator(str(model.names[o])) for o in operators[k])
+        by_op = next((kind for kind in kinds if kind), "")
+        names[k] = by_op or kind_of_kernel(str(table["kernel"].iat[k]))
+    if model is not None:
+        dims = model.events["input_dims"].astype(object).to_numpy()
+        types = model.events["input_type"].astype(object).to_numpy()
+        for k in unsized.tolist():
+            for o in operators[k]:
+                count, dtype = size_of_input(dims[o], types[o])
+                if count >= 0:
+                    in_nelems[k] = count
+                    dtypes[k] = dtypes[k] or dtype
+                    break
+    table["kind"], table["msg_nelems"], table["msg_dtype"] = names, in_nelems, dtypes
+
+
+def _operators(model: TraceModel, uids: np.ndarray) -> list[list[int]]:
+    """Per kernel, its launching operator and the operators above it, nearest first (at
+    most OPERATOR_DEPTH): `record_param_comms` inside `c10d::alltoall_base_`."""
+    parent = model.tree.parent
+    out = []
+    for uid in uids.tolist():
+        chain, at = [], int(model.launcher[uid])
+        while at >= 0 and len(chain) < OPERATOR_DEPTH:
+            chain.append(at)
+            at = int(parent[at])
+        out.append(chain)
+    return out
 
 
 def collectives_of_file(path: str | Path, rank: int | None = None) -> RankCollectives:

@@ -59,6 +59,8 @@ class JobAnalysis:
     slowest_rank: int
     slowest_ops: tuple[TopOp, ...]
     causes: tuple[Cause, ...]
+    # figures above the others' median that some rank that arrived earlier has as much of
+    ruled_out: tuple[Cause, ...]
     findings: tuple[PriorityItem, ...]
     paths: dict[int, str]
 

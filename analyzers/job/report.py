@@ -84,7 +84,7 @@ def _stragglers(a: JobAnalysis) -> str:
         f"collectives ({late.pct_last:.1f} %) and waits least ({ms(late.total_wait_us / 1e3)} "
         f"ms in all). The others waited {ms(late.held_others_us / 1e3)} ms for it alone "
         f"({_per_step(a, late.held_others_us)} ms per {a.per}).",
-        f"- **Why**: {_why(a.causes)}",
+        f"- **Why**: {_why(a.causes, a.ruled_out)}",
     ]
     if waiter is not None:
         lines.append(
@@ -108,12 +108,22 @@ def _stragglers(a: JobAnalysis) -> str:
     return "\n".join(lines) + f"\n\n{note}\n\n" + _table(header, rows)
 
 
-def _why(causes: Sequence[Cause]) -> str:
+def _why(causes: Sequence[Cause], ruled_out: Sequence[Cause] = ()) -> str:
+    not_it = "".join(
+        f" Not because of {c.label}: its {ms(c.straggler_us / 1e3)} ms is above the other "
+        f"ranks' median of {ms(c.median_us / 1e3)} ms, but "
+        + " and ".join(f"rank {r} has {ms(us / 1e3)} ms" for r, us in c.outdone_by)
+        + (", and they" if len(c.outdone_by) > 1 else ", and it")
+        + " did not hold the job back."
+        for c in ruled_out
+    )
     if not causes:
         return (
-            "its own trace does not explain it: its compute, idle time, data loading and top "
-            "operations are within a tenth of its cost of the other ranks' median (other "
-            "causes: a clock offset between nodes, work before the profiled window)."
+            "its own trace does not explain it: no figure of its compute, idle time, data "
+            "loading or top operations is both a tenth of its cost above the other ranks' "
+            "median and above every other rank's (other causes: a clock offset between nodes, "
+            "work before the profiled window, the order of its work before each collective)."
+            + not_it
         )
     return (
         "; ".join(
@@ -122,6 +132,7 @@ def _why(causes: Sequence[Cause]) -> str:
             for c in causes
         )
         + "."
+        + not_it
     )
 
 
@@ -183,6 +194,15 @@ def _ranks(a: JobAnalysis, reports: Mapping[int, str], plot: str | None) -> str:
     return f"## Ranks (ms per {a.per})\n\n{spread} {exposed}{figure}\n\n" + _table(header, rows)
 
 
+def _size(nbytes: float) -> str:
+    """A message size a reader takes in at once: 96 B, 24.0 KiB, 1.50 MiB."""
+    if nbytes < 1024:
+        return f"{nbytes:.0f} B"
+    if nbytes < 2**20:
+        return f"{nbytes / 1024:.1f} KiB"
+    return f"{nbytes / 2**20:.2f} MiB"
+
+
 def _collectives(a: JobAnalysis) -> str:
     coll = a.collectives.collectives
     if coll.empty:
@@ -196,9 +216,9 @@ def _collectives(a: JobAnalysis) -> str:
         rows.append(
             (
                 c.collective_id,
-                md_code(c.name) if c.name else "(unnamed)",
+                md_code(c.kind) if c.kind else "(unnamed)",
                 c.ranks,
-                f"{b.msg_bytes / 2**20:.2f}" if b is not None else "—",
+                _size(b.msg_bytes) if b is not None else "—",
                 c.last_rank,
                 ms(c.start_skew / 1e3),
                 ms(c.avg_wait / 1e3),
@@ -211,7 +231,7 @@ def _collectives(a: JobAnalysis) -> str:
         "id",
         "collective",
         "ranks",
-        "MiB",
+        "message",
         "last rank",
         "start skew ms",
         "mean wait ms",

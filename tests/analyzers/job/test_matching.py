@@ -38,6 +38,9 @@ def table(rows: list[dict]) -> pd.DataFrame:
     }
     frame = pd.DataFrame([{**blank, **row} for row in rows])
     frame["index"] = frame.groupby("process_group").cumcount()
+    frame["kind"] = frame["name"]  # as recorded
+    frame["msg_nelems"] = frame[["in_nelems", "out_nelems"]].max(axis=1)
+    frame["msg_dtype"] = frame["dtype"]
     return frame[list(COLUMNS)]
 
 

@@ -138,6 +138,7 @@ def test_older_traces_without_seq_or_any_args(tmp_path, args, seq, group, name, 
     ranks = generated(tmp_path, plan)
     first = next(ranks[0].records())
     assert (first.process_group, first.name, first.seq) == (group, name, -1)
+    assert first.kind == "allreduce"  # recorded, or read from the kernel's name
     job = match_collectives(ranks)
     assert set(job.collectives["matched_by"]) == {matched_by} and len(job.collectives) == 8
     assert straggler(straggler_summary(job)).rank == 2
@@ -159,3 +160,24 @@ def test_tracelens_shaped_tables_carry_the_recorded_args(slow_job):
     assert len(table) == 12 and table.columns[-1] == "rank_15_wait_time"
     stragglers = straggler_table(straggler_summary(job))
     assert stragglers.iloc[0]["rank"] == 11 and stragglers.iloc[0]["pct_arrived_last"] == 100
+
+
+def test_collectives_without_c10d_fields_are_named_and_sized_from_their_operator(tmp_path):
+    """Older PyTorch writes NCCL kernels with no c10d args: the kind comes from the kernel's
+    name (the trace alone) or the launching `c10d::allreduce_` (with the model), the size and
+    dtype from that operator's recorded input, so the bandwidth can be given."""
+    from rooflens.analyzers.job.collectives import rank_collectives
+    from rooflens.analyzers.report.loading import read_trace
+
+    plan = JobPlan(ranks=2, steps=1, collectives=2, record_args=False)
+    paths = write_job(tmp_path, plan)
+    alone = next(collectives_of_file(paths[0]).records())
+    assert (alone.name, alone.kind, alone.msg_nelems, alone.msg_dtype) == ("", "allreduce", -1, "")
+    model, _ = read_trace(paths[0])
+    first = next(rank_collectives(model).records())
+    assert (first.name, first.in_nelems, first.dtype) == ("", -1, "")  # as recorded
+    assert (first.kind, first.msg_nelems, first.msg_dtype) == (
+        "allreduce",
+        plan.message()[0],
+        "Float",
+    )
