@@ -56,9 +56,10 @@ def test_the_collectives_are_named_and_sized_from_their_operators(shared: Path) 
     take a tensor list, whose shapes are not recorded: no size, no bandwidth."""
     coll = analysed(shared).collectives.collectives.set_index("collective_id")
     assert coll["name"].eq("").all()  # as recorded
-    assert coll["kind"].tolist() == ["all_to_all"] * 4 + ["allreduce", "all_to_all"] + [
-        "allreduce"
-    ] * 2
+    assert (
+        coll["kind"].tolist()
+        == ["all_to_all"] * 4 + ["allreduce", "all_to_all"] + ["allreduce"] * 2
+    )
     bw = analysed(shared).bandwidth.set_index("collective_id")
     assert sorted(bw.index) == [0, 1, 2, 3, 5]
     first = bw.loc[0]
