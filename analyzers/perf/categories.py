@@ -1,7 +1,9 @@
 """Op categories from one declarative table (categories.toml), extensible from a user file.
 
 Resolution (docs/perf-models.md#categories): exact op name, then name patterns, then the
-first kernel's name, else "other". The table is data: adding an op or a category never touches code.
+first kernel's name (by the fallback rules; for an opaque launcher such as `CompiledFunction`,
+as a GPU-only trace's kernel would be), else "other". The table is data: adding an op or a
+category never touches code.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ class CategoryTable:
     patterns: tuple[tuple[re.Pattern[str], str], ...]
     kernel_fallbacks: tuple[KernelFallback, ...]
     kernel_names: tuple[tuple[re.Pattern[str], str], ...] = ()
+    opaque: tuple[re.Pattern[str], ...] = ()  # launchers categorised by their first kernel
 
     def category(self, op_name: str, first_kernel: str | None = None) -> str:
         """Category of an op, given the name of its first kernel for the fallback rules."""
@@ -55,6 +58,8 @@ class CategoryTable:
             for rule in self.kernel_fallbacks:
                 if rule.matches(first_kernel):
                     return rule.category
+            if any(p.search(op_name) for p in self.opaque):
+                return self.kernel_category(first_kernel)
         return OTHER
 
     def kernel_category(self, kernel: str) -> str:
@@ -81,6 +86,7 @@ class CategoryTable:
             patterns=extra.patterns + self.patterns,
             kernel_fallbacks=extra.kernel_fallbacks + self.kernel_fallbacks,
             kernel_names=extra.kernel_names + self.kernel_names,
+            opaque=extra.opaque + self.opaque,
         )
 
 
@@ -94,7 +100,7 @@ def _parse(document: dict[str, Any], source: str) -> CategoryTable:
         if not isinstance(ops, list) or not all(isinstance(o, str) for o in ops):
             raise CategoryFileError(f"{source}: categories.{category}.ops must be a list of names")
         by_name.update(dict.fromkeys(ops, category))
-    for section in ("patterns", "kernel_fallbacks", "kernel_names"):
+    for section in ("patterns", "kernel_fallbacks", "kernel_names", "opaque_launchers"):
         if not isinstance(document.get(section, []), list):
             raise CategoryFileError(
                 f"{source}: {section} must be an array of tables ([[{section}]])"
@@ -111,8 +117,20 @@ def _parse(document: dict[str, Any], source: str) -> CategoryTable:
             raise CategoryFileError(
                 f"{source}: kernel_fallbacks[{i}] needs prefix, contains and category"
             ) from exc
+    opaque = []
+    for i, entry in enumerate(document.get("opaque_launchers", [])):
+        try:
+            opaque.append(re.compile(entry["regex"]))
+        except (KeyError, TypeError) as exc:
+            raise CategoryFileError(f"{source}: opaque_launchers[{i}] needs a regex") from exc
+        except re.error as exc:
+            raise CategoryFileError(f"{source}: opaque_launchers[{i}].regex: {exc}") from exc
     return CategoryTable(
-        MappingProxyType(by_name), patterns, tuple(fallbacks), kernel_names=kernel_names
+        MappingProxyType(by_name),
+        patterns,
+        tuple(fallbacks),
+        kernel_names=kernel_names,
+        opaque=tuple(opaque),
     )
 
 
