@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from rooflens.analyzers import layout
 from rooflens.analyzers.categories.any_metrics import finding_count
+from rooflens.analyzers.compare.gate import GateVerdict
 from rooflens.analyzers.findings.composing.model_info import UNKNOWN
 from rooflens.analyzers.findings.composing.plot import Drawer, draw_png
 from rooflens.analyzers.findings.composing.plot_process import PlotProcess
@@ -57,7 +58,7 @@ from rooflens.analyzers.report.files import roofline_coverage
 from rooflens.analyzers.report.loading import Loaded, load_step, missing_gpu_work, read_trace
 from rooflens.analyzers.trace.errors import TraceError
 
-from .common import EXIT_OK, capture_choice, fail, print_json
+from .common import EXIT_GATE, EXIT_OK, capture_choice, fail, print_json
 from .progress import Progress
 from .trace_read import TraceRead
 
@@ -104,6 +105,7 @@ class Outcome(BaseModel):
     report: str | None = None
     artifacts: list[str] = []
     compare_with: dict[str, Any] | None = None  # `compare`: trace 2 and what changed
+    gate: GateVerdict | None = None  # `compare --gate`: the regression verdict
 
 
 def run_report(
@@ -183,7 +185,7 @@ def _run_report(
         print_json(outcome.model_dump(mode="json"))
     else:
         print_outcome(outcome, sys.stdout)
-    return EXIT_OK
+    return EXIT_GATE if outcome.gate is not None and not outcome.gate.passed else EXIT_OK
 
 
 @dataclass
@@ -225,6 +227,10 @@ class _Run:
         results = RunResults.of(loaded, str(self.args.trace), str(Path(self.args.out)), comparison)
         if self.second is not None:
             outcome.compare_with = self.second.outcome()
+            threshold = getattr(self.args, "gate", None)
+            if threshold is not None:
+                with step("judging the regression gate"):
+                    outcome.gate = self.second.gate(loaded.model, threshold)
         steps = run.pipeline(
             results, label=f"the run of {Path(self.args.trace).name}", draw=self.draw
         )
@@ -284,6 +290,19 @@ def print_outcome(o: Outcome, out: TextIO) -> None:
             out.write(f"What changed: {other['what_changed']}\n")
         for warning in other.get("warnings", []):
             out.write(f"Warning: {warning}\n")
+    if o.gate is not None:
+        g = o.gate
+        out.write(
+            f"Gate       {'PASSED' if g.passed else 'FAILED'} at {g.threshold_pct:g} %: "
+            f"{g.verdict}: {g.reason} (median step {g.new.median_ms:.3f} ms over "
+            f"{g.new.iterations} iterations against {g.base.median_ms:.3f} ms over "
+            f"{g.base.iterations}; {g.method})\n"
+        )
+        for c in g.contributors[:3]:
+            out.write(
+                f"  +{c.added_ms_per_step:.3f} ms a step  {plain_line(c.operator, 80)} "
+                f"({plain_line(c.category, 30)})\n"
+            )
     if o.roofline_coverage_percent is not None:
         out.write(f"Kernel time with a roofline: {o.roofline_coverage_percent:.1f} %\n")
     raw = " (text cells raw: --raw-csv)" if o.csv_cells == "raw" else ""

@@ -14,6 +14,7 @@ from typing import Any
 EXIT_OK = 0
 EXIT_PROBLEMS = 1  # `validate`: the folder was read, and some check failed
 EXIT_BAD_INPUT = 2  # unreadable trace, bad platform, refused or unwritable --out, usage
+EXIT_GATE = 3  # `compare --gate`: trace 1 slower than trace 2 beyond the threshold and noise
 EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT), as shells report it
 EXIT_BROKEN_PIPE = 141  # the reader of stdout went away (128 + SIGPIPE), e.g. `| head`
 

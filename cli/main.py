@@ -253,6 +253,14 @@ def _add_compare(commands: argparse._SubParsersAction) -> None:
         "else is always refused)",
     )
     compare.add_argument("--categories", help="TOML file adding ops or categories")
+    compare.add_argument(
+        "--gate",
+        type=float,
+        metavar="PCT",
+        help="regression gate: exit 3 when TRACE1 (the new run) is slower than TRACE2 (the "
+        "baseline) by more than PCT %% beyond the noise of their steady iterations, else 0 "
+        "(docs/compare.md#a-regression-gate)",
+    )
     _raw_csv_argument(compare)
     compare.add_argument(
         "--until",

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from rooflens.analyzers.compare.comparison import SAME_TRACE, Comparison, compare, read_trace2
+from rooflens.analyzers.compare.gate import GateVerdict, gate_verdict
 from rooflens.analyzers.compare.what_changed_md import headline
 from rooflens.analyzers.perf.categories import CategoryTable
 from rooflens.analyzers.perf.platforms import (
@@ -89,6 +90,12 @@ class SecondTrace:
         trace = str(self.read.trace)
         self.comparison = compare(model1, report1, self.loaded, trace_path=trace)
         return self.comparison
+
+    def gate(self, model1: TraceModel, threshold_pct: float) -> GateVerdict:
+        """The regression verdict on trace 1 (the new run) against trace 2 (the baseline)."""
+        assert self.loaded is not None, "load() first"
+        names = (Path(self.args.trace).name, self.read.trace.name)
+        return gate_verdict(model1, self.loaded.model, threshold_pct, names=names)
 
     def outcome(self) -> dict[str, Any]:
         """What `--json` and the summary say about trace 2 and the comparison."""
