@@ -286,6 +286,10 @@ def print_outcome(o: Outcome, out: TextIO) -> None:
     if o.compare_with is not None:
         other = o.compare_with
         out.write(f"Compared with {other['trace']}, scored against {other['platform_source']}.\n")
+        alike = other.get("comparability")
+        if alike is not None:
+            why = "; ".join(plain_line(r, 400) for r in alike["reasons"]) or "like for like"
+            out.write(f"Comparability {alike['score']}/100: {why}\n")
         if other["what_changed"]:
             out.write(f"What changed: {other['what_changed']}\n")
         for warning in other.get("warnings", []):

@@ -107,6 +107,7 @@ class SecondTrace:
             "platform": record.platform,
             "platform_source": self.source,
             "what_changed": headline(found.what_changed) if found else None,
+            "comparability": found.comparability.model_dump(mode="json") if found else None,
             "warnings": [w.message for w in found.health.warnings if w == SAME_TRACE]
             if found
             else [],

@@ -56,6 +56,14 @@ class ComparedTraceNote(BaseModel):
         "the largest difference between the traces in one sentence (the report's What "
         "changed section lists the rest)"
     )
+    comparability_score: int = Field(
+        description="100: like for like; each difference below costs points (job size 30, "
+        "eager/compiled/graph replay 20, precision 15, shapes of top operators 10 each, GPU "
+        "5, profiler build 5)"
+    )
+    comparability: list[TraceText] = Field(
+        description="why the pair is not like for like, one sentence each (empty: it is)"
+    )
 
 
 class LoadResult(BaseModel):

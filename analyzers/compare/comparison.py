@@ -23,6 +23,7 @@ from ..trace.errors import TraceError
 from ..trace.health import HealthWarning, TraceHealth
 from ..trace.model import TraceModel
 from ..trace.open_trace import AUTO, CaptureChoice
+from .comparability import Comparability, comparability
 from .compare_columns import comparison_sheets
 from .diff_stats import diff_stats
 from .tree_diff import TreeDiff, diff_traces
@@ -54,6 +55,7 @@ class Comparison:
     diff_stats: pd.DataFrame
     trace1_sheets: dict[str, pd.DataFrame]  # trace 1's sheets with the comparison columns
     what_changed: WhatChanged
+    comparability: Comparability
 
 
 def compare(
@@ -65,6 +67,7 @@ def compare(
         health = health.model_copy(update={"warnings": [SAME_TRACE, *health.warnings]})
     diff = diff_traces(model1, model2)
     stats = diff_stats(diff)
+    alike = comparability(model1, model2)
     return Comparison(
         trace_path=trace_path,
         model=model2,
@@ -75,7 +78,8 @@ def compare(
         diff=diff,
         diff_stats=stats,
         trace1_sheets=comparison_sheets(report1, diff, stats),
-        what_changed=what_changed(diff, report1, report2),
+        what_changed=what_changed(diff, report1, report2, collectives_headline=alike.same_job_size),
+        comparability=alike,
     )
 
 

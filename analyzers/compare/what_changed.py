@@ -54,6 +54,10 @@ FAMILIES = (
     ("at::native", "PyTorch"),
 )
 OTHER_FAMILY = "other"
+# operators that issue collectives (c10d, NCCL/RCCL/Gloo wrappers, the profiler's record)
+COLLECTIVE_OPS = re.compile(
+    r"record_param_comms|^(c10d|nccl|rccl|gloo)[:_]|all_?reduce|all_?gather|all_?to_?all"
+)
 _PATTERNS = [(re.compile(pattern, re.IGNORECASE), family) for pattern, family in FAMILIES]
 
 
@@ -140,19 +144,29 @@ class WhatChanged:
     shape_changes: tuple[ShapeChange, ...]
     regressions: tuple[TimeChange, ...]  # slower in trace 2
     improvements: tuple[TimeChange, ...]  # faster in trace 2
+    # False for jobs of different sizes: their collectives differ by construction, and the
+    # headline comes from compute and structure
+    collectives_headline: bool = True
 
     @property
     def top(self) -> TimeChange | None:
-        """The largest time change above noise, either way."""
-        both = self.regressions[:1] + self.improvements[:1]
-        return max(both, key=lambda c: abs(c.delta_us), default=None)
+        """The largest time change above noise, either way (a collective only when the jobs
+        are of one size)."""
+        keep = [
+            c
+            for c in (*self.regressions, *self.improvements)
+            if self.collectives_headline or not COLLECTIVE_OPS.search(c.operator)
+        ]
+        return max(keep, key=lambda c: abs(c.delta_us), default=None)
 
     def kernel_change_of(self, operator: str) -> KernelChange | None:
         """The largest kernel change recorded for `operator`, if any."""
         return next((c for c in self.kernel_changes if c.operator == operator), None)
 
 
-def what_changed(diff: TreeDiff, report1: PerfReport, report2: PerfReport) -> WhatChanged:
+def what_changed(
+    diff: TreeDiff, report1: PerfReport, report2: PerfReport, *, collectives_headline: bool = True
+) -> WhatChanged:
     """The section for trace 1 (`diff.tree1`, `report1`) against trace 2."""
     units = compare_units(diff)
     sites = _call_sites(diff, report1, report2, units)
@@ -165,6 +179,7 @@ def what_changed(diff: TreeDiff, report1: PerfReport, report2: PerfReport) -> Wh
         shape_changes=shape_changes(diff),
         regressions=regressions,
         improvements=improvements,
+        collectives_headline=collectives_headline,
     )
 
 

@@ -101,6 +101,8 @@ def compared_note(comparison: Comparison) -> r.ComparedTraceNote:
             for w in [*platform_warnings(health.gpu, comparison.platform), *health.warnings]
         ][:MAX_WARNINGS],
         what_changed=headline(comparison.what_changed),
+        comparability_score=comparison.comparability.score,
+        comparability=comparison.comparability.reasons,
     )
 
 

@@ -22,6 +22,7 @@ from ...prepare.categories import GpuUtilization, normalise_category
 from ...prepare.manifest import Manifest
 
 if TYPE_CHECKING:
+    from ...compare.comparability import Comparability
     from ...compare.comparison import Comparison
     from ..drafting.system_compare import SystemComparison
 
@@ -40,6 +41,7 @@ class ReportComparison:
     headline: str | None = None
     names2: Mapping[str, str] = field(default_factory=dict)
     system: SystemComparison | None = None  # both traces' system figures, when analysed
+    comparability: Comparability | None = None
 
     @classmethod
     def of(
@@ -68,7 +70,10 @@ class ReportComparison:
                 labels = list(unified["op category"].dropna().unique())
         rows = manifest.trace2_ops_summary_by_category or []
         names = category_names(labels)
-        return cls(platform2, util2, category_times(rows), section, headline, names)
+        alike = comparison.comparability if comparison is not None else None
+        return cls(
+            platform2, util2, category_times(rows), section, headline, names, comparability=alike
+        )
 
     def time2(self, category: str) -> float | None:
         return self.category_ms2.get(category.lower())

@@ -13,7 +13,7 @@ from ... import layout
 from ...categories.any_metrics import Metrics
 from ...categories.cpu_idle import IterationSummary
 from ...layout import CPU_IDLE, KERNEL_FUSION, TIMELINE_SYSTEM_KEYS
-from ...markdown_text import md_cell, md_table_cell
+from ...markdown_text import md_cell, md_prose, md_table_cell
 from ...perf.platforms import Platform
 from ...prepare.categories import GpuUtilization
 from ...prepare.manifest import CategoryEntry, CategoryMetadata, Manifest
@@ -239,6 +239,10 @@ def _facts(run: ReportInputs) -> str:
     if run.comparison is not None:
         u2 = run.comparison.utilization2
         lines.append(f"- **Against trace 2**: {slower_sentence(window, u2.total_time_ms)}")
+        alike = run.comparison.comparability
+        if alike is not None:
+            why = "; ".join(md_prose(r) for r in alike.reasons) or "like for like"
+            lines.append(f"- **Comparability**: {alike.score}/100: {why}.")
         if run.comparison.headline:
             lines.append(f"- **Largest difference**: {run.comparison.headline}")
         if run.comparison.system is not None:
