@@ -130,7 +130,7 @@ def job_outcome(
         cluster=cluster,
         ranks_done=len(result.done),
         ranks_failed=len(result.failed),
-        warnings=list(result.inputs.warnings),
+        warnings=[*result.inputs.warnings, *result.analysis.warnings],
         overview=job_overview(result.analysis),
         ranks=lines,
         report=layout.JOB_REPORT,

@@ -84,8 +84,18 @@ def job_analysis(
         ruled_out=ruled_out,
         findings=(),
         paths={s.rank: s.path for s in ranks},
+        warnings=() if platform is not None else (_no_platform(ranks),),
     )
     return replace(analysis, findings=tuple(job_findings(analysis)))
+
+
+def _no_platform(ranks: Sequence[RankSummary]) -> str:
+    devices = ", ".join(sorted({s.device for s in ranks})) or "no GPU named"
+    return (
+        f"no platform is known for the job's GPU ({devices}), so nothing is scored against "
+        "a roofline and no collective's bandwidth is set against a link; pass --platform NAME "
+        "(`rooflens platforms` lists them) or --platform-file PATH (MCP load_job: `platform`)"
+    )
 
 
 def timeline_table(ranks: Sequence[RankSummary], waits: Iterable[RankWaits]) -> pd.DataFrame:

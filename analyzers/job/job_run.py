@@ -157,7 +157,7 @@ def job_record(
         cluster=cluster_label(choice),
         ranks=ranks,
         missing=list(result.inputs.missing),
-        warnings=list(result.inputs.warnings),
+        warnings=[*result.inputs.warnings, *result.analysis.warnings],
     )
 
 

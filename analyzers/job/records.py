@@ -63,6 +63,7 @@ class JobAnalysis:
     ruled_out: tuple[Cause, ...]
     findings: tuple[PriorityItem, ...]
     paths: dict[int, str]
+    warnings: tuple[str, ...] = ()  # the job's own: no platform known
 
     @property
     def per(self) -> str:

@@ -219,7 +219,11 @@ def job_result(loaded: JobLoaded, budget: int) -> JobLoadResult:
         ranks_done=len(result.done),
         ranks_failed=len(result.failed),
         # the operator's DASK_SCHEDULER_ADDRESS off this machine without TLS is said too
-        warnings=[*result.inputs.warnings, *cluster_warnings(ClusterChoice.from_args(None, None))],
+        warnings=[
+            *result.inputs.warnings,
+            *result.analysis.warnings,
+            *cluster_warnings(ClusterChoice.from_args(None, None)),
+        ],
         overview=brief(job_overview(result.analysis)),
         ranks=[],
         resources=job_resources(loaded.job_id),

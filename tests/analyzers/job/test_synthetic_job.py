@@ -181,3 +181,28 @@ def test_collectives_without_c10d_fields_are_named_and_sized_from_their_operator
         plan.message()[0],
         "Float",
     )
+
+
+def test_a_job_on_an_unknown_gpu_says_no_platform_is_known(tmp_path):
+    """No rank's GPU is in the catalogue: the job analysis warns once, naming the GPU and
+    how to pass a platform, as a single run does."""
+    import gzip
+    import json
+
+    from rooflens.analyzers.job.analysis import job_analysis
+    from rooflens.analyzers.job.summary import summarise_rank
+
+    paths = write_job(tmp_path, JobPlan(ranks=2, steps=1, collectives=1))
+    for path in paths:
+        document = json.loads(gzip.decompress(path.read_bytes()))
+        for device in document["deviceProperties"]:  # no name or shape in the catalogue
+            device.update(name="Prototype Accelerator X1", computeMajor=5, numSms=7)
+        path.write_bytes(gzip.compress(json.dumps(document).encode()))
+    analysis = job_analysis(summarise_rank(p) for p in paths)
+    (warning,) = analysis.warnings
+    assert "no platform is known for the job's GPU" in warning and "--platform" in warning
+    known = job_analysis(
+        summarise_rank(p)
+        for p in write_job(tmp_path / "h100", JobPlan(ranks=2, steps=1, collectives=1))
+    )
+    assert known.warnings == ()
