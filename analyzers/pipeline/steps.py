@@ -306,7 +306,13 @@ class Pipeline:
     def _ranked(self) -> PriorityData:
         metrics = {k: self.metrics_of(k) for k in self.analysable() if self._has_metrics(k)}
         replayed = ReplayInputs(self.results.model, self.results.report.unified)
-        return priority_data(self.category_data().manifest, metrics, replayed=replayed)
+        compared = self.report_comparison()
+        system = compared.system if compared is not None else None
+        comparable = system is not None and not system.not_comparable
+        avoidable = system.avoidable_ms if comparable and system is not None else None
+        return priority_data(
+            self.category_data().manifest, metrics, replayed=replayed, avoidable=avoidable
+        )
 
     def priorities(self) -> PriorityData:
         self.require(AGGREGATED)

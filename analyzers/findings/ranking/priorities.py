@@ -37,7 +37,9 @@ from ...categories.models import CategoryMetrics, Finding
 from ...prepare.manifest import Manifest
 from .candidates import candidates, shared_kernels
 from .impact_scale import (
+    Candidate,
     PriorityItem,
+    Saving,
     SavingTotals,
     nothing_to_rank,
     rank_items,
@@ -253,10 +255,12 @@ def priority_data(
     metrics: Mapping[str, Metrics],
     max_recommendations: int = 6,
     replayed: ReplayInputs | None = None,
+    avoidable: Mapping[str, float] | None = None,
 ) -> PriorityData:
     """Rank the findings of every analysed category (`metrics`: key -> its metrics); with
     `replayed` (the trace and its attribution), each expressible finding is priced by the
-    replay (replay_price.py)."""
+    replay (replay_price.py); with `avoidable` (a comparative run: per pool, the ms of trace
+    1 that trace 2 does without), a system item saves no more than that."""
     metrics = RunMetrics.of(metrics)  # typed once for the candidates and the shared kernels
     gpu = manifest.gpu_utilization
     baseline_ms = gpu.total_time_ms
@@ -285,6 +289,8 @@ def priority_data(
     found = [] if reason else candidates(metrics, gpu, display)
     if pricer is not None:
         found = pricer.priced(found)
+    if avoidable is not None:
+        found = [within_reference(c, avoidable) for c in found]
     items = rank_items(found, baseline_ms)
     return PriorityData(
         baseline_ms=baseline_ms,
@@ -300,6 +306,29 @@ def priority_data(
         ),
         replay=None if pricer is None else pricer.summary(items),
     )
+
+
+# the system comparison's pool names -> the impact scale's
+REFERENCE_POOLS = {
+    "idle": "idle",
+    "exposed_copies": "exposed_memcpy",
+    "exposed_comm": "exposed_comm",
+}
+
+
+def within_reference(c: Candidate, avoidable: Mapping[str, float]) -> Candidate:
+    """A system item capped at what trace 2 shows avoidable in its pool: the reference runs
+    without the rest, so no more of it is the difference between the traces."""
+    pools = {REFERENCE_POOLS[k]: ms for k, ms in avoidable.items() if k in REFERENCE_POOLS}
+    s = c.saving
+    if s is None or s.pool not in pools or pools[s.pool] >= s.cap_ms:
+        return c
+    cap = pools[s.pool]
+    basis = f"{s.basis}; at most {cap:.2f} ms, what trace 2 shows avoidable"
+    capped = Saving(
+        low_ms=s.low_ms, mid_ms=s.mid_ms, high_ms=s.high_ms, cap_ms=cap, pool=s.pool, basis=basis
+    )
+    return c.model_copy(update={"saving": capped})
 
 
 def _rollup_rows(
