@@ -290,7 +290,7 @@ def priority_data(
     if pricer is not None:
         found = pricer.priced(found)
     if avoidable is not None:
-        found = [within_reference(c, avoidable) for c in found]
+        found = [c for c in (within_reference(c, avoidable) for c in found) if c is not None]
     items = rank_items(found, baseline_ms)
     return PriorityData(
         baseline_ms=baseline_ms,
@@ -316,14 +316,17 @@ REFERENCE_POOLS = {
 }
 
 
-def within_reference(c: Candidate, avoidable: Mapping[str, float]) -> Candidate:
+def within_reference(c: Candidate, avoidable: Mapping[str, float]) -> Candidate | None:
     """A system item capped at what trace 2 shows avoidable in its pool: the reference runs
-    without the rest, so no more of it is the difference between the traces."""
+    without the rest, so no more of it is the difference between the traces; None (no
+    item) when trace 2 shows none of it avoidable."""
     pools = {REFERENCE_POOLS[k]: ms for k, ms in avoidable.items() if k in REFERENCE_POOLS}
     s = c.saving
     if s is None or s.pool not in pools or pools[s.pool] >= s.cap_ms:
         return c
     cap = pools[s.pool]
+    if cap <= 0:
+        return None
     basis = f"{s.basis}; at most {cap:.2f} ms, what trace 2 shows avoidable"
     capped = Saving(
         low_ms=s.low_ms, mid_ms=s.mid_ms, high_ms=s.high_ms, cap_ms=cap, pool=s.pool, basis=basis
