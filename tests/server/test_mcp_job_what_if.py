@@ -16,6 +16,7 @@ pytestmark = pytest.mark.slow  # load_job starts a Dask cluster
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["auto"])  # one protocol era: each load starts a cluster
 async def test_the_straggler_fix_is_priced_for_the_whole_job(connect, allowed: Path) -> None:
     (allowed / "job").mkdir()
     write_lockstep_job(
