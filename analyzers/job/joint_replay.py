@@ -24,12 +24,11 @@ from pydantic import BaseModel, ConfigDict
 from ..replay.changes import combined
 from ..replay.graph import GpuEvents, HostCalls, ReplayGraph, build_graph
 from ..replay.simulate import Changes, Replayed, replay
-from ..replay.step_region import StepRegion, StepTimes, step_region
+from ..replay.step_region import StepRegion, StepTimes
 from ..replay.step_times import steps_of
-from ..replay.what_if import ChangeError, parse_change
+from ..replay.what_if import ChangeError, parse_change, steady_region
 from ..trace.iterations import Iterations, find_iterations
 from ..trace.model import TraceModel
-from ..trace.phases import find_phases
 from .matching import match_keys, synchronising
 
 RANKED = re.compile(r"^rank(\d+)@(.+)$")  # a change on one rank: rank3@gpu:gemm=0.5
@@ -195,7 +194,7 @@ def _lay_out(
     for r in sorted(graphs):
         g, model = graphs[r], models[r]
         iterations = find_iterations(model)
-        region = _steady(model, g, iterations)
+        region = steady_region(model, g, iterations)
         n_host, n_gpu = len(g.host.uid), len(g.gpu.uid)
         out.append(
             _Rank(
@@ -207,13 +206,6 @@ def _lay_out(
         host_at, gpu_at = host_at + n_host, gpu_at + n_gpu
         threads += int(g.host.thread.max(initial=-1)) + 1
     return out
-
-
-def _steady(model: TraceModel, graph: ReplayGraph, iterations: Iterations) -> StepRegion:
-    gpu = graph.gpu
-    window = (float(gpu.start.min()), float((gpu.start + gpu.dur).max()))
-    phases = find_phases(iterations, window).summary
-    return step_region(model, graph, iterations, phases.steady if phases is not None else None)
 
 
 def _joint_graph(ranks: list[_Rank], groups: dict[int, pd.Series], shared: list) -> ReplayGraph:

@@ -123,7 +123,7 @@ def what_if(model: TraceModel, specs: list[str]) -> WhatIf:
     that cannot be read or matches nothing."""
     graph = build_graph(model)
     iterations = find_iterations(model)
-    region = _steady_region(model, graph, iterations)
+    region = steady_region(model, graph, iterations)
     parsed = [parse_change(model, graph, spec, region) for spec in specs]
     base = replay_steps(graph, iterations)
     identity = region.times(graph, replay(graph))
@@ -215,7 +215,7 @@ def parse_change(
 def _warmup_change(
     model: TraceModel, graph: ReplayGraph, spec: str, region: StepRegion | None
 ) -> _Change:
-    steady = region if region is not None else _steady_region(model, graph, find_iterations(model))
+    steady = region if region is not None else steady_region(model, graph, find_iterations(model))
     marked = step_region(model, graph, find_iterations(model))
     dropped = marked.steps - steady.steps if steady.steady is not None else 0
     if dropped <= 0:
@@ -297,7 +297,7 @@ def _warmup_dropped(
     )
 
 
-def _steady_region(model: TraceModel, graph: ReplayGraph, iterations: Iterations) -> StepRegion:
+def steady_region(model: TraceModel, graph: ReplayGraph, iterations: Iterations) -> StepRegion:
     """The steady iterations (a leading warm-up left out, trace/phases.py) as one region."""
     host, gpu = graph.host, graph.gpu
     window = (float(gpu.start.min()), float((gpu.start + gpu.dur).max()))
