@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..perf.kernel_precision import kernel_library
 from ..report.build import PerfReport
 from ..report.stacks import NOT_FOUND
 from ..trace.columns import MISSING
@@ -26,44 +27,24 @@ from .tree_diff import TreeDiff
 NOISE_US = 1.0  # a time change must exceed this many µs ...
 NOISE_FRACTION = 0.05  # ... and this share of the larger of the two times
 NO_CALL_SITE = "root"  # no entry point and no enclosing nn.Module
-# kernel-name patterns (regular expressions, case-insensitive) -> library family; first match
-# wins, so the more specific come first (a CUTLASS kernel also says sm90, a FlashAttention one
-# cutlass)
-FAMILIES = (
-    ("flash", "FlashAttention"),
-    (r"^attn_(fwd|bwd)", "AOTriton"),  # PyTorch's flash attention on ROCm
-    ("cutlass", "CUTLASS"),
-    ("cudnn", "cuDNN"),
-    ("miopen", "MIOpen"),
-    ("cijk_", "Tensile"),
-    ("hipblaslt", "hipBLASLt"),
-    ("wvsplitk", "rocBLAS"),
-    ("fmha", "CK"),
-    (r"\bck_|\bck::", "CK"),  # not the `pack_` of a transpose kernel
-    ("aiter", "AITER"),
-    ("triton", "Triton"),
-    ("xmma", "cuBLAS"),
-    ("cublas", "cuBLAS"),
-    ("volta_", "cuBLAS"),
-    ("ampere_", "cuBLAS"),
-    ("sm80_", "cuBLAS"),
-    ("sm90_", "cuBLAS"),
-    ("nccl", "NCCL/RCCL"),
-    ("memcpy", "copy"),
-    ("memset", "copy"),
-    ("at::native", "PyTorch"),
-)
+# kernels that are not a library's compute: collectives and copies, named before the library
+# (kernel_precision.kernel_library: one table of libraries, never the other vendor's)
+_NON_LIBRARY = (("nccl", "NCCL/RCCL"), ("memcpy", "copy"), ("memset", "copy"))
 OTHER_FAMILY = "other"
 # operators that issue collectives (c10d, NCCL/RCCL/Gloo wrappers, the profiler's record)
 COLLECTIVE_OPS = re.compile(
     r"record_param_comms|^(c10d|nccl|rccl|gloo)[:_]|all_?reduce|all_?gather|all_?to_?all"
 )
-_PATTERNS = [(re.compile(pattern, re.IGNORECASE), family) for pattern, family in FAMILIES]
+_NON_LIBRARY_PATTERNS = [(re.compile(p, re.IGNORECASE), family) for p, family in _NON_LIBRARY]
 
 
 def kernel_family(name: str) -> str:
-    """The library a kernel name comes from (`FAMILIES`), or "other"."""
-    return next((family for pattern, family in _PATTERNS if pattern.search(name)), OTHER_FAMILY)
+    """What a kernel name says it comes from: a collective, a copy, a library
+    (kernel_precision.kernel_library), or "other"."""
+    for pattern, family in _NON_LIBRARY_PATTERNS:
+        if pattern.search(name):
+            return family
+    return kernel_library(name) or OTHER_FAMILY
 
 
 @dataclass(frozen=True)

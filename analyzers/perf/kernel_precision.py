@@ -103,8 +103,11 @@ _AMD = re.compile(
 # (pattern, library, vendor it belongs to or None for any); first match wins
 _LIBRARIES: tuple[tuple[str, str, Vendor | None], ...] = (
     (r"aiter", "AITER", "amd"),
-    (r"ck_tile::|ck_tile6kentry|FmhaFwd|FmhaBwd", "CK", "amd"),
-    (r"^Cijk_", "Tensile", "amd"),
+    (r"ck_tile::|ck_tile6kentry|FmhaFwd|FmhaBwd|fmha|\bck_|\bck::|_ZN2ck", "CK", "amd"),
+    (r"(?i)hipblaslt|^Cijk_\w*_UserArgs", "hipBLASLt", "amd"),  # TensileLite's user-args GEMMs
+    (r"^Cijk_", "Tensile", "amd"),  # rocBLAS's GEMMs
+    (r"(?i)miopen|igemm_\w+_gtc|naive_conv", "MIOpen", "amd"),
+    (r"^attn_(fwd|bwd)", "AOTriton", None),  # PyTorch's flash attention on ROCm
     (r"wvSplitK", "rocBLAS", "amd"),
     (r"splitKreduce", "rocBLAS", "amd"),
     (r"rocprim::", "rocPRIM", "amd"),

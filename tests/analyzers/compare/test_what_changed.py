@@ -114,7 +114,7 @@ def test_renamed_kernel(planted: tuple[WhatChanged, dict[str, float]]) -> None:
     gelu = times["gelu"]
     change = KernelChange("aten::gelu", LAYERS, (GELU,), (FAST_GELU,), gelu, gelu)
     assert section.kernel_changes == (change,)
-    assert change.families1 == ("PyTorch",) and change.families2 == ("other",)
+    assert change.families1 == ("PyTorch Native",) and change.families2 == ("other",)
     assert change.library_changed
 
 
