@@ -109,6 +109,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     _add_inspect(commands)
     _add_report_and_analyze(commands)
     _add_compare(commands)
+    _add_baseline(commands)
     _add_analyze_job(commands)
     _add_validate(commands)
     _add_what_if(commands)
@@ -227,7 +228,18 @@ def _add_compare(commands: argparse._SubParsersAction) -> None:
         "Written like `analyze`: built beside DIR, swapped into place when complete.",
     )
     compare.add_argument("trace", metavar="TRACE1", help="the trace being optimised")
-    compare.add_argument("trace2", metavar="TRACE2", help="the reference trace to compare with")
+    compare.add_argument(
+        "trace2",
+        metavar="TRACE2",
+        nargs="?",
+        help="the reference trace to compare with (or --baseline NAME)",
+    )
+    compare.add_argument(
+        "--baseline",
+        metavar="NAME",
+        help="compare with the baseline saved as NAME (`rooflens baseline save`) instead of TRACE2",
+    )
+    _baselines_argument(compare)
     where = compare.add_mutually_exclusive_group()
     where.add_argument("--platform", help="trace 1's platform name (`rooflens platforms`)")
     where.add_argument("--platform-file", help="trace 1's platform JSON file")
@@ -269,6 +281,37 @@ def _add_compare(commands: argparse._SubParsersAction) -> None:
         help="the last step of the pipeline to run (default: all of them, to the report)",
     )
     _json_argument(compare)
+
+
+def _baselines_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--baselines",
+        metavar="DIR",
+        help="folder of named baselines (default: $ROOFLENS_BASELINES, else "
+        "~/.cache/rooflens/baselines)",
+    )
+
+
+def _add_baseline(commands: argparse._SubParsersAction) -> None:
+    """`baseline save|list|remove`: named reference traces for `compare --baseline`."""
+    baseline = commands.add_parser(
+        "baseline",
+        help="keep, list or remove named baselines for `compare --baseline NAME --gate PCT`",
+        description="A baseline is a copy of a trace kept under a name, with its SHA-256 "
+        "(checked at every use) and the platform its run was scored against "
+        "(docs/compare.md#named-baselines).",
+    )
+    actions = baseline.add_subparsers(dest="action", required=True, metavar="ACTION")
+    save = actions.add_parser("save", help="keep a trace (or a run folder's trace) as NAME")
+    save.add_argument("name", metavar="NAME", help="letters, digits, '.', '_', '-'")
+    save.add_argument("source", metavar="RUN", help="a run folder written by rooflens, or a trace")
+    save.add_argument("--force", action="store_true", help="replace a baseline of that name")
+    listing = actions.add_parser("list", help="the saved baselines")
+    remove = actions.add_parser("remove", help="delete a baseline")
+    remove.add_argument("name", metavar="NAME")
+    for action in (save, listing, remove):
+        _baselines_argument(action)
+        _json_argument(action)
 
 
 def _add_validate(commands: argparse._SubParsersAction) -> None:
@@ -345,6 +388,10 @@ def _dispatch(args: argparse.Namespace) -> int:
 
     if args.command == "compare":
         return _compare(args)
+    if args.command == "baseline":
+        from .baseline import run_baseline
+
+        return run_baseline(args)
     if args.command == "validate":
         from .validate import run_validate
 
@@ -370,6 +417,14 @@ def _compare(args: argparse.Namespace) -> int:
 
     if args.no_captures and (args.capture_folder or args.capture_folder2):
         return fail("--no-captures cannot be combined with --capture-folder/--capture-folder2")
+    if (args.trace2 is None) == (args.baseline is None):
+        return fail("compare needs TRACE2 or --baseline NAME (one of them)")
+    if args.baseline is not None:
+        from .baseline import use_baseline
+
+        problem = use_baseline(args)
+        if problem is not None:
+            return fail(problem)
     read, read2 = TraceRead(Path(args.trace)), TraceRead(Path(args.trace2))
     from .compare import run_compare
 

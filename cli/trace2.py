@@ -95,7 +95,8 @@ class SecondTrace:
         """The regression verdict on trace 1 (the new run) against trace 2 (the baseline)."""
         assert self.loaded is not None, "load() first"
         names = (Path(self.args.trace).name, self.read.trace.name)
-        return gate_verdict(model1, self.loaded.model, threshold_pct, names=names)
+        alike = self.comparison.comparability if self.comparison is not None else None
+        return gate_verdict(model1, self.loaded.model, threshold_pct, names=names, alike=alike)
 
     def outcome(self) -> dict[str, Any]:
         """What `--json` and the summary say about trace 2 and the comparison."""

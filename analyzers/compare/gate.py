@@ -23,6 +23,7 @@ from ..perf.categories import CategoryTable, default_table
 from ..trace.iterations import find_iterations
 from ..trace.model import TraceModel
 from ..trace.phases import find_phases
+from .comparability import Comparability, comparability
 
 RESAMPLES = 2_000
 CONFIDENCE = 0.95
@@ -58,8 +59,15 @@ class Contributor(Frozen):
     added_ms_per_step: float
 
 
+class CategoryContributor(Frozen):
+    category: str
+    added_ms_per_step: float
+
+
 class GateVerdict(Frozen):
-    """`slowdown_pct`: trace 1 (new) against trace 2 (base), positive when slower."""
+    """`slowdown_pct`: trace 1 (new) against trace 2 (base), positive when slower. The
+    comparability score is reported, never used to pass or fail: a gate decides by its
+    threshold alone, and the score tells a reader whether the two runs were like for like."""
 
     new: StepStats
     base: StepStats
@@ -72,6 +80,9 @@ class GateVerdict(Frozen):
     passed: bool
     reason: str
     contributors: list[Contributor]
+    categories: list[CategoryContributor]
+    comparability_score: int
+    comparability: list[str]  # the reasons (trace text in operator names)
 
 
 def gate_verdict(
@@ -81,8 +92,10 @@ def gate_verdict(
     *,
     names: tuple[str, str] = ("trace 1", "trace 2"),
     categories: CategoryTable | None = None,
+    alike: Comparability | None = None,
 ) -> GateVerdict:
-    """The verdict on `new` against `base` at `threshold_pct` (see the module docstring)."""
+    """The verdict on `new` against `base` at `threshold_pct` (see the module docstring);
+    `alike`: their comparability when the caller has it already."""
     a, b = _steps(new), _steps(base)
     stats_new, stats_base = _stats(names[0], a), _stats(names[1], b)
     slowdown = 100.0 * (np.median(a) / np.median(b) - 1.0) if len(a) and len(b) else 0.0
@@ -90,6 +103,8 @@ def gate_verdict(
     if len(a) >= MIN_ITERATIONS and len(b) >= MIN_ITERATIONS:
         low, high = _interval(a, b)
     verdict, reason = _judge(slowdown, low, high, threshold_pct)
+    alike = alike or comparability(new, base)
+    by_operator, by_category = _contributors(new, base, categories or default_table())
     return GateVerdict(
         new=stats_new,
         base=stats_base,
@@ -101,7 +116,10 @@ def gate_verdict(
         verdict=verdict,
         passed=verdict != "regression",
         reason=reason,
-        contributors=_contributors(new, base, categories or default_table()),
+        contributors=by_operator,
+        categories=by_category,
+        comparability_score=alike.score,
+        comparability=list(alike.reasons),
     )
 
 
@@ -168,15 +186,25 @@ def _judge(
     return "no change above noise", f"{span}: no change above noise"
 
 
-def _contributors(new: TraceModel, base: TraceModel, table: CategoryTable) -> list[Contributor]:
-    """Operators whose GPU time per step grew most (their launching operator's name)."""
-    grown = _per_step(new, table).sub(_per_step(base, table), fill_value=0.0)
-    grown = grown.sort_values(ascending=False, kind="stable")
+def _contributors(
+    new: TraceModel, base: TraceModel, table: CategoryTable
+) -> tuple[list[Contributor], list[CategoryContributor]]:
+    """Operators (their launching operator's name) and categories whose GPU time per step
+    grew most."""
+    change = _per_step(new, table).sub(_per_step(base, table), fill_value=0.0)
+    grown = change.sort_values(ascending=False, kind="stable")
     grown = grown[grown > 0].head(TOP_CONTRIBUTORS)
-    return [
+    operators = [
         Contributor(operator=op, category=cat, added_ms_per_step=round(float(ms), 4))
         for (op, cat), ms in grown.items()
     ]
+    by_category = change.groupby(level="category").sum().sort_values(ascending=False)
+    by_category = by_category[by_category > 0].head(TOP_CONTRIBUTORS)
+    categories = [
+        CategoryContributor(category=str(cat), added_ms_per_step=round(float(ms), 4))
+        for cat, ms in by_category.items()
+    ]
+    return operators, categories
 
 
 def _per_step(model: TraceModel, table: CategoryTable) -> pd.Series:

@@ -45,6 +45,9 @@ def test_an_operator_slowed_by_eight_percent_fails_the_gate_and_is_named_first(f
     first = v.contributors[0]
     assert first.operator == "aten::_softmax"
     assert first.added_ms_per_step == pytest.approx(0.4, abs=0.05)
+    assert v.categories[0].category == first.category  # the softmax's category grew most
+    assert v.categories[0].added_ms_per_step == pytest.approx(0.4, abs=0.05)
+    assert (v.comparability_score, v.comparability) == (100, [])  # one program, one GPU
 
 
 def test_a_two_percent_slowdown_inside_five_percent_noise_is_not_beyond_noise(folder) -> None:
@@ -77,5 +80,17 @@ def test_the_command_exits_3_on_a_regression_and_0_otherwise(tmp_path: Path, cap
     verdict = json.loads(capsys.readouterr().out)["gate"]
     assert verdict["verdict"] == "regression" and verdict["new"]["trace"] == "new.json.gz"
     assert verdict["contributors"][0]["operator"] == "aten::_softmax"
+    assert verdict["comparability_score"] == 100
     assert main(["compare", str(base), str(base), "--out", str(tmp_path / "r2"), *args]) == 0
     assert json.loads(capsys.readouterr().out)["gate"]["passed"] is True
+
+
+def test_the_verdict_carries_the_comparability_of_unlike_runs(tmp_path: Path) -> None:
+    """A 2-rank compiled job against an 8-rank eager one: the gate still decides by its
+    threshold, and its verdict says the runs were not like for like."""
+    from rooflens.analyzers.synthetic.unlike_pair import write_unlike_pair
+
+    compiled, eager = write_unlike_pair(tmp_path)
+    v = gate_verdict(read_trace(compiled)[0], read_trace(eager)[0], 5.0)
+    assert v.comparability_score < 100
+    assert any("rank" in reason for reason in v.comparability)
