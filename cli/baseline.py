@@ -1,5 +1,5 @@
 """`rooflens baseline save|list|remove` and `compare --baseline NAME`: named reference traces
-kept in a folder (analyzers/compare/baselines.py, docs/compare.md#named-baselines)."""
+kept in a folder (analyzers/pipeline/baselines.py, docs/compare.md#named-baselines)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from rooflens.analyzers.compare.baselines import BaselineError, BaselineStore, default_folder
+from rooflens.analyzers.pipeline.baselines import BaselineError, BaselineStore, default_folder
 from rooflens.analyzers.markdown_text import plain_line
 
 from .common import EXIT_OK, fail, print_json

@@ -1,4 +1,4 @@
-"""Named baselines (compare/baselines.py, cli/baseline.py): save a run's trace under a name,
+"""Named baselines (pipeline/baselines.py, cli/baseline.py): save a run's trace under a name,
 gate a new trace against it, and refuse a baseline that is missing, renamed unsafely or edited
 since it was saved. Traces: the gate's generated pair (analyzers/synthetic/gate_pair.py), the
 new one 8 % slower in its softmax."""
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rooflens.analyzers.compare.baselines import (
+from rooflens.analyzers.pipeline.baselines import (
     BaselineError,
     BaselineStore,
     check_name,

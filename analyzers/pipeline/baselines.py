@@ -25,7 +25,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ..pipeline.ledger import RUN_FILE, RunFolderError, TraceIdentity, file_sha256, read_record
+from .ledger import RUN_FILE, RunFolderError, TraceIdentity, file_sha256, read_record
 from ..report.write_csv import atomic_write_bytes
 from ..trace.input_file import InputFileError, open_regular, require_regular_file
 
