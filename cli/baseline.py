@@ -7,8 +7,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from rooflens.analyzers.pipeline.baselines import BaselineError, BaselineStore, default_folder
 from rooflens.analyzers.markdown_text import plain_line
+from rooflens.analyzers.pipeline.baselines import BaselineError, BaselineStore, default_folder
 
 from .common import EXIT_OK, fail, print_json
 

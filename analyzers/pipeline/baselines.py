@@ -25,9 +25,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from .ledger import RUN_FILE, RunFolderError, TraceIdentity, file_sha256, read_record
 from ..report.write_csv import atomic_write_bytes
 from ..trace.input_file import InputFileError, open_regular, require_regular_file
+from .ledger import RUN_FILE, RunFolderError, TraceIdentity, file_sha256, read_record
 
 RECORD = "baseline.json"
 ENV = "ROOFLENS_BASELINES"
