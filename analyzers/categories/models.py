@@ -60,10 +60,13 @@ class Operation(BaseModel):
     perf_params: JsonValue = None
     kernel_details_summary: JsonValue = None
     args: str | None = None
-    # comparative: trace 2's time and count under the row's common ancestors
+    # comparative (categories/comparative.py): trace 2's time for the row's own work (its
+    # share of its common ancestors' trace-2 time, by the one ratio), the ancestors' operator
+    # count, trace 2 minus trace 1, and the ancestors' whole trace-2 time
     t2_time_ms: float | None = None
     count_trace2: int | None = None
     difference_ms: float | None = None
+    lca_trace2_time_ms: float | None = None
     cov: float | None = None
     high_variance: bool | None = None
     classification: dict[str, JsonValue] | None = None  # the category's per-row classifier

@@ -30,6 +30,9 @@ NO_CALL_SITE = "root"  # no entry point and no enclosing nn.Module
 # kernels that are not a library's compute: collectives and copies, named before the library
 # (kernel_precision.kernel_library: one table of libraries, never the other vendor's)
 _NON_LIBRARY = (("nccl", "NCCL/RCCL"), ("memcpy", "copy"), ("memset", "copy"))
+# Composable Kernel's other spellings (a mangled `_ZN2ck`, `ck_moe_*`, `fmha_*`): a family here;
+# the analysis labels them as TraceLens does (no library), so that table leaves them out
+_CK = re.compile(r"fmha|\bck_|\bck::|_ZN2ck", re.IGNORECASE)
 OTHER_FAMILY = "other"
 # operators that issue collectives (c10d, NCCL/RCCL/Gloo wrappers, the profiler's record)
 COLLECTIVE_OPS = re.compile(
@@ -44,7 +47,10 @@ def kernel_family(name: str) -> str:
     for pattern, family in _NON_LIBRARY_PATTERNS:
         if pattern.search(name):
             return family
-    return kernel_library(name) or OTHER_FAMILY
+    library = kernel_library(name)
+    if library is None and _CK.search(name):
+        return "CK"
+    return library or OTHER_FAMILY
 
 
 @dataclass(frozen=True)

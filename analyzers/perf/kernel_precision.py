@@ -103,16 +103,17 @@ _AMD = re.compile(
 # (pattern, library, vendor it belongs to or None for any); first match wins
 _LIBRARIES: tuple[tuple[str, str, Vendor | None], ...] = (
     (r"aiter", "AITER", "amd"),
-    (r"ck_tile::|ck_tile6kentry|FmhaFwd|FmhaBwd|fmha|\bck_|\bck::|_ZN2ck", "CK", "amd"),
+    (r"ck_tile::|ck_tile6kentry|FmhaFwd|FmhaBwd", "CK", "amd"),
     (r"(?i)hipblaslt|^Cijk_\w*_UserArgs", "hipBLASLt", "amd"),  # TensileLite's user-args GEMMs
     (r"^Cijk_", "Tensile", "amd"),  # rocBLAS's GEMMs
-    (r"(?i)miopen|igemm_\w+_gtc|naive_conv", "MIOpen", "amd"),
-    (r"^attn_(fwd|bwd)", "AOTriton", None),  # PyTorch's flash attention on ROCm
     (r"wvSplitK", "rocBLAS", "amd"),
     (r"splitKreduce", "rocBLAS", "amd"),
     (r"rocprim::", "rocPRIM", "amd"),
     (r"triton_", "Triton", None),
     (r"void at::native::", "PyTorch Native", None),
+    # after PyTorch Native: an operation that also launches an ATen kernel stays PyTorch Native
+    (r"(?i)miopen|igemm_\w+_gtc|naive_conv", "MIOpen", "amd"),
+    (r"^attn_(fwd|bwd)", "AOTriton", None),  # PyTorch's flash attention on ROCm
     (r"flash_fwd|flash_bwd|pytorch_flash", "FlashAttention", "nvidia"),
     (r"cudnn|implicit_convolve", "cuDNN", "nvidia"),
     (r"cutlass_\d+_|cutlass::Kernel|cutlass3x", "CUTLASS", "nvidia"),

@@ -257,7 +257,9 @@ def shared_kernels(metrics: Mapping[str, Metrics], items: list[PriorityItem]) ->
     """P-number -> the higher-ranked item whose kernels cover it, so the totals count that
     time once. In a comparative run a measured fusion item (an operator that runs as more
     kernels in trace 1) and a compute finding about the same operator claim the same gap: the
-    fusion item's kernels all run in one of the finding's operations."""
+    fusion item's kernels all run in one of the finding's operations, or the finding's
+    operations all run inside the fused operator (the unfused MoE operators of a `moe_layer`
+    trace 2 runs as one kernel: each operator's share of the layer's gap is the fusion's)."""
     run = RunMetrics.of(metrics)
     if run.kernel_fusion is None:
         return {}
@@ -274,7 +276,8 @@ def shared_kernels(metrics: Mapping[str, Metrics], items: list[PriorityItem]) ->
             continue
         wanted = set(estimate.affected_gpu_kernels)
         for p, kernel_sets in ops_kernels.items():
-            if any(wanted <= kernels for kernels in kernel_sets):
+            inside = bool(kernel_sets) and all(k and k <= wanted for k in kernel_sets)
+            if inside or any(wanted <= kernels for kernels in kernel_sets):
                 first, second = sorted((p, item.p_number))
                 out.setdefault(second, first)
     return out

@@ -95,7 +95,7 @@ NAMES = [
     ("naive_conv_fwd_nchw_float_double_float", "fp32", False, "amd", "MIOpen", True),
     ("naive_conv_packed_bwd_nhwc_bfloat16_double_bfloat16", "bf16", False, "amd", "MIOpen", True),
     ("_ZN2ck16tensor_operation6device12_GLOBAL__N_139kernel_grouped_conv_fwd_xdl_cshuffle_v3",
-     "unknown", True, "amd", "CK", True),
+     "unknown", True, "amd", None, True),
     ("wvSplitK_hf_sml_<__hip_bfloat16, 64, 2, 16, 8, 2, 1>", "bf16", None, "amd", "rocBLAS",
      False),
     # templated PyTorch kernels

@@ -86,7 +86,6 @@ def test_no_amd_library_is_named_for_an_nvidia_kernel(kernel) -> None:
     [
         "Cijk_Ailk_Bljk_BBS_BH_MT32x32x64_MI16x16x16x1_SN_1LDSB0_APM1",
         "Cijk_Alik_Bljk_B_BS_BH_Bias_HA_S_SAV_UserArgs_MT128x160x64_MI16x16x1_SN_LDSB1",
-        "_ZN2ck16tensor_operation6device12_GLOBAL__N_139kernel_grouped_conv_fwd_xdl_cshuffle_v3",
     ],
 )
 def test_no_nvidia_library_is_named_for_an_amd_kernel(kernel) -> None:
