@@ -19,6 +19,7 @@ from .bandwidth import collective_bandwidth
 from .causes import ruled_out_causes, straggler_causes
 from .findings import job_findings
 from .matching import match_collectives
+from .outside import outside_ranks
 from .records import Imbalance, JobAnalysis, RankFailure
 from .stragglers import (
     RankWaits,
@@ -85,6 +86,7 @@ def job_analysis(
         findings=(),
         paths={s.rank: s.path for s in ranks},
         warnings=() if platform is not None else (_no_platform(ranks),),
+        outside=outside_ranks(job),
     )
     return replace(analysis, findings=tuple(job_findings(analysis)))
 

@@ -18,6 +18,7 @@ from ..findings.ranking.impact_scale import (
 )
 from ..markdown_text import md_code
 from .bandwidth import bus_factor
+from .outside import incomplete_groups
 from .records import JobAnalysis
 
 CATEGORY = "job"
@@ -83,9 +84,13 @@ def _straggler(a: JobAnalysis) -> list[Candidate]:
 def _bandwidth(a: JobAnalysis) -> list[Candidate]:
     """One finding per collective signature (name, size, group) of at least
     MIN_FINDING_BYTES whose bus bandwidth is below LINK_SHARES[0] of its link; capped by its
-    own transfer time and by what the ranks leave exposed."""
+    own transfer time and by what the ranks leave exposed. Collectives whose group holds
+    untraced ranks are left out: their time may be a wait for those ranks (outside.py)."""
     bw = a.bandwidth
     bw = bw[bw["link_gbps"].notna() & (bw["msg_bytes"] >= MIN_FINDING_BYTES)]
+    # a group with untraced ranks: its time may be a wait for them, not a slow transfer
+    partial = set(a.collectives.collectives["collective_id"][incomplete_groups(a.collectives)])
+    bw = bw[~bw["collective_id"].isin(partial)]
     if bw.empty:
         return []
     steps = a.steps or 1

@@ -14,7 +14,7 @@ import os
 import re
 import stat
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -291,7 +291,7 @@ def job_inputs(
     missing = tuple(sorted(set(range(world)) - {f.rank for f in files})) if world else ()
     if missing:
         warnings.append(
-            f"{len(missing)} of {world} ranks have no trace ({_ranges(missing)}); waits are "
+            f"{len(missing)} of {world} ranks have no trace ({rank_ranges(missing)}); waits are "
             "measured among the ranks given, so a missing straggler goes unseen"
         )
     if world is None:
@@ -329,10 +329,10 @@ def _one_value(files: list[JobFile], attr: str, what: str) -> int | str | None:
     return next(iter(values), None)
 
 
-def _ranges(ranks: Iterable[int]) -> str:
+def rank_ranges(ranks: list[int] | tuple[int, ...]) -> str:
     """3, 5-9, 12: a compact list of ranks."""
     out: list[list[int]] = []
-    for r in ranks:
+    for r in sorted(ranks):
         if out and r == out[-1][1] + 1:
             out[-1][1] = r
         else:

@@ -81,6 +81,15 @@ class JobOverview(_Frozen):
     slowest_rank: int
     collectives_with_bandwidth: int
     findings: list[FindingView]
+    outside_collectives: int = Field(
+        0, description="collectives whose group holds ranks with no trace here"
+    )
+    outside_wait_ms: float | None = Field(
+        None,
+        description="per step (or window): the last traced rank's time in those collectives "
+        "beyond each one's fastest instance, a wait for an untraced rank; null when none, or "
+        "when every instance takes the same time (wait and transfer cannot be told apart)",
+    )
 
 
 def job_overview(a: JobAnalysis) -> JobOverview:
@@ -123,6 +132,8 @@ def job_overview(a: JobAnalysis) -> JobOverview:
         ),
         slowest_rank=a.slowest_rank,
         collectives_with_bandwidth=len(a.bandwidth),
+        outside_collectives=a.outside.collectives if a.outside else 0,
+        outside_wait_ms=a.outside.wait_us / per_step if a.outside and a.outside.split else None,
         findings=[
             FindingView(
                 p_number=f.p_number,

@@ -10,6 +10,7 @@ import pandas as pd
 from ..findings.ranking.impact_scale import PriorityItem
 from .causes import Cause
 from .matching import JobCollectives
+from .outside import OutsideRanks
 from .stragglers import RankWaits
 from .summary import TopOp
 
@@ -64,6 +65,8 @@ class JobAnalysis:
     findings: tuple[PriorityItem, ...]
     paths: dict[int, str]
     warnings: tuple[str, ...] = ()  # the job's own: no platform known
+    # collectives whose group holds ranks the trace set lacks (None: every group traced whole)
+    outside: OutsideRanks | None = None
 
     @property
     def per(self) -> str:

@@ -18,6 +18,8 @@ from ..findings.composing.cards import ms, ms_range
 from ..markdown_text import md_code, md_prose, md_table_cell
 from .analysis import JobAnalysis
 from .causes import Cause
+from .inputs import rank_ranges
+from .outside import incomplete_groups
 
 TOP_COLLECTIVES = 10
 
@@ -30,6 +32,7 @@ def job_report_md(
     parts = [
         _heading(a),
         _stragglers(a),
+        _outside(a),
         _findings(a),
         _ranks(a, rank_reports or {}, plot),
         _collectives(a),
@@ -75,7 +78,13 @@ def _heading(a: JobAnalysis) -> str:
 def _stragglers(a: JobAnalysis) -> str:
     late, waiter = a.straggler, a.longest_waiter
     if late is None:
-        why = "one rank waits for no other" if len(a.ranks) < 2 else "no collective was matched"
+        why = (
+            "one rank waits for no other"
+            if len(a.ranks) < 2
+            else "no collective was matched"
+            if a.collectives.collectives.empty
+            else "the ranks arrive together at every collective (none held another)"
+        )
         return f"## Stragglers\n\nNo rank is named: {why}."
     lines = [
         "## Stragglers",
@@ -136,6 +145,45 @@ def _why(causes: Sequence[Cause], ruled_out: Sequence[Cause] = ()) -> str:
     )
 
 
+def _outside(a: JobAnalysis) -> str:
+    """Collectives whose group holds untraced ranks: their time is a wait, not a transfer."""
+    o = a.outside
+    if o is None:
+        return ""
+    lacks = (
+        f"the trace set lacks ranks {rank_ranges(a.missing)} of {a.world_size}"
+        if a.missing and a.world_size
+        else f"{o.traced} of each group's {o.group_size} ranks are traced"
+    )
+    head = (
+        "## Waiting for ranks outside the trace set\n\n"
+        f"{o.collectives} of {o.of} collectives have a group of {o.group_size} ranks of which "
+        f"{o.traced} are traced: {lacks}. The traced ranks' ends there lie a median "
+        f"{ms(o.end_skew_us / 1e3)} ms apart (their starts {ms(o.start_skew_us / 1e3)} ms): "
+        "they leave together when the last rank of the group arrives, and that rank may be "
+        f"one with no trace. The last traced rank spent {_per_step(a, o.last_traced_us)} ms "
+        f"per {a.per} in them."
+    )
+    if o.split:
+        body = (
+            f" Of that, {_per_step(a, o.wait_us)} ms per {a.per} is time beyond the fastest "
+            "instance of the same collective (its kind, size and group): a wait for a rank "
+            "outside the set (at least: the fastest instance may hold a wait too), not "
+            "transfer time and not communication to overlap."
+        )
+    else:
+        body = (
+            " Every instance of each collective takes the same time, so the traces cannot "
+            "tell a wait for an untraced rank from the transfer."
+        )
+    return (
+        head
+        + body
+        + " Their bandwidth is not judged against the link. Profile the missing ranks (or "
+        "the rank that arrives last among them) to see who the group waits for."
+    )
+
+
 def _findings(a: JobAnalysis) -> str:
     if not a.findings:
         return "## Findings\n\nNo finding: the traces support no saving."
@@ -183,10 +231,13 @@ def _ranks(a: JobAnalysis, reports: Mapping[int, str], plot: str | None) -> str:
     )
     comm = t["exposed_comm_us"].to_numpy(np.float64) / 1e3 / (a.steps or 1)
     waited = 100.0 * t["wait_us"].sum() / max(float(t["exposed_comm_us"].sum()), 1e-9)
+    outside = (
+        " (waits for untraced ranks are not in it: see above)" if a.outside is not None else ""
+    )
     exposed = (
         f"Exposed communication ranges from {ms(comm.min())} to {ms(comm.max())} ms per "
-        f"{a.per}; the ranks' waits for later ranks at collectives add up to "
-        f"{min(waited, 100.0):.0f} % of it (the *wait* column)."
+        f"{a.per}; the ranks' waits for later traced ranks at collectives add up to "
+        f"{min(waited, 100.0):.0f} % of it (the *wait* column{outside})."
         if comm.max() > 0
         else "No rank has exposed communication."
     )
@@ -210,9 +261,15 @@ def _collectives(a: JobAnalysis) -> str:
     cost = coll.assign(cost=coll["avg_wait"] + coll["comm_latency"])
     top = cost.sort_values(["cost", "collective_id"], ascending=[False, True]).head(TOP_COLLECTIVES)
     bw = a.bandwidth.set_index("collective_id") if not a.bandwidth.empty else None
+    partial = set(coll["collective_id"][incomplete_groups(a.collectives)])
     rows = []
     for c in top.itertuples(index=False):
         b = bw.loc[c.collective_id] if bw is not None and c.collective_id in bw.index else None
+        link = "—"
+        if c.collective_id in partial:
+            link = "not judged: untraced ranks in its group"
+        elif b is not None and b.link:
+            link = f"{b.link_pct:.0f} % of {md_code(b.link)}"
         rows.append(
             (
                 c.collective_id,
@@ -224,7 +281,7 @@ def _collectives(a: JobAnalysis) -> str:
                 ms(c.avg_wait / 1e3),
                 f"{c.comm_latency:.0f}",
                 f"{b.busbw_gbps:.1f}" if b is not None else "—",
-                f"{b.link_pct:.0f} % of {md_code(b.link)}" if b is not None and b.link else "—",
+                link,
             )
         )
     header = (
@@ -269,7 +326,7 @@ def _coverage(a: JobAnalysis) -> str:
         for f in a.failures
     ]
     if a.missing:
-        lines.append(f"- missing (no trace given): ranks {', '.join(map(str, a.missing))}")
+        lines.append(f"- missing (no trace given): ranks {rank_ranges(a.missing)}")
     if not lines:
         return ""
     return "## Ranks left out\n\n" + "\n".join(lines)

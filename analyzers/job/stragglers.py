@@ -61,8 +61,9 @@ def straggler_summary(job: JobCollectives) -> list[RankWaits]:
 
 def straggler(summary: list[RankWaits]) -> RankWaits | None:
     """The rank that arrived last most often (ties: the one that waited least), or None
-    when no collective was matched."""
-    if not summary or not any(r.times_last for r in summary):
+    when no collective was matched or no rank held another (ranks that arrive together
+    have a "last" only by the tie rule)."""
+    if not summary or not any(r.times_last and r.held_others_us > 0 for r in summary):
         return None
     return max(summary, key=lambda r: (r.times_last, -r.total_wait_us, -r.rank))
 

@@ -37,10 +37,14 @@ class LockstepPlan:
     slow_rank: int | None = None
     slow_factor: float = 1.0  # the slow rank's GEMMs take this many times as long
     clock_skew_us: float = 0.0
+    slow_by_step: tuple[float, ...] = ()  # the slow rank's factor in each step (else slow_factor)
+    traced: tuple[int, ...] = ()  # the ranks whose trace is written (all when empty)
+    message_nelems: int = 1 << 20  # the all-reduce's float elements
 
 
 def write_lockstep_job(folder: Path, plan: LockstepPlan) -> list[Path]:
-    """`rank<r>.json.gz` for every rank of `plan`, into `folder`."""
+    """`rank<r>.json.gz` for every rank of `plan` (or only the `traced` ones: the others run,
+    and hold the collectives, with no trace), into `folder`."""
     writers = [
         Writer(device=H100, host_pid=PID + r, main_tid=PID + r, sync_events=True)
         for r in range(plan.ranks)
@@ -50,7 +54,8 @@ def write_lockstep_job(folder: Path, plan: LockstepPlan) -> list[Path]:
         begun = list(now)
         arrive, call = [], []
         for r, w in enumerate(writers):
-            factor = plan.slow_factor if r == plan.slow_rank else 1.0
+            slow = plan.slow_by_step[step] if plan.slow_by_step else plan.slow_factor
+            factor = slow if r == plan.slow_rank else 1.0
             t = now[r]
             for _ in range(plan.kernels):
                 got = w.launching_op("aten::mm", NV_GEMM, t, plan.kernel_us * factor)
@@ -78,6 +83,8 @@ def write_lockstep_job(folder: Path, plan: LockstepPlan) -> list[Path]:
             now[r] = t + 1.0
     paths = []
     for r, w in enumerate(writers):
+        if plan.traced and r not in plan.traced:
+            continue
         if plan.clock_skew_us:
             for event in w.events:
                 event["ts"] = round(event["ts"] + r * plan.clock_skew_us, 3)
@@ -95,7 +102,7 @@ def _collective_args(plan: LockstepPlan, step: int) -> dict[str, Any]:
         "Process Group Ranks": list(range(plan.ranks)),
         "Group size": plan.ranks,
         "dtype": "Float",
-        "In msg nelems": 1 << 20,
-        "Out msg nelems": 1 << 20,
+        "In msg nelems": plan.message_nelems,
+        "Out msg nelems": plan.message_nelems,
         "Seq": step + 1,
     }
