@@ -147,11 +147,11 @@ def _run_report(
             if not occupant(out).empty:  # an occupied folder needs the trace's hash first
                 check_destination(out, read.identity(), force=args.force)
             earlier = read_record(out) if out.is_dir() else None
-        with progress.step("reading the trace"):
+        with progress.step("reading the trace", read.progress):
             model, health = read_trace(trace, captures=capture_choice(args), text=read.text)
             identity = read.identity()  # hashed meanwhile, on its own thread
         if second is not None:
-            with progress.step("reading trace 2"):
+            with progress.step("reading trace 2", second.read.progress):
                 second.load(categories)
         missing = missing_gpu_work(model) if until != LOADED else None
         if missing:

@@ -34,6 +34,8 @@ class TraceRead:
         self._text: bytes | bytearray | None = None
         self._error: TraceError | None = None
         self._digest = hashlib.sha256()
+        self._bytes_read = 0  # the file's own bytes so far (the hasher counts them)
+        self._read_done = False
         self._blocks: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
         self._hasher = threading.Thread(target=self._hash, daemon=True, name="rooflens-hash")
         self._reader = threading.Thread(target=self._read, daemon=True, name="rooflens-read")
@@ -49,12 +51,24 @@ class TraceRead:
         except OSError as exc:
             self._error = TraceError(self.trace, (exc.strerror or str(exc)).lower())
         finally:
+            self._read_done = True
             self._blocks.put(None)
 
     def _hash(self) -> None:
         while (block := self._blocks.get()) is not None:
             self._digest.update(block)
+            self._bytes_read += len(block)
             del block  # a 575 MB file is one block: let it go as soon as it is hashed
+
+    def progress(self) -> str | None:
+        """How far the read is, for a progress line: the file's bytes read, then the JSON
+        being decoded (None before the file's size is known)."""
+        if self._stat is None:
+            return None
+        total = self._stat.st_size / 2**20
+        if self._read_done:
+            return f"decoding the {total:,.0f} MB file's JSON"
+        return f"read {self._bytes_read / 2**20:,.0f} of {total:,.0f} MB"
 
     def text(self) -> bytes | bytearray:
         """The JSON text, once (the caller owns it then); the read's TraceError otherwise."""

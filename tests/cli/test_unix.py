@@ -7,6 +7,8 @@ import io
 import json
 import subprocess
 import sys
+import threading
+import time
 from importlib.metadata import version
 from pathlib import Path
 
@@ -171,3 +173,44 @@ def test_progress_is_silent_off_a_terminal_and_ticks_on_one() -> None:
     text = terminal.getvalue()
     assert "✓" in text and "reading the trace" in text
     assert "✓ building" not in text  # a failed step gets no tick
+
+
+def test_a_long_step_shows_its_time_and_how_far_it_is(monkeypatch) -> None:
+    """The spinner's text after DETAIL_AFTER_S: the step's time and the caller's detail."""
+    from rooflens.cli import progress
+
+    assert progress.status_text("reading the trace", 0.5, "read 1 of 9 MB") == "reading the trace"
+    assert (
+        progress.status_text("reading the trace", 3.2, "read 1 of 9 MB")
+        == "reading the trace (read 1 of 9 MB, 3 s)"
+    )
+    assert progress.status_text("the tree diff", 12.0, None) == "the tree diff (12 s)"
+
+    monkeypatch.setattr(progress, "DETAIL_AFTER_S", 0.0)
+    monkeypatch.setattr(progress, "REFRESH_S", 0.01)
+    asked = []
+    shown = threading.Event()
+
+    def detail() -> str:
+        asked.append(1)
+        if len(asked) >= 3:
+            shown.set()
+        return f"read {len(asked)} of 9 MB"
+
+    terminal = io.StringIO()
+    with Progress(terminal, enabled=True).step("reading the trace", detail):
+        assert shown.wait(10)  # the refresher asked for the detail while the step ran
+    calls = len(asked)
+    time.sleep(0.05)
+    assert len(asked) == calls  # and stopped when the step ended
+
+
+def test_a_trace_read_says_how_far_it_is(tmp_path) -> None:
+    from rooflens.cli.trace_read import TraceRead
+
+    path = tmp_path / "t.json"
+    path.write_bytes(b'{"traceEvents": []}' + b" " * (3 * 2**20))
+    read = TraceRead(path)
+    read.text()
+    read.identity()
+    assert read.progress() == "decoding the 3 MB file's JSON"
