@@ -119,8 +119,8 @@ def _stragglers(a: JobAnalysis) -> str:
 
 def _why(causes: Sequence[Cause], ruled_out: Sequence[Cause] = ()) -> str:
     not_it = "".join(
-        f" Not because of {c.label}: its {ms(c.straggler_us / 1e3)} ms is above the other "
-        f"ranks' median of {ms(c.median_us / 1e3)} ms, but "
+        f" Not because of {c.label}: its {ms(c.straggler_us / 1e3)} ms over its trace is above "
+        f"the other ranks' median of {ms(c.median_us / 1e3)} ms, but "
         + " and ".join(f"rank {r} has {ms(us / 1e3)} ms" for r, us in c.outdone_by)
         + (", and they" if len(c.outdone_by) > 1 else ", and it")
         + " did not hold the job back."
@@ -140,7 +140,7 @@ def _why(causes: Sequence[Cause], ruled_out: Sequence[Cause] = ()) -> str:
             f"{ms(c.median_us / 1e3)} ms on the other ranks (+{ms(c.excess_us / 1e3)} ms)"
             for c in causes
         )
-        + "."
+        + " (over each rank's whole trace)."
         + not_it
     )
 
