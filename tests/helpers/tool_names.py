@@ -30,12 +30,14 @@ TOOLS = {
     "get_job_overview",
     "what_if",
     "job_what_if",
+    "compare_runs",
 }
 
 # A backticked snake_case word starting with one of these verbs reads as a tool name.
 TOOL_VERBS = (
-    "list|inspect|load|prepare|run|draft|submit|validate|aggregate|get|render|compose|query"
+    "list|inspect|load|prepare|run|draft|submit|validate|aggregate|get|render|compose|query|"
+    "compare"
 )
 TOOLISH = re.compile(rf"`((?:{TOOL_VERBS})_[a-z0-9_]+)`")
 CALLED = re.compile(r"\b[Cc]all(?:s|ing)?\s+`([^`]+)`")
-NOT_TOOLS = {"run_id"}
+NOT_TOOLS = {"run_id", "compare_with"}
