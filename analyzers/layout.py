@@ -30,6 +30,11 @@ CONDENSED_OPS = f"{METADATA}/condensed_op_info.csv"
 TRACE1_CSVS = "perf_report_trace1_csvs"
 TRACE2_CSVS = "perf_report_trace2_csvs"
 DIFF_STATS = f"{TRACE1_CSVS}/diff_stats.csv"
+
+# `--format parquet` (docs/run-folder.md#parquet-tables): the same tables, typed, beside the CSVs.
+PERF_PARQUET = "perf_report_parquet"
+TRACE1_PARQUET = "perf_report_trace1_parquet"
+TRACE2_PARQUET = "perf_report_trace2_parquet"
 TRACE2_UTILIZATION = f"{METADATA}/trace2_gpu_utilization.json"
 
 

@@ -1,0 +1,360 @@
+"""The config file: options a team always passes (platform, categories, output, format, ...).
+
+Where it is read from (the first found wins; docs/cli.md#config-file):
+
+1. `--config FILE` (a `pyproject.toml` is read for its `[tool.rooflens]` table, any other file
+   whole); `--no-config` reads none;
+2. else from the current folder upward, in each folder: `rooflens.toml` (its top-level keys),
+   then `pyproject.toml` if it has a `[tool.rooflens]` table (one without it is passed over).
+
+A value from the file is only a default: a flag on the command line wins, and a flag of a
+mutually exclusive pair (`--platform-file` against the file's `platform`) drops the file's
+value. Relative paths in the file are relative to the file's folder. Unknown keys and values
+of the wrong type are refused with the file's name; never a traceback. `rooflens config`
+prints what is in force and where each value came from.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .common import EXIT_OK, fail, print_json
+from .logging_setup import BadLevel, parse_level
+
+FILE_NAME = "rooflens.toml"
+PYPROJECT = "pyproject.toml"
+RUN_COMMANDS = ("report", "analyze", "compare")  # `out` names a folder of their runs
+
+
+class ConfigError(ValueError):
+    """The config file cannot be used; the message names it and says why (one line)."""
+
+
+@dataclass(frozen=True)
+class Key:
+    """One key of the file: the option it stands for and the type its value must have."""
+
+    name: str
+    dest: str
+    kind: type
+    help: str
+    path: bool = False  # a path (or list of paths): relative to the file's folder
+    commands: tuple[str, ...] | None = None  # None: every command that has the option
+
+
+KEYS = (
+    Key("platform", "platform", str, "platform name (`rooflens platforms`)"),
+    Key("platform-file", "platform_file", str, "platform JSON file", path=True),
+    Key("categories", "categories", str, "TOML file adding ops or categories", path=True),
+    Key(
+        "out",
+        "out",
+        str,
+        "folder of the runs: --out defaults to OUT/<trace name> (compare: "
+        "OUT/<trace1>-vs-<trace2>)",
+        path=True,
+        commands=RUN_COMMANDS,
+    ),
+    Key("format", "format", str, "table format: csv, or parquet too (the parquet extra)"),
+    Key("raw-csv", "raw_csv", bool, "text cells of the CSV tables written as they are"),
+    Key("gate", "gate", float, "compare's regression gate, in percent"),
+    Key("scheduler", "scheduler", str, "analyze-job's Dask scheduler address"),
+    Key("workers", "workers", int, "analyze-job's embedded cluster size"),
+    Key("allow-dir", "allow_dir", list, "serve's allowed directories", path=True),
+    Key("workspace", "workspace", str, "serve's workspace folder", path=True),
+    Key("max-result-kb", "max_result_kb", int, "serve's tool result size limit, KiB"),
+    Key("log-level", "log_level", str, "log level (DEBUG, INFO, WARNING, ERROR, CRITICAL)"),
+)
+BY_NAME = {k.name: k for k in KEYS}
+
+
+@dataclass(frozen=True)
+class Found:
+    """The file read and its checked values (paths already made absolute)."""
+
+    path: Path | None = None
+    values: dict[str, Any] = field(default_factory=dict)
+    searched_from: Path | None = None
+
+    def describe(self) -> str:
+        return str(self.path) if self.path else "no config file"
+
+
+@dataclass(frozen=True)
+class FromFile:
+    """A parser default that came from the file: replaced by the value once parsing is done,
+    or dropped when its exclusive partner was given on the command line."""
+
+    value: Any
+
+
+# -- finding and reading the file ---------------------------------------------------------
+
+
+def find(start: Path) -> Path | None:
+    """The nearest config file from `start` upward (see the module's docstring)."""
+    for folder in (start, *start.parents):
+        own = folder / FILE_NAME
+        if own.is_file():
+            return own
+        project = folder / PYPROJECT
+        if project.is_file() and _has_table(project):
+            return project
+    return None
+
+
+def _has_table(pyproject: Path) -> bool:
+    import tomllib
+
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return False  # someone else's broken pyproject is not ours to refuse
+    return isinstance(data.get("tool"), dict) and "rooflens" in data["tool"]
+
+
+def load(explicit: str | None = None, *, no_config: bool = False, cwd: Path | None = None):
+    """The config in force: `explicit` (--config), none (--no-config), or the nearest file."""
+    start = (cwd or Path.cwd()).absolute()
+    if no_config:
+        return Found(searched_from=None)
+    path = Path(explicit).expanduser().absolute() if explicit else find(start)
+    if path is None:
+        return Found(searched_from=start)
+    return Found(path=path, values=read(path), searched_from=None if explicit else start)
+
+
+def read(path: Path) -> dict[str, Any]:
+    """The checked values of one file, or ConfigError."""
+    import tomllib  # only when a file is found: `rooflens --help` stays light
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"config file {path}: not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"config file {path}: cannot be read ({exc})") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {path}: not valid TOML: {exc}") from None
+    where = f"{path}"
+    if path.name == PYPROJECT:
+        data = data.get("tool", {}).get("rooflens", {})
+        where = f"{path} [tool.rooflens]"
+        if not isinstance(data, dict):
+            raise ConfigError(f"{where}: must be a table")
+    return {name: _checked(where, name, value, path.parent) for name, value in data.items()}
+
+
+def _checked(where: str, name: str, value: Any, base: Path) -> Any:
+    key = BY_NAME.get(name)
+    if key is None:
+        import difflib
+
+        close = difflib.get_close_matches(name, BY_NAME, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ConfigError(f"{where}: unknown key {name!r}{hint}; known keys: {', '.join(BY_NAME)}")
+    value = _typed(where, key, value)
+    if key.name == "log-level":
+        try:
+            value = parse_level(value)
+        except BadLevel as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+    if key.path:
+        value = [_absolute(v, base) for v in value] if key.kind is list else _absolute(value, base)
+    return value
+
+
+def _typed(where: str, key: Key, value: Any) -> Any:
+    """`value` if it has the key's type (an integer is a number too), else ConfigError."""
+    kinds = {str: "a string", bool: "true or false", float: "a number", int: "an integer"}
+    if key.kind is list:
+        if isinstance(value, str):
+            value = [value]
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return value
+        raise ConfigError(f"{where}: {key.name!r} must be a string or a list of strings")
+    ok = isinstance(value, key.kind) and not (key.kind is int and isinstance(value, bool))
+    if key.kind is float and isinstance(value, int) and not isinstance(value, bool):
+        ok, value = True, float(value)
+    if not ok:
+        raise ConfigError(f"{where}: {key.name!r} must be {kinds[key.kind]}, not {value!r}")
+    return value
+
+
+def _absolute(value: str, base: Path) -> str:
+    path = Path(value).expanduser()
+    return str(path if path.is_absolute() else base / path)
+
+
+# -- applying it to the parser --------------------------------------------------------------
+
+
+def _command_parsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def install(parser: argparse.ArgumentParser, found: Found) -> None:
+    """Make the file's values the defaults of the commands that take them (CLI flags win).
+    A value outside an option's choices is refused here, as the flag would be."""
+    commands = _command_parsers(parser)
+    for name, value in found.values.items():
+        key = BY_NAME[name]
+        if key.name == "log-level":
+            continue  # global: applied by `log_level_of`
+        for command, sub in commands.items():
+            if key.commands is not None and command not in key.commands:
+                continue
+            for action in sub._actions:
+                if action.dest != key.dest:
+                    continue
+                if action.choices is not None and value not in action.choices:
+                    allowed = ", ".join(map(str, action.choices))
+                    raise ConfigError(f"{found.path}: {name!r} must be one of {allowed}")
+                if isinstance(action, argparse._AppendAction):
+                    continue  # a list: taken after parsing when no flag added to it
+                action.default = FromFile(value)
+                if key.name == "out":
+                    action.required = False  # OUT/<trace name> then, see `resolve`
+
+
+def resolve(parser: argparse.ArgumentParser, args: argparse.Namespace, found: Found) -> None:
+    """The file's defaults made plain values; dropped where the command line gave the option's
+    exclusive partner. `--out` from the file's `out` is OUT/<trace name>."""
+    sub = _command_parsers(parser).get(getattr(args, "command", None) or "")
+    if sub is None:
+        return
+    given = {a.dest for a in sub._actions if _given(a, args)}
+    for group in sub._mutually_exclusive_groups:
+        dests = {a.dest for a in group._group_actions}
+        if dests & given:
+            for dest in dests - given:
+                if isinstance(getattr(args, dest, None), FromFile):
+                    setattr(args, dest, _plain_default(sub, dest))
+    for action in sub._actions:
+        value = getattr(args, action.dest, None)
+        if isinstance(value, FromFile):
+            setattr(args, action.dest, value.value)
+            if action.dest == "out":
+                args.out = str(Path(value.value) / _run_name(args))
+        elif isinstance(action, argparse._AppendAction) and not value:
+            key = next((k for k in KEYS if k.dest == action.dest), None)
+            if key is not None and key.name in found.values:
+                setattr(args, action.dest, list(found.values[key.name]))
+
+
+def _given(action: argparse.Action, args: argparse.Namespace) -> bool:
+    """Whether the command line set this option (its value is not the parser's default)."""
+    if not hasattr(args, action.dest):
+        return False
+    value = getattr(args, action.dest)
+    if isinstance(action.default, FromFile):
+        return not isinstance(value, FromFile)
+    return value != action.default
+
+
+def _plain_default(sub: argparse.ArgumentParser, dest: str) -> Any:
+    for action in sub._actions:
+        if action.dest == dest:
+            return False if isinstance(action, argparse._StoreTrueAction) else None
+    return None
+
+
+def trace_stem(trace: str) -> str:
+    """A trace's name without `.json` / `.json.gz` (`a/b.pt.trace.json.gz` -> `b.pt.trace`)."""
+    name = Path(trace).name
+    for suffix in (".gz", ".json"):
+        name = name.removesuffix(suffix)
+    return name or "run"
+
+
+def _run_name(args: argparse.Namespace) -> str:
+    name = trace_stem(args.trace)
+    second = getattr(args, "trace2", None)
+    return f"{name}-vs-{trace_stem(second)}" if second else name
+
+
+def log_level_of(args: argparse.Namespace, found: Found) -> str | None:
+    """The `--log-level` given, else the file's (an explicit -v still wins over the file)."""
+    if getattr(args, "log_level", None):
+        return args.log_level
+    if getattr(args, "verbose", 0):
+        return None
+    return found.values.get("log-level")
+
+
+# -- `rooflens config` ---------------------------------------------------------------------
+
+
+def add_config_parser(commands: argparse._SubParsersAction) -> None:
+    command = commands.add_parser(
+        "config",
+        help="print the options the config file sets and where each comes from",
+        description="Print the config file in force (--config, else the nearest rooflens.toml "
+        "or pyproject.toml with [tool.rooflens] from the current folder upward), every key "
+        "it may set, the value in force and where it came from. Flags on a command's line "
+        "win over the file.",
+    )
+    command.add_argument(
+        "--json", action="store_true", help="print one JSON object on stdout instead of text"
+    )
+
+
+def run_config(args: argparse.Namespace, found: Found, level: str) -> int:
+    """`rooflens config`: the file, then each key with its value and source."""
+    rows = []
+    for key in KEYS:
+        if key.name in found.values:
+            value, source = found.values[key.name], str(found.path)
+        else:
+            value, source = None, "default"
+        if key.name == "log-level":
+            value = level
+            if getattr(args, "log_level", None) or getattr(args, "verbose", 0):
+                source = "command line"
+        uses = ", ".join(key.commands) if key.commands else "any command that takes it"
+        rows.append(
+            {"key": key.name, "value": value, "source": source, "commands": uses, "help": key.help}
+        )
+    document = {
+        "config_file": str(found.path) if found.path else None,
+        "searched_from": str(found.searched_from) if found.searched_from else None,
+        "options": rows,
+    }
+    if args.json:
+        print_json(document)
+        return EXIT_OK
+    import json
+
+    out = sys.stdout
+    if found.path:
+        out.write(f"Config file: {found.path}\n")
+    elif found.searched_from:
+        out.write(
+            f"Config file: none ({FILE_NAME}, or {PYPROJECT} with [tool.rooflens], searched "
+            f"from {found.searched_from} upward)\n"
+        )
+    else:
+        out.write("Config file: none (--no-config)\n")
+    width = max(len(k.name) for k in KEYS) + 2
+    for row in rows:
+        shown = "-" if row["value"] is None else json.dumps(row["value"])
+        out.write(f"  {row['key']:<{width}}{shown}  ({row['source']})\n")
+    out.write("Flags on a command's line win over the file.\n")
+    return EXIT_OK
+
+
+def load_or_fail(config: str | None, no_config: bool) -> Found | int:
+    """The config in force, or the exit code after a one-line error."""
+    try:
+        return load(config, no_config=no_config)
+    except ConfigError as exc:
+        return fail(str(exc))
