@@ -295,12 +295,13 @@ def _parquet(args: argparse.Namespace) -> bool:
 
 
 def _write_parquet(stage: Path, loaded: Loaded, comparison: Comparison | None) -> list[Path]:
-    """The run's tables as Parquet, beside their CSVs (docs/run-folder.md#parquet-tables)."""
-    if comparison is None:
-        return write_parquet_folder(loaded.report.sheets, stage / layout.PERF_PARQUET)
-    trace1 = {**comparison.trace1_sheets, DIFF_STATS_SHEET: comparison.diff_stats}
-    written = write_parquet_folder(trace1, stage / layout.TRACE1_PARQUET)
-    return written + write_parquet_folder(comparison.report.sheets, stage / layout.TRACE2_PARQUET)
+    """The run's tables as Parquet, each CSV folder's twin (docs/run-folder.md#parquet-tables)."""
+    written = write_parquet_folder(loaded.report.sheets, stage / layout.PERF_PARQUET)
+    if comparison is not None:
+        trace1 = {**comparison.trace1_sheets, DIFF_STATS_SHEET: comparison.diff_stats}
+        written += write_parquet_folder(trace1, stage / layout.TRACE1_PARQUET)
+        written += write_parquet_folder(comparison.report.sheets, stage / layout.TRACE2_PARQUET)
+    return written
 
 
 @contextmanager

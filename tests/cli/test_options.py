@@ -272,6 +272,17 @@ def test_parquet_tables_read_back_as_the_csvs_say(tmp_path, sample, capsys) -> N
     assert "perf_report_parquet/gpu_timeline.parquet" in record["artifacts"]
 
 
+def test_a_comparison_writes_each_csv_folder_as_parquet(tmp_path, sample, capsys) -> None:
+    out = tmp_path / "cmp"
+    argv = ["compare", str(sample), str(sample), "--until", "prepared", "--out", str(out)]
+    assert main([*argv, "--format", "parquet"]) == 0
+    for folder in ("perf_report", "perf_report_trace1", "perf_report_trace2"):
+        csvs = {p.stem for p in (out / f"{folder}_csvs").glob("*.csv")}
+        assert {p.stem for p in (out / f"{folder}_parquet").glob("*.parquet")} == csvs
+    diff = pd.read_parquet(out / "perf_report_trace1_parquet" / "diff_stats.parquet")
+    assert list(diff.columns) == list(pd.read_csv(out / "perf_report_trace1_csvs/diff_stats.csv"))
+
+
 def test_parquet_without_pyarrow_says_how_to_install_it(tmp_path, sample, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow raises ImportError
     out = tmp_path / "run"
