@@ -83,6 +83,7 @@ JOB_TABLES = "job_tables"
 JOB_COLLECTIVES = f"{JOB_TABLES}/nccl_implicit_sync.csv"
 JOB_STRAGGLERS = f"{JOB_TABLES}/straggler_summary.csv"
 JOB_RANKS = f"{JOB_TABLES}/ranks.csv"
+JOB_PARQUET = "job_tables_parquet"  # `--format parquet`: the job's tables as Parquet
 JOB_REPORT = "job_analysis.md"
 JOB_PLOT = "job_ranks.png"
 JOB_OVERVIEW = "job_overview.json"  # the job analysis in brief (job/overview.py), for tools

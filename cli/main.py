@@ -227,6 +227,13 @@ def _add_analyze_job(commands: argparse._SubParsersAction) -> None:
     job.add_argument(
         "--force", action="store_true", help="replace the job of other traces that --out holds"
     )
+    job.add_argument(
+        "--format",
+        choices=["csv", "parquet"],
+        default="csv",
+        help="the job's tables as CSV (default), or parquet: also as typed Parquet in "
+        "DIR/job_tables_parquet/ (needs the parquet extra: pip install 'rooflens[parquet]')",
+    )
     _json_argument(job)
 
 

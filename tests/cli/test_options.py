@@ -289,3 +289,23 @@ def test_parquet_without_pyarrow_says_how_to_install_it(tmp_path, sample, capsys
     assert main(["report", str(sample), "--format", "parquet", "--out", str(out)]) == 2
     assert "pip install 'rooflens[parquet]'" in one_line_error(capsys)
     assert not out.exists()
+
+
+@pytest.mark.slow
+def test_a_job_writes_its_tables_as_parquet_too(tmp_path, capsys) -> None:
+    from rooflens.analyzers import layout
+    from rooflens.analyzers.job.job_folder import verify_job
+    from rooflens.analyzers.synthetic.job import JobPlan, write_job
+
+    write_job(tmp_path / "job", JobPlan(ranks=2, steps=2, collectives=2, slow_rank=1))
+    out = tmp_path / "out"
+    argv = ["analyze-job", str(tmp_path / "job"), "--out", str(out), "--workers", "1"]
+    assert main([*argv, "--until", "none", "--format", "parquet"]) == 0
+    csvs = sorted((out / layout.JOB_TABLES).glob("*.csv"))
+    assert len(csvs) == 3
+    for csv in csvs:
+        table = pd.read_parquet(out / layout.JOB_PARQUET / f"{csv.stem}.parquet")
+        assert table.shape == pd.read_csv(csv).shape
+    ranks = pd.read_parquet(out / layout.JOB_PARQUET / "ranks.parquet")
+    assert sorted(ranks["rank"]) == [0, 1]
+    assert verify_job(out) == []  # the Parquet files are in the job's ledger
