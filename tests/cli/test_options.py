@@ -230,10 +230,14 @@ def test_the_bash_script_is_valid_and_completes_the_commands(tmp_path, capsys) -
     assert {"MI300X", "MI325X", "MI355X"} <= complete("report", "--platform", "MI3")
 
 
-def test_the_zsh_script_defines_the_command(capsys) -> None:
+def test_the_zsh_script_defines_the_command(tmp_path, capsys) -> None:
     script = _script("zsh", capsys)
     assert script.startswith("#compdef rooflens")
     assert "analyze-job" in script and "--log-level" in script
+    if shutil.which("zsh"):  # syntax, where zsh is installed
+        (tmp_path / "_rooflens").write_text(script)
+        checked = subprocess.run(["zsh", "-n", str(tmp_path / "_rooflens")], capture_output=True)
+        assert checked.returncode == 0, checked.stderr
 
 
 def test_an_unknown_shell_is_a_usage_error(capsys) -> None:
