@@ -87,15 +87,19 @@ def _report_arguments(parser: argparse.ArgumentParser, *, out_help: str) -> None
     _json_argument(parser)
 
 
-def _raw_csv_argument(parser: argparse.ArgumentParser) -> None:
-    """How the run's tables are written: CSV cells escaped or raw, and Parquet too."""
+def _format_argument(parser: argparse.ArgumentParser, folder: str) -> None:
     parser.add_argument(
         "--format",
         choices=["csv", "parquet"],
         default="csv",
-        help="tables as CSV (default), or parquet: each table also as typed Parquet in "
-        "DIR/perf_report_parquet/ (needs the parquet extra: pip install 'rooflens[parquet]')",
+        help=f"tables as CSV (default), or parquet: each table also as typed Parquet in "
+        f"DIR/{folder} (needs the parquet extra: pip install 'rooflens[parquet]')",
     )
+
+
+def _raw_csv_argument(parser: argparse.ArgumentParser) -> None:
+    """How the run's tables are written: CSV cells escaped or raw, and Parquet too."""
+    _format_argument(parser, "perf_report_parquet/")
     parser.add_argument(
         "--raw-csv",
         action="store_true",
@@ -227,13 +231,7 @@ def _add_analyze_job(commands: argparse._SubParsersAction) -> None:
     job.add_argument(
         "--force", action="store_true", help="replace the job of other traces that --out holds"
     )
-    job.add_argument(
-        "--format",
-        choices=["csv", "parquet"],
-        default="csv",
-        help="the job's tables as CSV (default), or parquet: also as typed Parquet in "
-        "DIR/job_tables_parquet/ (needs the parquet extra: pip install 'rooflens[parquet]')",
-    )
+    _format_argument(job, "job_tables_parquet/")
     _json_argument(job)
 
 
