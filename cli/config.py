@@ -99,12 +99,19 @@ def find(start: Path) -> Path | None:
     """The nearest config file from `start` upward (see the module's docstring)."""
     for folder in (start, *start.parents):
         own = folder / FILE_NAME
-        if own.is_file():
+        if _is_file(own):
             return own
         project = folder / PYPROJECT
-        if project.is_file() and _has_table(project):
+        if _is_file(project) and _has_table(project):
             return project
     return None
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:  # a folder we may not look into is passed over
+        return False
 
 
 def _has_table(pyproject: Path) -> bool:
@@ -119,9 +126,14 @@ def _has_table(pyproject: Path) -> bool:
 
 def load(explicit: str | None = None, *, no_config: bool = False, cwd: Path | None = None):
     """The config in force: `explicit` (--config), none (--no-config), or the nearest file."""
-    start = (cwd or Path.cwd()).absolute()
     if no_config:
         return Found(searched_from=None)
+    try:
+        start = (cwd or Path.cwd()).absolute()
+    except OSError:  # the current folder was removed: no folder to search from
+        return (
+            Found() if explicit is None else Found(path=Path(explicit), values=read(Path(explicit)))
+        )
     path = Path(explicit).expanduser().absolute() if explicit else find(start)
     if path is None:
         return Found(searched_from=start)
