@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .common import EXIT_OK, fail, print_json
 from .logging_setup import BadLevel, parse_level
@@ -34,8 +33,7 @@ class ConfigError(ValueError):
     """The config file cannot be used; the message names it and says why (one line)."""
 
 
-@dataclass(frozen=True)
-class Key:
+class Key(NamedTuple):  # NamedTuples, not dataclasses: `rooflens --help` stays light
     """One key of the file: the option it stands for and the type its value must have."""
 
     name: str
@@ -72,20 +70,15 @@ KEYS = (
 BY_NAME = {k.name: k for k in KEYS}
 
 
-@dataclass(frozen=True)
-class Found:
+class Found(NamedTuple):
     """The file read and its checked values (paths already made absolute)."""
 
     path: Path | None = None
-    values: dict[str, Any] = field(default_factory=dict)
+    values: dict[str, Any] = {}  # noqa: RUF012 (never mutated)
     searched_from: Path | None = None
 
-    def describe(self) -> str:
-        return str(self.path) if self.path else "no config file"
 
-
-@dataclass(frozen=True)
-class FromFile:
+class FromFile(NamedTuple):
     """A parser default that came from the file: replaced by the value once parsing is done,
     or dropped when its exclusive partner was given on the command line."""
 

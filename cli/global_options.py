@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .logging_setup import LEVELS
 
@@ -54,8 +54,7 @@ def _options(parser: argparse.ArgumentParser, *, top: bool) -> None:
     )
 
 
-@dataclass(frozen=True)
-class Prescan:
+class Prescan(NamedTuple):
     """`--config`/`--no-config` as given anywhere on the command line."""
 
     config: str | None = None
