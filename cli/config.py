@@ -10,18 +10,17 @@ Where it is read from (the first found wins; docs/cli.md#config-file):
 A value from the file is only a default: a flag on the command line wins, and a flag of a
 mutually exclusive pair (`--platform-file` against the file's `platform`) drops the file's
 value. Relative paths in the file are relative to the file's folder. Unknown keys and values
-of the wrong type are refused with the file's name; never a traceback. `rooflens config`
-prints what is in force and where each value came from.
+of the wrong type are refused with the file's name; never a traceback. The values become the
+parsers' defaults in `config_defaults.py`; `rooflens config` (`config_command.py`) prints
+what is in force and where each value came from.
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from .common import EXIT_OK, fail, print_json
+from .common import fail
 from .logging_setup import BadLevel, parse_level
 
 FILE_NAME = "rooflens.toml"
@@ -76,13 +75,6 @@ class Found(NamedTuple):
     path: Path | None = None
     values: dict[str, Any] = {}  # noqa: RUF012 (never mutated)
     searched_from: Path | None = None
-
-
-class FromFile(NamedTuple):
-    """A parser default that came from the file: replaced by the value once parsing is done,
-    or dropped when its exclusive partner was given on the command line."""
-
-    value: Any
 
 
 # -- finding and reading the file ---------------------------------------------------------
@@ -195,166 +187,6 @@ def _typed(where: str, key: Key, value: Any) -> Any:
 def _absolute(value: str, base: Path) -> str:
     path = Path(value).expanduser()
     return str(path if path.is_absolute() else base / path)
-
-
-# -- applying it to the parser --------------------------------------------------------------
-
-
-def _command_parsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return dict(action.choices)
-    return {}
-
-
-def install(parser: argparse.ArgumentParser, found: Found) -> None:
-    """Make the file's values the defaults of the commands that take them (CLI flags win).
-    A value outside an option's choices is refused here, as the flag would be."""
-    commands = _command_parsers(parser)
-    for name, value in found.values.items():
-        key = BY_NAME[name]
-        if key.name == "log-level":
-            continue  # global: applied by `log_level_of`
-        for command, sub in commands.items():
-            if key.commands is not None and command not in key.commands:
-                continue
-            for action in sub._actions:
-                if action.dest != key.dest:
-                    continue
-                if action.choices is not None and value not in action.choices:
-                    allowed = ", ".join(map(str, action.choices))
-                    raise ConfigError(f"{found.path}: {name!r} must be one of {allowed}")
-                if isinstance(action, argparse._AppendAction):
-                    continue  # a list: taken after parsing when no flag added to it
-                action.default = FromFile(value)
-                if key.name == "out":
-                    action.required = False  # OUT/<trace name> then, see `resolve`
-
-
-def resolve(parser: argparse.ArgumentParser, args: argparse.Namespace, found: Found) -> None:
-    """The file's defaults made plain values; dropped where the command line gave the option's
-    exclusive partner. `--out` from the file's `out` is OUT/<trace name>."""
-    sub = _command_parsers(parser).get(getattr(args, "command", None) or "")
-    if sub is None:
-        return
-    given = {a.dest for a in sub._actions if _given(a, args)}
-    for group in sub._mutually_exclusive_groups:
-        dests = {a.dest for a in group._group_actions}
-        if dests & given:
-            for dest in dests - given:
-                if isinstance(getattr(args, dest, None), FromFile):
-                    setattr(args, dest, _plain_default(sub, dest))
-    for action in sub._actions:
-        value = getattr(args, action.dest, None)
-        if isinstance(value, FromFile):
-            setattr(args, action.dest, value.value)
-            if action.dest == "out":
-                args.out = str(Path(value.value) / _run_name(args))
-        elif isinstance(action, argparse._AppendAction) and not value:
-            key = next((k for k in KEYS if k.dest == action.dest), None)
-            if key is not None and key.name in found.values:
-                setattr(args, action.dest, list(found.values[key.name]))
-
-
-def _given(action: argparse.Action, args: argparse.Namespace) -> bool:
-    """Whether the command line set this option (its value is not the parser's default)."""
-    if not hasattr(args, action.dest):
-        return False
-    value = getattr(args, action.dest)
-    if isinstance(action.default, FromFile):
-        return not isinstance(value, FromFile)
-    return value != action.default
-
-
-def _plain_default(sub: argparse.ArgumentParser, dest: str) -> Any:
-    for action in sub._actions:
-        if action.dest == dest:
-            return False if isinstance(action, argparse._StoreTrueAction) else None
-    return None
-
-
-def trace_stem(trace: str) -> str:
-    """A trace's name without `.json` / `.json.gz` (`a/b.pt.trace.json.gz` -> `b.pt.trace`)."""
-    name = Path(trace).name
-    for suffix in (".gz", ".json"):
-        name = name.removesuffix(suffix)
-    return name or "run"
-
-
-def _run_name(args: argparse.Namespace) -> str:
-    name = trace_stem(args.trace)
-    second = getattr(args, "trace2", None)
-    return f"{name}-vs-{trace_stem(second)}" if second else name
-
-
-def log_level_of(args: argparse.Namespace, found: Found) -> str | None:
-    """The `--log-level` given, else the file's (an explicit -v still wins over the file)."""
-    if getattr(args, "log_level", None):
-        return args.log_level
-    if getattr(args, "verbose", 0):
-        return None
-    return found.values.get("log-level")
-
-
-# -- `rooflens config` ---------------------------------------------------------------------
-
-
-def add_config_parser(commands: argparse._SubParsersAction) -> None:
-    command = commands.add_parser(
-        "config",
-        help="print the options the config file sets and where each comes from",
-        description="Print the config file in force (--config, else the nearest rooflens.toml "
-        "or pyproject.toml with [tool.rooflens] from the current folder upward), every key "
-        "it may set, the value in force and where it came from. Flags on a command's line "
-        "win over the file.",
-    )
-    command.add_argument(
-        "--json", action="store_true", help="print one JSON object on stdout instead of text"
-    )
-
-
-def run_config(args: argparse.Namespace, found: Found, level: str) -> int:
-    """`rooflens config`: the file, then each key with its value and source."""
-    rows = []
-    for key in KEYS:
-        if key.name in found.values:
-            value, source = found.values[key.name], str(found.path)
-        else:
-            value, source = None, "default"
-        if key.name == "log-level":
-            value = level
-            if getattr(args, "log_level", None) or getattr(args, "verbose", 0):
-                source = "command line"
-        uses = ", ".join(key.commands) if key.commands else "any command that takes it"
-        rows.append(
-            {"key": key.name, "value": value, "source": source, "commands": uses, "help": key.help}
-        )
-    document = {
-        "config_file": str(found.path) if found.path else None,
-        "searched_from": str(found.searched_from) if found.searched_from else None,
-        "options": rows,
-    }
-    if args.json:
-        print_json(document)
-        return EXIT_OK
-    import json
-
-    out = sys.stdout
-    if found.path:
-        out.write(f"Config file: {found.path}\n")
-    elif found.searched_from:
-        out.write(
-            f"Config file: none ({FILE_NAME}, or {PYPROJECT} with [tool.rooflens], searched "
-            f"from {found.searched_from} upward)\n"
-        )
-    else:
-        out.write("Config file: none (--no-config)\n")
-    width = max(len(k.name) for k in KEYS) + 2
-    for row in rows:
-        shown = "-" if row["value"] is None else json.dumps(row["value"])
-        out.write(f"  {row['key']:<{width}}{shown}  ({row['source']})\n")
-    out.write("Flags on a command's line win over the file.\n")
-    return EXIT_OK
 
 
 def load_or_fail(config: str | None, no_config: bool) -> Found | int:

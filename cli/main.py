@@ -25,7 +25,7 @@ from .common import (
     fail,
 )
 from .completion import add_completion_parser
-from .config import add_config_parser
+from .config_command import add_config_parser
 from .global_options import add_global_options
 from .serve import add_serve_parser
 
@@ -415,7 +415,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _configured_run(argv: list[str]) -> int:
     """Parse with the config file's values as defaults, set up logging, dispatch."""
-    from . import config
+    from . import config, config_defaults
     from .global_options import prescan
     from .logging_setup import BadLevel, configure, level_name
 
@@ -425,18 +425,20 @@ def _configured_run(argv: list[str]) -> int:
         return found
     parser = build_parser(argv)
     try:
-        config.install(parser, found)
+        config_defaults.install(parser, found)
     except config.ConfigError as exc:
         return fail(str(exc))
     args = parser.parse_args(argv)
-    config.resolve(parser, args, found)
+    config_defaults.resolve(parser, args, found)
     try:
-        level = level_name(args.verbose or 0, config.log_level_of(args, found))
+        level = level_name(args.verbose or 0, config_defaults.log_level_of(args, found))
     except BadLevel as exc:
         return fail(str(exc))
     configure(level)
     if args.command == "config":
-        return config.run_config(args, found, level)
+        from .config_command import run_config
+
+        return run_config(args, found, level)
     if args.command == "completion":
         from .completion import run_completion
 

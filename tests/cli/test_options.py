@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from rooflens.analyzers.synthetic.sample import write_sample_trace
-from rooflens.cli import config
+from rooflens.cli import config, config_defaults
 from rooflens.cli.main import build_parser, main
 
 
@@ -48,9 +48,9 @@ def parse(argv: list[str]):
     """The namespace `main` would dispatch: the config file's values in as defaults."""
     found = config.load()
     parser = build_parser()
-    config.install(parser, found)
+    config_defaults.install(parser, found)
     args = parser.parse_args(argv)
-    config.resolve(parser, args, found)
+    config_defaults.resolve(parser, args, found)
     return args
 
 
