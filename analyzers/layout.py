@@ -30,6 +30,11 @@ CONDENSED_OPS = f"{METADATA}/condensed_op_info.csv"
 TRACE1_CSVS = "perf_report_trace1_csvs"
 TRACE2_CSVS = "perf_report_trace2_csvs"
 DIFF_STATS = f"{TRACE1_CSVS}/diff_stats.csv"
+
+# `--format parquet` (docs/run-folder.md#parquet-tables): the same tables, typed, beside the CSVs.
+PERF_PARQUET = "perf_report_parquet"
+TRACE1_PARQUET = "perf_report_trace1_parquet"
+TRACE2_PARQUET = "perf_report_trace2_parquet"
 TRACE2_UTILIZATION = f"{METADATA}/trace2_gpu_utilization.json"
 
 
@@ -78,6 +83,7 @@ JOB_TABLES = "job_tables"
 JOB_COLLECTIVES = f"{JOB_TABLES}/nccl_implicit_sync.csv"
 JOB_STRAGGLERS = f"{JOB_TABLES}/straggler_summary.csv"
 JOB_RANKS = f"{JOB_TABLES}/ranks.csv"
+JOB_PARQUET = "job_tables_parquet"  # `--format parquet`: the job's tables as Parquet
 JOB_REPORT = "job_analysis.md"
 JOB_PLOT = "job_ranks.png"
 JOB_OVERVIEW = "job_overview.json"  # the job analysis in brief (job/overview.py), for tools

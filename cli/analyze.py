@@ -20,6 +20,8 @@ from pydantic import BaseModel
 
 from rooflens.analyzers import layout
 from rooflens.analyzers.categories.any_metrics import finding_count
+from rooflens.analyzers.compare.compare_columns import DIFF_STATS_SHEET
+from rooflens.analyzers.compare.comparison import Comparison
 from rooflens.analyzers.compare.gate import GateVerdict
 from rooflens.analyzers.findings.composing.model_info import UNKNOWN
 from rooflens.analyzers.findings.composing.plot import Drawer, draw_png
@@ -56,6 +58,11 @@ from rooflens.analyzers.pipeline.steps import (
 from rooflens.analyzers.report.csv_cells import csv_cells_of
 from rooflens.analyzers.report.files import roofline_coverage
 from rooflens.analyzers.report.loading import Loaded, load_step, missing_gpu_work, read_trace
+from rooflens.analyzers.report.write_parquet import (
+    ParquetUnavailable,
+    require_pyarrow,
+    write_parquet_folder,
+)
 from rooflens.analyzers.trace.errors import TraceError
 
 from .common import EXIT_GATE, EXIT_OK, capture_choice, fail, print_json
@@ -66,7 +73,14 @@ if TYPE_CHECKING:
     from .trace2 import SecondTrace
 
 TOP_PRINTED = 5  # priorities printed after a run; the rest are in priority_data.json
-BAD_INPUT = (TraceError, PlatformFileError, UnknownPlatform, CategoryFileError, RunFolderError)
+BAD_INPUT = (
+    TraceError,
+    PlatformFileError,
+    UnknownPlatform,
+    CategoryFileError,
+    RunFolderError,
+    ParquetUnavailable,
+)
 
 
 class CategoryOutcome(BaseModel):
@@ -94,6 +108,7 @@ class Outcome(BaseModel):
     tables: list[str]
     csv_cells: str = "escaped"  # text cells of the tables: escaped against formulas, or raw
     workbook: str
+    parquet: list[str] = []  # `--format parquet`: the same tables as Parquet
     steps: list[str] = []
     prepared_categories: list[str] = []
     categories: list[CategoryOutcome] = []
@@ -137,6 +152,8 @@ def _run_report(
     trace, out = Path(args.trace), Path(args.out)
     try:
         categories = load_table(args.categories)
+        if _parquet(args):
+            require_pyarrow()  # before the trace is read: say how to install the extra
         if args.platform:
             get_platform(args.platform)  # a bad name or file is reported before the trace
         if args.platform_file:
@@ -208,6 +225,11 @@ class _Run:
                 comparison = self.second.compare(loaded.model, loaded.report)
         with step("writing the perf report (tables and workbook)"):
             files = run.write_loaded(loaded, Path(self.args.trace).name, comparison)
+        parquet: list[Path] = []
+        if _parquet(self.args):
+            with step("writing the tables as Parquet"):
+                parquet = _write_parquet(stage, loaded, comparison)
+            run.mark()  # into the ledger
         coverage = roofline_coverage(loaded.report)
         outcome = Outcome(
             command="compare" if comparison else "report" if until == LOADED else "analyze",
@@ -223,6 +245,7 @@ class _Run:
             tables=[p.relative_to(stage).as_posix() for p in files.csvs],
             csv_cells=self.record.csv_cells,
             workbook=files.xlsx.relative_to(stage).as_posix(),
+            parquet=[p.relative_to(stage).as_posix() for p in parquet],
         )
         results = RunResults.of(loaded, str(self.args.trace), str(Path(self.args.out)), comparison)
         if self.second is not None:
@@ -265,6 +288,20 @@ class _Run:
             outcome.plot = layout.PLOT if drawn else None
             outcome.plot_reason = r.plot.reason if r.plot is not None else None
             outcome.report = layout.REPORT
+
+
+def _parquet(args: argparse.Namespace) -> bool:
+    return getattr(args, "format", "csv") == "parquet"
+
+
+def _write_parquet(stage: Path, loaded: Loaded, comparison: Comparison | None) -> list[Path]:
+    """The run's tables as Parquet, each CSV folder's twin (docs/run-folder.md#parquet-tables)."""
+    written = write_parquet_folder(loaded.report.sheets, stage / layout.PERF_PARQUET)
+    if comparison is not None:
+        trace1 = {**comparison.trace1_sheets, DIFF_STATS_SHEET: comparison.diff_stats}
+        written += write_parquet_folder(trace1, stage / layout.TRACE1_PARQUET)
+        written += write_parquet_folder(comparison.report.sheets, stage / layout.TRACE2_PARQUET)
+    return written
 
 
 @contextmanager
@@ -314,6 +351,9 @@ def print_outcome(o: Outcome, out: TextIO) -> None:
         f"Wrote {len(o.tables)} tables to {where / 'perf_report_csvs'}/{raw} and "
         f"{where / o.workbook}\n"
     )
+    if o.parquet:
+        folders = sorted({str(where / Path(p).parent) for p in o.parquet})
+        out.write(f"Wrote {len(o.parquet)} tables as Parquet to {', '.join(folders)}\n")
     for note in o.notes:
         out.write(f"Note: {note}\n")
     for warning in o.warnings:

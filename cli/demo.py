@@ -1,15 +1,16 @@
 """`rooflens demo`: the whole analysis driven as an MCP client against `rooflens serve`.
 
-With no trace, a sample trace (one training step of a tiny transformer on an MI300X) is written
-into a new `rooflens_demo/` folder. The server runs as a stdio subprocess allowed only that
-folder (its runs go to `rooflens_runs/` there), and every step is a tool call, exactly as an
-agent would make them. Where an agent would write prose, the demo writes a plain summary from
+Everything the demo writes goes into one folder: `--out DIR`, else a new temporary folder
+(never the current folder, which may be a clone), and the demo prints where. With no trace, a
+sample trace (one training step of a tiny transformer on an MI300X) is written there. The
+server runs as a stdio subprocess allowed only that folder and the trace's (its runs go to
+`rooflens_runs/` in the demo's folder), and every step is a tool call, exactly as an agent
+would make them. Where an agent would write prose, the demo writes a plain summary from
 the ranked priorities, to show which part of the report is the model's.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 import tempfile
 import time
@@ -23,11 +24,12 @@ from mcp.client.stdio import stdio_client
 from rooflens.analyzers.layout import SYSTEM_KEYS
 from rooflens.analyzers.pipeline.steps import AGGREGATED, PREPARED, REPORTED, STEPS
 from rooflens.analyzers.synthetic.sample import write_sample_trace
+from rooflens.server.settings import WORKSPACE_NAME
 from rooflens.server.step_tools import TOOL_OF_STEP
 
 from .common import EXIT_OK, EXIT_PROBLEMS, fail
 
-DEMO_FOLDER = "rooflens_demo"
+DEMO_PREFIX = "rooflens_demo_"
 SAMPLE_NAME = "sample_step.json.gz"
 SERVER_LOG = "rooflens_server.log"  # the server's stderr, kept out of the demo's output
 TOP_PRIORITIES = 3
@@ -37,16 +39,13 @@ class DemoError(Exception):
     """A tool call failed; the message is the server's."""
 
 
-def _demo_folder() -> Path:
-    """A new folder under ./rooflens_demo, or under the temp dir if cwd is not writable."""
-    base = Path.cwd() / DEMO_FOLDER
-    try:
-        base.mkdir(exist_ok=True)
-        if not os.access(base, os.W_OK):
-            raise PermissionError(str(base))
-        return Path(tempfile.mkdtemp(prefix="run_", dir=base))
-    except OSError:
-        return Path(tempfile.mkdtemp(prefix="rooflens_demo_"))
+def _demo_folder(out: str | None) -> Path:
+    """`out` (created if missing), else a new temporary folder."""
+    if out is None:
+        return Path(tempfile.mkdtemp(prefix=DEMO_PREFIX))
+    folder = Path(out).expanduser().absolute()
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 def _text(contents: list[Any]) -> str:
@@ -85,12 +84,18 @@ def executive_summary(priorities: list[dict[str, Any]]) -> str:
 
 
 async def _workflow(trace: Path, folder: Path) -> bool:
+    allowed = [folder] if trace.parent.is_relative_to(folder) else [folder, trace.parent]
+    workspace = ["--workspace", str(folder / WORKSPACE_NAME)]
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "rooflens", "serve", "--allow-dir", str(folder)],
+        args=["-m", "rooflens", "serve", *_allow(allowed), *workspace],
     )
     with (folder / SERVER_LOG).open("a", encoding="utf-8") as log:
         return await _drive(Client(stdio_client(params, errlog=log)), trace)
+
+
+def _allow(folders: list[Path]) -> list[str]:
+    return [arg for folder in folders for arg in ("--allow-dir", str(folder))]
 
 
 async def _identify_and_plot(client: Client, run_id: str, platform: str | None) -> None:
@@ -177,25 +182,34 @@ def _leaves(group: BaseExceptionGroup) -> list[BaseException]:
     return found
 
 
-def run_demo(trace: str | None = None) -> int:
-    """Analyse `trace` (or a new sample trace) over MCP; 0 when the report validates."""
-    if trace is None:
-        folder = _demo_folder()
-        path = write_sample_trace(folder / SAMPLE_NAME)
-        print(f"Wrote the sample trace {path}")
-    else:
+def run_demo(trace: str | None = None, out: str | None = None) -> int:
+    """Analyse `trace` (or a new sample trace) over MCP, writing into `out` (else a new
+    temporary folder); 0 when the report validates."""
+    path = None
+    if trace is not None:
         path = Path(trace).expanduser().resolve()
         if not path.is_file():
             return fail(f"demo: {path}: file not found")
-        folder = path.parent
-    print(f"Starting `rooflens serve --allow-dir {folder}` and driving the workflow:")
+    try:
+        folder = _demo_folder(out)
+    except OSError as exc:
+        return fail(f"demo: cannot create {out}: {exc}")
+    print(f"Writing into {folder}")
+    if path is None:
+        path = write_sample_trace(folder / SAMPLE_NAME)
+        print(f"Wrote the sample trace {path}")
+    allowed = " ".join(_allow([folder] if path.parent == folder else [folder, path.parent]))
+    print(f"Starting `rooflens serve {allowed}` and driving the workflow:")
     failed: list[BaseException] = []
     valid = False
     try:
         valid = anyio.run(_workflow, path, folder)
     except* DemoError as group:  # raised inside the client's task groups (nested)
         failed.extend(_leaves(group))
+    except* BrokenPipeError:  # `rooflens demo | head`: main() stops quietly
+        raise BrokenPipeError from None
     if failed:
         print(f"rooflens demo: {failed[0]} (server log: {folder / SERVER_LOG})", file=sys.stderr)
         return EXIT_PROBLEMS
+    print(f"Everything the demo wrote is in {folder}")
     return EXIT_OK if valid else EXIT_PROBLEMS

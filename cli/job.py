@@ -22,18 +22,36 @@ from pydantic import BaseModel
 from rooflens.analyzers import layout
 from rooflens.analyzers.job.cluster import ClusterChoice, ClusterError, cluster_warnings
 from rooflens.analyzers.job.inputs import JobInputError, job_inputs
-from rooflens.analyzers.job.job_folder import check_job_destination
-from rooflens.analyzers.job.job_run import JobFailed, JobResult, analyze_job, write_job_folder
+from rooflens.analyzers.job.job_folder import check_job_destination, seal_job
+from rooflens.analyzers.job.job_run import (
+    JobFailed,
+    JobResult,
+    analyze_job,
+    job_tables,
+    write_job_folder,
+)
 from rooflens.analyzers.job.overview import JobOverview, job_overview
 from rooflens.analyzers.job.rank_task import RankDone, RankOutcome
 from rooflens.analyzers.perf.platforms import UnknownPlatform, get_platform
 from rooflens.analyzers.pipeline.ledger import RunFolderError, staged_output
+from rooflens.analyzers.report.write_parquet import (
+    ParquetUnavailable,
+    require_pyarrow,
+    write_parquet_folder,
+)
 
 from .common import EXIT_OK, fail, print_json
 from .progress import Progress
 
 TOP_PRINTED = 5  # findings printed; the rest are in the report
-BAD_INPUT = (JobInputError, ClusterError, JobFailed, UnknownPlatform, RunFolderError)
+BAD_INPUT = (
+    JobInputError,
+    ClusterError,
+    JobFailed,
+    UnknownPlatform,
+    RunFolderError,
+    ParquetUnavailable,
+)
 
 
 class RankLine(BaseModel):
@@ -65,7 +83,10 @@ def run_job(args: argparse.Namespace) -> int:
     progress = Progress()
     out = Path(args.out)
     until = args.until
+    parquet = getattr(args, "format", "csv") == "parquet"
     try:
+        if parquet:
+            require_pyarrow()  # before any rank runs: say how to install the extra
         if args.platform:
             get_platform(args.platform)
         with progress.step("finding the ranks of the job"):
@@ -86,6 +107,11 @@ def run_job(args: argparse.Namespace) -> int:
                 )
             with progress.step("writing the job folder"):
                 record = write_job_folder(stage, result, choice, args.platform, until)
+            if parquet:  # the job's own tables; each rank's run keeps its CSVs
+                with progress.step("writing the job's tables as Parquet"):
+                    tables = {Path(rel).stem: t for rel, t in job_tables(result).items()}
+                    write_parquet_folder(tables, stage / layout.JOB_PARQUET)
+                record = seal_job(stage, record)
     except BAD_INPUT as exc:
         return fail(str(exc))
     except OSError as exc:

@@ -22,7 +22,11 @@ from .common import (
     EXIT_BROKEN_PIPE,
     EXIT_INTERRUPTED,
     capture_choice,
+    fail,
 )
+from .completion import add_completion_parser
+from .config_command import add_config_parser
+from .global_options import add_global_options
 from .serve import add_serve_parser
 
 EPILOG = (
@@ -83,7 +87,19 @@ def _report_arguments(parser: argparse.ArgumentParser, *, out_help: str) -> None
     _json_argument(parser)
 
 
+def _format_argument(parser: argparse.ArgumentParser, folder: str) -> None:
+    parser.add_argument(
+        "--format",
+        choices=["csv", "parquet"],
+        default="csv",
+        help=f"tables as CSV (default), or parquet: each table also as typed Parquet in "
+        f"DIR/{folder} (needs the parquet extra: pip install 'rooflens[parquet]')",
+    )
+
+
 def _raw_csv_argument(parser: argparse.ArgumentParser) -> None:
+    """How the run's tables are written: CSV cells escaped or raw, and Parquet too."""
+    _format_argument(parser, "perf_report_parquet/")
     parser.add_argument(
         "--raw-csv",
         action="store_true",
@@ -106,6 +122,9 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     demo.add_argument(
         "trace", nargs="?", default=None, help="a .json/.json.gz trace (default: a sample)"
     )
+    demo.add_argument(
+        "--out", help="folder to write into (default: a new temporary folder, printed)"
+    )
     _add_inspect(commands)
     _add_report_and_analyze(commands)
     _add_compare(commands)
@@ -115,6 +134,9 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     _add_what_if(commands)
     add_serve_parser(commands)
     commands.add_parser("platforms", help="list the GPU platform catalogue")
+    add_config_parser(commands)
+    add_completion_parser(commands)
+    add_global_options(parser, commands)  # last: every command gets -v, --log-level, --config
     return parser
 
 
@@ -210,6 +232,7 @@ def _add_analyze_job(commands: argparse._SubParsersAction) -> None:
     job.add_argument(
         "--force", action="store_true", help="replace the job of other traces that --out holds"
     )
+    _format_argument(job, "job_tables_parquet/")
     _json_argument(job)
 
 
@@ -399,7 +422,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "demo":
         from .demo import run_demo
 
-        return run_demo(args.trace)
+        return run_demo(args.trace, args.out)
     if args.command == "serve":
         from .serve import run_serve
 
@@ -434,7 +457,7 @@ def _compare(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        return _dispatch(build_parser(argv).parse_args(argv))
+        return _configured_run(argv)
     except KeyboardInterrupt:
         print("rooflens: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -443,6 +466,39 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
+
+
+def _configured_run(argv: list[str]) -> int:
+    """Parse with the config file's values as defaults, set up logging, dispatch."""
+    from . import config, config_defaults
+    from .global_options import prescan
+    from .logging_setup import BadLevel, configure, level_name
+
+    early = prescan(argv)
+    found = config.load_or_fail(early.config, early.no_config)
+    if isinstance(found, int):
+        return found
+    parser = build_parser(argv)
+    try:
+        config_defaults.install(parser, found)
+    except config.ConfigError as exc:
+        return fail(str(exc))
+    args = parser.parse_args(argv)
+    config_defaults.resolve(parser, args, found)
+    try:
+        level = level_name(args.verbose or 0, config_defaults.log_level_of(args, found))
+    except BadLevel as exc:
+        return fail(str(exc))
+    configure(level)
+    if args.command == "config":
+        from .config_command import run_config
+
+        return run_config(args, found, level)
+    if args.command == "completion":
+        from .completion import run_completion
+
+        return run_completion(args.shell, build_parser())
+    return _dispatch(args)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ module turns their refusals into a one-line message and exit code 2 before anyth
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from pathlib import Path
@@ -160,5 +161,8 @@ def _serve_http(args: argparse.Namespace, server) -> int:
             "(add others with --allowed-host)",
             file=sys.stderr,
         )
-    uvicorn.run(http.app, host=args.host, port=args.port, log_level="warning")
+    # the SDK's per-session lines and uvicorn's access lines go through the CLI's one handler
+    # (logging_setup.py) on stderr: shown only with -v / --log-level INFO
+    level = logging.getLevelName(logging.getLogger().getEffectiveLevel()).lower()
+    uvicorn.run(http.app, host=args.host, port=args.port, log_level=level, log_config=None)
     return 0

@@ -161,6 +161,16 @@ def job_record(
     )
 
 
+def job_tables(result: JobResult) -> dict[str, pd.DataFrame]:
+    """The job's tables by their CSV path in the job folder."""
+    a = result.analysis
+    return {
+        layout.JOB_RANKS: ranks_table(result),
+        layout.JOB_COLLECTIVES: implicit_sync_table(a.collectives),
+        layout.JOB_STRAGGLERS: straggler_table(list(a.waits)),
+    }
+
+
 def write_job_folder(
     folder: Path,
     result: JobResult,
@@ -172,9 +182,8 @@ def write_job_folder(
     """The job-level tables, plot and report, then the sealed record (after the ranks wrote
     their runs): the report links each rank's own analysis.md where it was written."""
     a = result.analysis
-    write_table(folder, layout.JOB_RANKS, ranks_table(result))
-    write_table(folder, layout.JOB_COLLECTIVES, implicit_sync_table(a.collectives))
-    write_table(folder, layout.JOB_STRAGGLERS, straggler_table(list(a.waits)))
+    for rel, table in job_tables(result).items():
+        write_table(folder, rel, table)
     plot = draw_job_plot(a)
     if plot.png_bytes is not None:
         atomic_write_bytes(folder / layout.JOB_PLOT, plot.png_bytes)

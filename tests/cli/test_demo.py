@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -14,11 +15,18 @@ from rooflens.cli.demo import executive_summary, run_demo
 def test_demo_without_a_trace_validates_and_writes_its_summary_into_the_report(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.chdir(tmp_path)
+    cwd, temp = tmp_path / "clone", tmp_path / "tmp"
+    cwd.mkdir()
+    temp.mkdir()
+    monkeypatch.chdir(cwd)
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
     assert run_demo() == 0
     out = capsys.readouterr().out
-    # the server's run folder is in its workspace, inside the one allowed (demo) folder
-    reports = list((tmp_path / "rooflens_demo").glob("run_*/rooflens_runs/run-*/analysis.md"))
+    assert list(cwd.iterdir()) == []  # nothing left in the current folder (a clone, say)
+    # the server's run folder is in its workspace, inside the demo's new temporary folder
+    (folder,) = temp.glob("rooflens_demo_*")
+    assert f"Writing into {folder}" in out and f"Everything the demo wrote is in {folder}" in out
+    reports = list(folder.glob("rooflens_runs/run-*/analysis.md"))
     assert len(reports) == 1
     run = reports[0].parent
     assert str(reports[0]) in out
@@ -39,6 +47,18 @@ def test_demo_without_a_trace_validates_and_writes_its_summary_into_the_report(
 
 def test_executive_summary_without_priorities_says_so() -> None:
     assert "No finding shows a saving" in executive_summary([])
+
+
+@pytest.mark.slow
+def test_demo_of_a_trace_writes_into_out_not_beside_the_trace(tmp_path: Path, capsys) -> None:
+    from rooflens.analyzers.synthetic.sample import write_sample_trace
+
+    trace = write_sample_trace(tmp_path / "traces" / "mine.json.gz")
+    out = tmp_path / "demo"
+    assert run_demo(str(trace), str(out)) == 0
+    assert sorted(p.name for p in trace.parent.iterdir()) == ["mine.json.gz"]
+    assert len(list(out.glob("rooflens_runs/run-*/analysis.md"))) == 1
+    assert f"Everything the demo wrote is in {out}" in capsys.readouterr().out
 
 
 def test_demo_with_a_missing_trace_is_bad_input(tmp_path: Path, capsys) -> None:
