@@ -35,8 +35,7 @@ TOOLS = {
 
 # A backticked snake_case word starting with one of these verbs reads as a tool name.
 TOOL_VERBS = (
-    "list|inspect|load|prepare|run|draft|submit|validate|aggregate|get|render|compose|query|"
-    "compare"
+    "list|inspect|load|prepare|run|draft|submit|validate|aggregate|get|render|compose|query|compare"
 )
 TOOLISH = re.compile(rf"`((?:{TOOL_VERBS})_[a-z0-9_]+)`")
 CALLED = re.compile(r"\b[Cc]all(?:s|ing)?\s+`([^`]+)`")
