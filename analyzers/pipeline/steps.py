@@ -15,11 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
 
 from .. import layout
 from ..categories import analyze_category
 from ..categories.any_metrics import Metrics
-from ..categories.cpu_idle import analyze_cpu_idle
+from ..categories.cpu_idle import CpuIdleMetrics, analyze_cpu_idle
 from ..categories.fusion_measured import analyze_measured_fusion
 from ..categories.kernel_fusion import CATEGORY as KERNEL_FUSION
 from ..categories.kernel_fusion import analyze_kernel_fusion
@@ -29,6 +31,7 @@ from ..categories.trace2_system import Trace2System, analyze_trace2
 from ..compare.comparison import Comparison
 from ..findings.composing.comparative import ReportComparison
 from ..findings.composing.compose import ReportInputs, compose_report
+from ..findings.composing.html_page import report_page
 from ..findings.composing.model_info import (
     ModelIdentification,
     merged_identity,
@@ -44,6 +47,7 @@ from ..findings.composing.plot import (
     render_plot,
 )
 from ..findings.composing.prose import ReportProse
+from ..findings.composing.trace_tracks import findings_pid, track_events
 from ..findings.contract.contract import Findings
 from ..findings.drafting.drafts import draft_findings
 from ..findings.drafting.submission import PItemProse, SubmitStatus, submit
@@ -137,6 +141,7 @@ class Pipeline:
     # its tool call
     call_hint: Callable[[str, str | None], str] = field(default=lambda step, _: f"run {step}")
     draw: Drawer = draw_png  # the CLI passes PlotProcess.draw (findings/composing/plot_process.py)
+    annotated_trace: bool = True  # write annotated_trace.json.gz with the report (opt-out)
 
     # -- order ---------------------------------------------------------------------------
 
@@ -367,27 +372,39 @@ class Pipeline:
             self.results.prose = self.folder.read_prose()
         data = self.category_data()
         drafted = [k for k in self.analysable() if self.done(state(DRAFTED, k))]
-        text = compose_report(
-            ReportInputs(
-                manifest=data.manifest,
-                metadata=data.tables.metadata,
-                metrics={k: self.metrics_of(k) for k in self.analysable() if self._has_metrics(k)},
-                findings={k: self.findings_of(k) for k in drafted},
-                priorities=priorities,
-                identity=identity,
-                has_plot=self.has_plot(),
-                prose=self.results.prose,
-                platform=self.results.platform,
-                health=tuple(self.warnings() + self.trace2_warnings()),
-                comparison=self.report_comparison(),
-                workbook=workbook_figures(
-                    self.results.report.sheets.get("ops_summary_by_category")
-                ),
-            )
+        inputs = ReportInputs(
+            manifest=data.manifest,
+            metadata=data.tables.metadata,
+            metrics={k: self.metrics_of(k) for k in self.analysable() if self._has_metrics(k)},
+            findings={k: self.findings_of(k) for k in drafted},
+            priorities=priorities,
+            identity=identity,
+            has_plot=self.has_plot(),
+            prose=self.results.prose,
+            platform=self.results.platform,
+            health=tuple(self.warnings() + self.trace2_warnings()),
+            comparison=self.report_comparison(),
+            workbook=workbook_figures(self.results.report.sheets.get("ops_summary_by_category")),
         )
-        self.results.report_text = text
-        self._written(lambda folder: folder.write_analysis_report(text), REPORTED)
+        text = self.results.report_text = compose_report(inputs)
+        self._written(lambda folder: self._write_report(folder, text, inputs), REPORTED)
         return text
+
+    def _write_report(self, folder: RunFolder, text: str, inputs: ReportInputs) -> None:
+        """The report and what goes with it: the page, the annotated trace (unless off)."""
+        folder.write_analysis_report(text)
+        plot = self.results.plot
+        png = plot.png_bytes if plot is not None else folder.read_plot()
+        folder.write_report_page(report_page(inputs, png))
+        if self.annotated_trace:
+            folder.write_annotated_trace(Path(self.results.trace_path), self.trace_tracks())
+
+    def trace_tracks(self) -> list[dict[str, Any]]:
+        """The findings as trace events, in a process of their own (composing/trace_tracks.py)."""
+        idle = self.results.metrics.get(CPU_IDLE)
+        host = idle.host_side if isinstance(idle, CpuIdleMetrics) else None
+        pid = findings_pid(self.results.model.events["pid"].unique())
+        return track_events(pid, self.priorities().priorities, host)
 
     def report_comparison(self) -> ReportComparison | None:
         """Trace 2 as the report and the plot show it (None in a standalone run)."""
