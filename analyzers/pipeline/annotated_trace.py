@@ -113,16 +113,21 @@ class _Scan:
 
     def __init__(self) -> None:
         self.pos = 0
+        self.started = False  # the document's first non-blank byte was read
         self.depth = 0
         self.key: bytes | None = None  # the last string at depth 1, while it may be a key
         self.wants_array = False  # read `"traceEvents":`; its value comes next
 
     def feed(self, buf: bytearray) -> int | None:
-        if self.pos == 0:
-            self.pos = len(_BOM) if buf.startswith(_BOM) else 0
+        if not self.started:
+            if self.pos == 0 and buf.startswith(_BOM):
+                self.pos = len(_BOM)
             while self.pos < len(buf) and buf[self.pos] in _SPACE:
                 self.pos += 1
-            if self.pos < len(buf) and buf[self.pos] == ord("["):
+            if self.pos == len(buf) or len(buf) < len(_BOM):
+                return None
+            self.started = True
+            if buf[self.pos] == ord("["):
                 return self.pos
         while True:
             if self.wants_array:

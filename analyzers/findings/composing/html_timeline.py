@@ -20,7 +20,7 @@ from ..ranking.impact_scale import PriorityItem
 MAX_STRIPS = 12  # iterations drawn (the first ones); the rest are counted
 MAX_ITEMS = 6  # P-item rows under a strip (the best ranked with ranges)
 WIDTH, LABEL = 960, 56  # the SVG's width and its label column, in user units
-BAR, ROW, GAP, SHARE = 22, 12, 3, 10
+BAR, ROW, GAP, SHARE = 22, 12, 3, 12
 BUSY, BACK = "#9ccc9c", "#e4e7eb"
 CAUSE_COLOURS = {
     "profiler": "#b0b0b0",
@@ -35,7 +35,7 @@ CAUSE_COLOURS = {
     "dispatch": "#f4cccc",
     "unexplained": "#cccccc",
 }
-ITEM_COLOURS = ("#c0392b", "#d68910", "#2471a3", "#7d3c98", "#138d75", "#5d6d7e")
+ITEM_COLOURS = ("#a93226", "#b9770e", "#1f618d", "#117a65", "#76448a", "#4d5656")
 
 
 @dataclass(frozen=True)
