@@ -17,7 +17,7 @@ from rooflens.analyzers.synthetic.writer import Writer
 PID = 4242
 START_US = 1_000_000.0
 STEPS, GEMMS, GAP_STEP = 4, 6, 2
-GEMM_US, SLOW_US, LOADER_US = 150.0, 800.0, 20_000.0
+GEMM_US, SLOW_US, LOADER_US, EXTRA_US = 150.0, 800.0, 20_000.0, 400.0
 LOADER = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
 MM_ARGS = {
     "Input Dims": [[4096, 4096], [4096, 4096]],
@@ -45,18 +45,24 @@ class Planted:
 
 
 def write_findings_trace(
-    path: Path, *, slow_op: str = "aten::add", slow_kernel: str = ADD_BF16, extra_op: str = ""
+    path: Path,
+    *,
+    slow_op: str = "aten::add",
+    slow_kernel: str = ADD_BF16,
+    extra_op: str = "",
+    loader: str = LOADER,
 ) -> Planted:
     """The trace (see the module docstring) at `path`; `extra_op`: a name for one more
-    operator and its kernel in each iteration (e.g. a hostile one)."""
+    operator and its kernel in each iteration (e.g. a hostile one); `loader`: the name of
+    the DataLoader's annotation."""
     w = Writer(device=H100, host_pid=PID, main_tid=PID)
-    t, slow, loader, gap = START_US, [], (0.0, 0.0), (0.0, 0.0)
+    t, slow, fetch, gap = START_US, [], (0.0, 0.0), (0.0, 0.0)
     for k in range(STEPS):
         begin = t
         if k == GAP_STEP:
             drained = w.drained()
-            loader = (t, t + LOADER_US)
-            w.annotation(LOADER, *loader)
+            fetch = (t, t + LOADER_US)
+            w.annotation(loader, *fetch)
             loader_frames(w, t + 1.0, t + LOADER_US - 1.0, workers=False)
             t += LOADER_US + 2.0
         first = None
@@ -68,7 +74,7 @@ def write_findings_trace(
         got = w.launching_op(slow_op, slow_kernel, t + 20.0 * GEMMS, SLOW_US, op_args=ADD_ARGS)
         slow.append((got.start, got.end))
         if extra_op:
-            w.launching_op(extra_op, extra_op, t + 20.0 * GEMMS + 20.0, 30.0)
+            w.launching_op(extra_op, extra_op, t + 20.0 * GEMMS + 20.0, EXTRA_US)
         end = w.sync(t + 20.0 * GEMMS + 40.0) + 2.0
         w.step(k + 1, begin, end)
         t = end + 3.0
@@ -78,4 +84,4 @@ def write_findings_trace(
         min(e["ts"] for e in timed),
         max(e["ts"] + e.get("dur", 0.0) for e in timed),
     )
-    return Planted(path, loader, gap, slow, span)
+    return Planted(path, fetch, gap, slow, span)

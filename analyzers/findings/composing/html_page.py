@@ -274,7 +274,8 @@ def _card(p: Placed) -> str:
     fields = [(k, html_inline(v)) for k, v in card.fields]
     fields.append(("Impact", html_inline(impact_text(p))))
     if p.item is not None and p.item.time_ranges is not None:
-        fields.append(("Where", html_text(where_text(p.item.time_ranges), None)))
+        where = where_text(p.item.time_ranges).removeprefix("Where in the trace: ")
+        fields.append(("Where", html_text(where, None)))
     listed = "".join(f"<dt>{html_text(k)}</dt><dd>{v}</dd>" for k, v in fields)
     detail = _block(p)
     rank = f" p{n}" if n <= 2 else ""
