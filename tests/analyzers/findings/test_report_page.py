@@ -6,9 +6,9 @@ the trace's runs, P1 and the plot are visible, a header click sorts the table.""
 
 from __future__ import annotations
 
+import base64
 import html
 import os
-from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -17,6 +17,7 @@ import rooflens
 from rooflens.analyzers import layout
 from rooflens.analyzers.findings.composing.html_page import CSP, SCRIPT
 from tests.helpers.findings_trace import write_findings_trace
+from tests.helpers.html_safety import PageTags
 
 HOSTILE_OP = "<script>alert(1)</script>"
 HOSTILE_KERNEL = '<img src=x onerror="window.__pwned=1"> add_kernel'
@@ -45,42 +46,17 @@ def run(tmp_path_factory: pytest.TempPathFactory):
     return analysed, analysed.save(folder / "run")
 
 
-class _Tags(HTMLParser):
-    """Every start tag with its attributes, and the text of each script element."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.tags: list[tuple[str, dict[str, str | None]]] = []
-        self.scripts: list[str] = []
-        self._in_script = False
-
-    def handle_starttag(self, tag, attrs):
-        self.tags.append((tag, dict(attrs)))
-        self._in_script = tag == "script"
-        if self._in_script:
-            self.scripts.append("")
-
-    def handle_endtag(self, tag):
-        self._in_script = False if tag == "script" else self._in_script
-
-    def handle_data(self, data):
-        if self._in_script:
-            self.scripts[-1] += data
-
-
 def test_the_page_holds_the_hostile_names_as_text_and_runs_only_its_own_script(run) -> None:
     _, folder = run
     page = (folder / layout.REPORT_HTML).read_text("utf-8")
     assert html.escape(HOSTILE_OP) in page and html.escape(HOSTILE_KERNEL) in page
     assert HOSTILE_OP not in page and "<img src=x" not in page
-    tags = _Tags()
-    tags.feed(page)
+    tags = PageTags(page)
     assert tags.scripts == [SCRIPT]  # the page's own sorting script, nothing else
-    assert all(not a.startswith("on") for _, attrs in tags.tags for a in attrs)
+    assert tags.handlers == []
     images = [attrs for tag, attrs in tags.tags if tag == "img"]
     assert [a["src"][:22] for a in images] == ["data:image/png;base64,"]  # the plot
-    linked = [v for _, attrs in tags.tags for k, v in attrs.items() if k in ("src", "href")]
-    assert all(v.startswith(("#", "data:image/png")) for v in linked)  # nothing fetched
+    assert all(v.startswith(("#", "data:image/png")) for v in tags.links)  # nothing fetched
     (policy,) = [
         a["content"] for t, a in tags.tags if a.get("http-equiv") == "Content-Security-Policy"
     ]
@@ -95,8 +71,6 @@ def test_every_p_item_links_to_its_card_and_the_plot_is_the_runs(run) -> None:
     for n in numbers:
         assert f"href='#p{n}'" in page and f"id='p{n}'" in page
     plot = (folder / layout.PLOT).read_bytes()
-    import base64
-
     assert base64.b64encode(plot).decode("ascii") in page
     assert page.count("<svg class='strip'") == 4  # one strip per iteration
 
