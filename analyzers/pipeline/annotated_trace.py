@@ -14,8 +14,9 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import threading
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -51,6 +52,28 @@ def write_annotated(source: Path, events: Sequence[dict[str, Any]], dest: Path) 
         for block in rest:
             out.write(block)
     return dest
+
+
+class Background:
+    """A write on a thread of its own (inflating and deflating release the GIL, so it runs
+    beside the plot and the report); `wait` joins it and raises what it raised."""
+
+    def __init__(self, write: Callable[[], object]) -> None:
+        self._error: BaseException | None = None
+
+        def run() -> None:
+            try:
+                write()
+            except BaseException as exc:  # handed to the caller by wait()
+                self._error = exc
+
+        self._thread = threading.Thread(target=run, name="rooflens-annotate", daemon=True)
+        self._thread.start()
+
+    def wait(self) -> None:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
 
 
 class _Head:

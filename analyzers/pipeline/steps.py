@@ -62,6 +62,7 @@ from ..report.build import PerfReport
 from ..report.loading import Loaded, missing_gpu_work
 from ..trace.health import HealthWarning, assess
 from ..trace.model import TraceModel
+from .annotated_trace import Background
 from .folder import RunFolder
 
 LOADED, PREPARED, AGGREGATED, REPORTED = "loaded", "prepared", "aggregated", "reported"
@@ -360,8 +361,26 @@ class Pipeline:
         return self.folder is not None and self.folder.has(layout.PLOT)
 
     def compose(self, prose: ReportProse | None = None) -> str:
-        """The report; the plot is drawn only when none was (a model's title stays)."""
+        """The report; the plot is drawn only when none was (a model's title stays). The
+        annotated trace is written on a thread meanwhile (it needs only the priorities)."""
         priorities = self.priorities()
+        annotating = self._annotating()
+        try:
+            return self._compose(priorities, prose, annotating)
+        finally:
+            if annotating is not None:
+                annotating.wait()
+
+    def _annotating(self) -> Background | None:
+        folder = self.folder
+        if folder is None or not self.annotated_trace:
+            return None
+        trace, tracks = Path(self.results.trace_path), self.trace_tracks()
+        return Background(lambda: folder.write_annotated_trace(trace, tracks))
+
+    def _compose(
+        self, priorities: PriorityData, prose: ReportProse | None, annotating: Background | None
+    ) -> str:
         identity = self.identify()
         if not self.has_plot():
             self.plot()
@@ -387,17 +406,18 @@ class Pipeline:
             workbook=workbook_figures(self.results.report.sheets.get("ops_summary_by_category")),
         )
         text = self.results.report_text = compose_report(inputs)
-        self._written(lambda folder: self._write_report(folder, text, inputs), REPORTED)
-        return text
 
-    def _write_report(self, folder: RunFolder, text: str, inputs: ReportInputs) -> None:
-        """The report and what goes with it: the page, the annotated trace (unless off)."""
-        folder.write_analysis_report(text)
-        plot = self.results.plot
-        png = plot.png_bytes if plot is not None else folder.read_plot()
-        folder.write_report_page(report_page(inputs, png))
-        if self.annotated_trace:
-            folder.write_annotated_trace(Path(self.results.trace_path), self.trace_tracks())
+        def write(folder: RunFolder) -> None:
+            """The report, the page, and the annotated trace finished before the seal."""
+            folder.write_analysis_report(text)
+            plot = self.results.plot
+            png = plot.png_bytes if plot is not None else folder.read_plot()
+            folder.write_report_page(report_page(inputs, png))
+            if annotating is not None:
+                annotating.wait()
+
+        self._written(write, REPORTED)
+        return text
 
     def trace_tracks(self) -> list[dict[str, Any]]:
         """The findings as trace events, in a process of their own (composing/trace_tracks.py)."""

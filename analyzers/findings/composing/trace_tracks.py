@@ -69,7 +69,8 @@ def track_events(
         title = plain_line(item.title, NAME_LIMIT)
         events.append(_meta("thread_name", pid, tid, name=f"P{item.p_number}: {title}"))
         events += _spans(pid, tid, f"P{item.p_number}: {title}", *_item_ranges(item))
-    return events
+    named = sorted({e["tid"] for e in events if e["name"] == "thread_name"})
+    return events + [_meta("thread_sort_index", pid, t, sort_index=t) for t in named]
 
 
 def _item_ranges(item: PriorityItem) -> tuple[list[TimeRange], dict[str, Any]]:
