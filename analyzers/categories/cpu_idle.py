@@ -24,7 +24,7 @@ from ..trace.iterations import IterationMethod, Iterations, Spread
 from ..trace.kernel_counts import KernelCounts
 from ..trace.launch_queue import LaunchQueue
 from ..trace.phases import PhaseSummary
-from ..trace.time_ranges import TimeRange, TimeRanges
+from ..trace.time_ranges import KEPT, TimeRange, TimeRanges
 from .system_inputs import NO_TIME, SystemInputs
 
 IDLE_THRESHOLD_PERCENT = 15.0
@@ -213,7 +213,7 @@ def host_side(idle: IdleBreakdown | None) -> HostSide | None:
             percent_of_window=round(part.percent_of_window, 2),
             steady_ms=None if idle.phases is None else round(part.by_phase_ms["steady"], 3),
             culprits=part.culprits[:TOP_CULPRITS],
-            time_ranges=part.ranges,
+            time_ranges=part.ranges.brief(KEPT) if part.ranges else None,
         )
         for part in idle.parts
     ]

@@ -47,13 +47,16 @@ from ..findings.composing.plot import (
     render_plot,
 )
 from ..findings.composing.prose import ReportProse
-from ..findings.composing.trace_tracks import findings_pid, track_events
+from ..findings.composing.trace_tracks import IdleTrack, findings_pid, track_events
 from ..findings.contract.contract import Findings
 from ..findings.drafting.drafts import draft_findings
 from ..findings.drafting.submission import PItemProse, SubmitStatus, submit
 from ..findings.drafting.system_compare import system_comparison
+from ..findings.ranking.finding_events import finding_events
+from ..findings.ranking.finding_ranges import located
 from ..findings.ranking.priorities import PriorityData, priority_data
 from ..findings.ranking.replay_price import ReplayInputs
+from ..findings.ranking.run_metrics import RunMetrics
 from ..layout import CPU_IDLE, MULTI_KERNEL
 from ..perf.platform_choice import platform_warnings, run_warnings
 from ..perf.platforms import Platform
@@ -62,6 +65,7 @@ from ..report.build import PerfReport
 from ..report.loading import Loaded, missing_gpu_work
 from ..trace.health import HealthWarning, assess
 from ..trace.model import TraceModel
+from ..trace.time_ranges import MARKS
 from .annotated_trace import Background
 from .folder import RunFolder
 
@@ -362,7 +366,8 @@ class Pipeline:
 
     def compose(self, prose: ReportProse | None = None) -> str:
         """The report; the plot is drawn only when none was (a model's title stays). The
-        annotated trace is written on a thread meanwhile (it needs only the priorities)."""
+        annotated trace is made and written on a thread meanwhile (it reads the trace model
+        and the priorities, which nothing changes by then)."""
         priorities = self.priorities()
         annotating = self._annotating()
         try:
@@ -375,8 +380,8 @@ class Pipeline:
         folder = self.folder
         if folder is None or not self.annotated_trace:
             return None
-        trace, tracks = Path(self.results.trace_path), self.trace_tracks()
-        return Background(lambda: folder.write_annotated_trace(trace, tracks))
+        trace, tracks = Path(self.results.trace_path), self._track_sources()
+        return Background(lambda: folder.write_annotated_trace(trace, tracks()))
 
     def _compose(
         self, priorities: PriorityData, prose: ReportProse | None, annotating: Background | None
@@ -420,11 +425,37 @@ class Pipeline:
         return text
 
     def trace_tracks(self) -> list[dict[str, Any]]:
-        """The findings as trace events, in a process of their own (composing/trace_tracks.py)."""
-        idle = self.results.metrics.get(CPU_IDLE)
+        """The findings as trace events, in a process of their own (composing/trace_tracks.py):
+        each with up to MARKS ranges, more than the run's files keep."""
+        return self._track_sources()()
+
+    def _track_sources(self) -> Callable[[], list[dict[str, Any]]]:
+        """What the tracks are made from, gathered now; the making, for later (a thread)."""
+        r = self.results
+        idle = r.metrics.get(CPU_IDLE)
         host = idle.host_side if isinstance(idle, CpuIdleMetrics) else None
-        pid = findings_pid(self.results.model.events["pid"].unique())
-        return track_events(pid, self.priorities().priorities, host)
+        breakdown = self.category_data().idle
+        parts = breakdown.parts if breakdown is not None and host is not None else None
+        run = RunMetrics.of(dict(r.metrics))
+        model, unified, ranked = r.model, r.report.unified, list(self.priorities().priorities)
+
+        def make() -> list[dict[str, Any]]:
+            items = located(
+                ranked,
+                run,
+                model,
+                lambda c: finding_events(c, run, model, unified),
+                keep=MARKS,
+                idle_causes=None if parts is None else [p.ranges for p in parts],
+            )
+            causes = None
+            if parts is not None:
+                causes = [IdleTrack(p.cause, p.label, p.idle_ms, p.ranges)
+                          for p in parts if p.ranges]  # fmt: skip
+            pid = findings_pid(model.events["pid"].unique())
+            return track_events(pid, items, host, causes)
+
+        return make
 
     def report_comparison(self) -> ReportComparison | None:
         """Trace 2 as the report and the plot show it (None in a standalone run)."""

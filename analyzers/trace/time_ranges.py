@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-KEPT = 24  # ranges a finding keeps in the run's files (the longest)
+KEPT = 12  # ranges a finding keeps in the run's files (the longest)
+MARKS = 2000  # ranges a track of the annotated trace shows (docs/trace-viewer.md)
 BRIEF = 3  # ranges a tool result or a report line shows
 
 

@@ -12,6 +12,7 @@ escapes them, and a name from the trace is cut to one bounded line (`plain_line`
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from numbers import Real
 from typing import Any
 
@@ -32,10 +33,24 @@ def findings_pid(pids: Iterable[Any]) -> int:
     return max(numbers, default=0) + 1
 
 
+@dataclass(frozen=True)
+class IdleTrack:
+    """One idle cause's track: its key, label, total idle and gaps."""
+
+    cause: str
+    label: str
+    idle_ms: float
+    ranges: TimeRanges
+
+
 def track_events(
-    pid: int, items: Sequence[PriorityItem], host: HostSide | None
+    pid: int,
+    items: Sequence[PriorityItem],
+    host: HostSide | None,
+    causes: Sequence[IdleTrack] | None = None,
 ) -> list[dict[str, Any]]:
-    """The findings' tracks as trace events (metadata first)."""
+    """The findings' tracks as trace events (metadata first). `causes`: the idle causes'
+    tracks (default: the ranges `host` keeps)."""
     events = [_meta("process_name", pid, 0, name=PROCESS_NAME)]
     events.append(_meta("process_sort_index", pid, 0, sort_index=-1))
     if host is not None and host.iteration_ranges:
@@ -49,15 +64,18 @@ def track_events(
             tid = ITERATIONS_TID + 1
             events.append(_meta("thread_name", pid, tid, name="Warm-up (excluded from savings)"))
             events += _spans(pid, tid, "warm-up", [host.warmup_range], {"phase": "warmup"})
-    causes = [] if host is None else [c for c in host.idle_causes if c.time_ranges]
+    if causes is None:
+        shares = host.idle_causes if host is not None else []
+        causes = [IdleTrack(c.cause, c.label, c.idle_ms, c.time_ranges)
+                  for c in shares if c.time_ranges]  # fmt: skip
     for k, cause in enumerate(causes):
         tid = FIRST_CAUSE_TID + k
         label = plain_line(cause.label, NAME_LIMIT)
         events.append(_meta("thread_name", pid, tid, name=f"Idle: {label}"))
-        ranges = cause.time_ranges
+        ranges = cause.ranges
         args = {
             "cause": cause.cause,
-            "idle_ms": cause.idle_ms,
+            "idle_ms": round(cause.idle_ms, 3),
             "gaps_in_all": ranges.count,
             "gaps_shown": len(ranges.longest),
         }
