@@ -16,10 +16,10 @@ import hashlib
 from collections.abc import Sequence
 
 from ...html_text import html_inline, html_text
-from ..contract.contract import parse_tables
+from ..contract.contract import Table, parse_tables
 from ..ranking.impact_scale import PriorityItem
 from .cards import Placed, impact_text, ms, placed_cards, us, where_text
-from .compose import INSIGHTS, _title
+from .compose import INSIGHTS, report_title
 from .html_timeline import strips
 from .summary import ReportInputs
 
@@ -118,7 +118,7 @@ def report_page(run: ReportInputs, png: bytes | None) -> str:
     placed = placed_cards(items, run.findings, run.metrics)
     idle = run.analysed.cpu_idle
     host = idle.host_side if idle is not None else None
-    title = _title(run).removeprefix("# ")
+    title = report_title(run).removeprefix("# ")
     body = [
         f"<header><h1>{html_inline(title)}</h1><p>rooflens report: the same numbers as "
         "<code>analysis.md</code>; the trace with these findings is "
@@ -129,7 +129,7 @@ def report_page(run: ReportInputs, png: bytes | None) -> str:
         "<main>",
         _summary(run),
         _priorities(items),
-        _plot(png, run),
+        _plot(png),
         _timeline(strips(host, items)),
         _categories(run),
         _warnings(run),
@@ -204,7 +204,7 @@ def _priorities(items: Sequence[PriorityItem]) -> str:
     )
 
 
-def _plot(png: bytes | None, run: ReportInputs) -> str:
+def _plot(png: bytes | None) -> str:
     if png is None:
         return "<section id='plot'><h2>Plot</h2><p>No plot was drawn for this run.</p></section>"
     data = base64.b64encode(png).decode("ascii")
@@ -336,7 +336,7 @@ def _lines(text: str) -> str:
     return "".join(out)
 
 
-def _table(t) -> str:
+def _table(t: Table) -> str:
     head = "".join(f"<th>{html_inline(_cell(c))}</th>" for c in t.header)
     rows = "".join(
         "<tr>" + "".join(f"<td>{html_inline(_cell(c))}</td>" for c in row) + "</tr>"
