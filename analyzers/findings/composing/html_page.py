@@ -94,6 +94,7 @@ figure img { max-width: 100%; height: auto; border: 1px solid var(--line); }
 .card dt { font-weight: 600; } .card dd { margin: 0; }
 .detail { margin-top: 10px; border-top: 1px dashed var(--line); padding-top: 8px; }
 .warn li { margin: 4px 0; }
+.wide { overflow-x: auto; } .detail table { font-size: 13px; }
 a.back { font-size: 13px; color: var(--accent); }
 """
 
@@ -342,7 +343,8 @@ def _table(t: Table) -> str:
         "<tr>" + "".join(f"<td>{html_inline(_cell(c))}</td>" for c in row) + "</tr>"
         for row in t.rows
     )
-    return f"<table class='sortable'><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+    table = f"<table class='sortable'><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+    return f"<div class='wide'>{table}</div>"
 
 
 def _cell(text: str) -> str:
