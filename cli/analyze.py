@@ -118,6 +118,8 @@ class Outcome(BaseModel):
     plot: str | None = None
     plot_reason: str | None = None
     report: str | None = None
+    page: str | None = None  # analysis.html
+    annotated_trace: str | None = None  # the trace with the findings' tracks (Perfetto)
     artifacts: list[str] = []
     compare_with: dict[str, Any] | None = None  # `compare`: trace 2 and what changed
     gate: GateVerdict | None = None  # `compare --gate`: the regression verdict
@@ -255,7 +257,10 @@ class _Run:
                 with step("judging the regression gate"):
                     outcome.gate = self.second.gate(loaded.model, threshold)
         steps = run.pipeline(
-            results, label=f"the run of {Path(self.args.trace).name}", draw=self.draw
+            results,
+            label=f"the run of {Path(self.args.trace).name}",
+            draw=self.draw,
+            annotated_trace=not getattr(self.args, "no_annotated_trace", False),
         )
         if until != LOADED:
             with _ticks(self.progress) as tick:
@@ -288,6 +293,8 @@ class _Run:
             outcome.plot = layout.PLOT if drawn else None
             outcome.plot_reason = r.plot.reason if r.plot is not None else None
             outcome.report = layout.REPORT
+            outcome.page = layout.REPORT_HTML
+            outcome.annotated_trace = layout.ANNOTATED_TRACE if steps.annotated_trace else None
 
 
 def _parquet(args: argparse.Namespace) -> bool:
@@ -393,6 +400,12 @@ def print_outcome(o: Outcome, out: TextIO) -> None:
             out.write(f"Model: {name}{detail}\n")
         out.write(f"Plot: {where / o.plot}\n" if o.plot else f"No plot: {o.plot_reason}\n")
         out.write(f"Report: {where / (o.report or '')}\n")
+        if o.page:
+            out.write(f"Page: {where / o.page}\n")
+        if o.annotated_trace:
+            out.write(
+                f"Trace with the findings (open in ui.perfetto.dev): {where / o.annotated_trace}\n"
+            )
     replaced = f" (replaced run {o.replaced_run})" if o.replaced_run else ""
     out.write(f"Run {o.run_id}: {where / RUN_FILE}{replaced}\n")
 

@@ -183,6 +183,12 @@ def _add_report_and_analyze(commands: argparse._SubParsersAction) -> None:
         default="reported",
         help="the last step of the pipeline to run (default: all of them, to the report)",
     )
+    analyze.add_argument(
+        "--no-annotated-trace",
+        action="store_true",
+        help="do not write annotated_trace.json.gz (the trace with the findings' tracks, "
+        "for Perfetto; docs/trace-viewer.md)",
+    )
 
 
 def _add_analyze_job(commands: argparse._SubParsersAction) -> None:

@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 
 from rooflens.analyzers.perf.platforms import PlatformSummary
 from rooflens.analyzers.trace.health import HealthWarning
+from rooflens.analyzers.trace.time_ranges import TimeRanges
 
 from .trace_text import TRACE_TEXT, IdentificationView, TraceText, traced
 
@@ -195,6 +196,10 @@ class PriorityRow(BaseModel):
     unquantified_reason: str | None = traced(
         "why the trace supports no saving for it", default=None
     )
+    time_ranges: TimeRanges | None = Field(
+        default=None,
+        description="where in the trace (µs, its clock): count, span, the longest 3",
+    )
 
 
 class AggregateResult(BaseModel):
@@ -224,6 +229,9 @@ class ReportResult(BaseModel):
     valid: bool
     problems: list[ProblemModel]
     resources: list[str]
+    files: list[str] = Field(
+        default=[], description="the report as a page and the trace with the findings' tracks"
+    )
 
 
 class TableInfo(BaseModel):

@@ -20,10 +20,11 @@ from ..markdown_text import md_code
 from ..prepare.document_base import OmitNone
 from ..trace.idle_attribution import Culprit
 from ..trace.idle_causes import CallSite, IdleBreakdown, IterationIdle
-from ..trace.iterations import IterationMethod, Spread
+from ..trace.iterations import IterationMethod, Iterations, Spread
 from ..trace.kernel_counts import KernelCounts
 from ..trace.launch_queue import LaunchQueue
 from ..trace.phases import PhaseSummary
+from ..trace.time_ranges import KEPT, TimeRange, TimeRanges
 from .system_inputs import NO_TIME, SystemInputs
 
 IDLE_THRESHOLD_PERCENT = 15.0
@@ -67,6 +68,7 @@ class IdleCauseShare(BaseModel):
     percent_of_window: float
     steady_ms: float | None = None  # inside steady-state iterations; None without iterations
     culprits: list[Culprit] = Field(default_factory=list)  # the calls behind it, most first
+    time_ranges: TimeRanges | None = None  # its idle gaps on the trace's clock (µs)
 
 
 MAX_ITERATION_ROWS = 64  # the per-iteration table is cut here (the first ones, in order)
@@ -83,6 +85,10 @@ class HostSide(BaseModel):
     host_recorded: bool = True  # False: a GPU-only trace, which can name no host cause
     host_partial: bool = False  # the host side was filtered: a named cause is a lower bound
     per_iteration: list[IterationIdle] = Field(default_factory=list)
+    # on the trace's clock (µs): each iteration's host span (the first MAX_ITERATION_ROWS)
+    # and the warm-up's span (None without one)
+    iteration_ranges: list[TimeRange] = Field(default_factory=list)
+    warmup_range: TimeRange | None = None
 
 
 class CpuIdleMetrics(OmitNone):
@@ -207,6 +213,7 @@ def host_side(idle: IdleBreakdown | None) -> HostSide | None:
             percent_of_window=round(part.percent_of_window, 2),
             steady_ms=None if idle.phases is None else round(part.by_phase_ms["steady"], 3),
             culprits=part.culprits[:TOP_CULPRITS],
+            time_ranges=part.ranges.brief(KEPT) if part.ranges else None,
         )
         for part in idle.parts
     ]
@@ -222,4 +229,20 @@ def host_side(idle: IdleBreakdown | None) -> HostSide | None:
         host_recorded=idle.host_recorded,
         host_partial=idle.host_partial,
         per_iteration=idle.per_iteration[:MAX_ITERATION_ROWS],
+        iteration_ranges=_iteration_ranges(found)[:MAX_ITERATION_ROWS],
+        warmup_range=_warmup_range(found, idle.phases),
     )
+
+
+def _iteration_ranges(found: Iterations) -> list[TimeRange]:
+    lo, hi = found.host_spans_us()
+    return [TimeRange(start_us=float(a), end_us=float(b)) for a, b in zip(lo, hi, strict=True)]
+
+
+def _warmup_range(found: Iterations, phases: PhaseSummary | None) -> TimeRange | None:
+    """From the first warm-up iteration's host start to the first steady one's."""
+    if phases is None or not phases.warmup:
+        return None
+    lo, hi = found.host_spans_us()
+    end = lo[phases.steady[0]] if phases.steady else hi[max(phases.warmup)]
+    return TimeRange(start_us=float(lo[min(phases.warmup)]), end_us=float(end))

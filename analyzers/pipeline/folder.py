@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -40,6 +41,7 @@ from ..report import files
 from ..report.build import PerfReport
 from ..report.csv_cells import ESCAPED, CsvCells
 from ..report.write_csv import atomic_write_bytes, table_csv, write_csv_folder
+from .annotated_trace import write_annotated
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -140,6 +142,13 @@ class RunFolder:
     def write_analysis_report(self, text: str) -> Path:
         return self._text(layout.REPORT, text)
 
+    def write_report_page(self, page: str) -> Path:
+        return self._text(layout.REPORT_HTML, page)
+
+    def write_annotated_trace(self, trace: Path, events: Sequence[dict[str, Any]]) -> Path:
+        """The trace with the findings' tracks (pipeline/annotated_trace.py)."""
+        return write_annotated(trace, events, self.root / layout.ANNOTATED_TRACE)
+
     # -- reads: what a restored run cannot recompute --------------------------------------
 
     def has(self, rel: str) -> bool:
@@ -160,6 +169,13 @@ class RunFolder:
 
     def read_submitted_identity(self) -> ModelIdentification | None:
         return _model(self.root / layout.SUBMITTED_MODEL, ModelIdentification)
+
+    def read_plot(self) -> bytes | None:
+        """The plot's PNG as drawn (None when there is none)."""
+        try:
+            return (self.root / layout.PLOT).read_bytes()
+        except OSError:
+            return None
 
     def read_prose(self) -> ReportProse | None:
         return _model(self.root / layout.REPORT_PROSE, ReportProse)

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
 
 from .. import layout
 from ..categories import analyze_category
 from ..categories.any_metrics import Metrics
-from ..categories.cpu_idle import analyze_cpu_idle
+from ..categories.cpu_idle import CpuIdleMetrics, analyze_cpu_idle
 from ..categories.fusion_measured import analyze_measured_fusion
 from ..categories.kernel_fusion import CATEGORY as KERNEL_FUSION
 from ..categories.kernel_fusion import analyze_kernel_fusion
@@ -29,6 +31,7 @@ from ..categories.trace2_system import Trace2System, analyze_trace2
 from ..compare.comparison import Comparison
 from ..findings.composing.comparative import ReportComparison
 from ..findings.composing.compose import ReportInputs, compose_report
+from ..findings.composing.html_page import report_page
 from ..findings.composing.model_info import (
     ModelIdentification,
     merged_identity,
@@ -44,12 +47,16 @@ from ..findings.composing.plot import (
     render_plot,
 )
 from ..findings.composing.prose import ReportProse
+from ..findings.composing.trace_tracks import IdleTrack, findings_pid, track_events
 from ..findings.contract.contract import Findings
 from ..findings.drafting.drafts import draft_findings
 from ..findings.drafting.submission import PItemProse, SubmitStatus, submit
 from ..findings.drafting.system_compare import system_comparison
+from ..findings.ranking.finding_events import finding_events
+from ..findings.ranking.finding_ranges import located
 from ..findings.ranking.priorities import PriorityData, priority_data
 from ..findings.ranking.replay_price import ReplayInputs
+from ..findings.ranking.run_metrics import RunMetrics
 from ..layout import CPU_IDLE, MULTI_KERNEL
 from ..perf.platform_choice import platform_warnings, run_warnings
 from ..perf.platforms import Platform
@@ -58,6 +65,8 @@ from ..report.build import PerfReport
 from ..report.loading import Loaded, missing_gpu_work
 from ..trace.health import HealthWarning, assess
 from ..trace.model import TraceModel
+from ..trace.time_ranges import MARKS
+from .annotated_trace import Background
 from .folder import RunFolder
 
 LOADED, PREPARED, AGGREGATED, REPORTED = "loaded", "prepared", "aggregated", "reported"
@@ -137,6 +146,7 @@ class Pipeline:
     # its tool call
     call_hint: Callable[[str, str | None], str] = field(default=lambda step, _: f"run {step}")
     draw: Drawer = draw_png  # the CLI passes PlotProcess.draw (findings/composing/plot_process.py)
+    annotated_trace: bool = True  # write annotated_trace.json.gz with the report (opt-out)
 
     # -- order ---------------------------------------------------------------------------
 
@@ -355,8 +365,27 @@ class Pipeline:
         return self.folder is not None and self.folder.has(layout.PLOT)
 
     def compose(self, prose: ReportProse | None = None) -> str:
-        """The report; the plot is drawn only when none was (a model's title stays)."""
+        """The report; the plot is drawn only when none was (a model's title stays). The
+        annotated trace is made and written on a thread meanwhile (it reads the trace model
+        and the priorities, which nothing changes by then)."""
         priorities = self.priorities()
+        annotating = self._annotating()
+        try:
+            return self._compose(priorities, prose, annotating)
+        finally:
+            if annotating is not None:
+                annotating.wait()
+
+    def _annotating(self) -> Background | None:
+        folder = self.folder
+        if folder is None or not self.annotated_trace:
+            return None
+        trace, tracks = Path(self.results.trace_path), self._track_sources()
+        return Background(lambda: folder.write_annotated_trace(trace, tracks()))
+
+    def _compose(
+        self, priorities: PriorityData, prose: ReportProse | None, annotating: Background | None
+    ) -> str:
         identity = self.identify()
         if not self.has_plot():
             self.plot()
@@ -367,27 +396,66 @@ class Pipeline:
             self.results.prose = self.folder.read_prose()
         data = self.category_data()
         drafted = [k for k in self.analysable() if self.done(state(DRAFTED, k))]
-        text = compose_report(
-            ReportInputs(
-                manifest=data.manifest,
-                metadata=data.tables.metadata,
-                metrics={k: self.metrics_of(k) for k in self.analysable() if self._has_metrics(k)},
-                findings={k: self.findings_of(k) for k in drafted},
-                priorities=priorities,
-                identity=identity,
-                has_plot=self.has_plot(),
-                prose=self.results.prose,
-                platform=self.results.platform,
-                health=tuple(self.warnings() + self.trace2_warnings()),
-                comparison=self.report_comparison(),
-                workbook=workbook_figures(
-                    self.results.report.sheets.get("ops_summary_by_category")
-                ),
-            )
+        inputs = ReportInputs(
+            manifest=data.manifest,
+            metadata=data.tables.metadata,
+            metrics={k: self.metrics_of(k) for k in self.analysable() if self._has_metrics(k)},
+            findings={k: self.findings_of(k) for k in drafted},
+            priorities=priorities,
+            identity=identity,
+            has_plot=self.has_plot(),
+            prose=self.results.prose,
+            platform=self.results.platform,
+            health=tuple(self.warnings() + self.trace2_warnings()),
+            comparison=self.report_comparison(),
+            workbook=workbook_figures(self.results.report.sheets.get("ops_summary_by_category")),
         )
-        self.results.report_text = text
-        self._written(lambda folder: folder.write_analysis_report(text), REPORTED)
+        text = self.results.report_text = compose_report(inputs)
+
+        def write(folder: RunFolder) -> None:
+            """The report, the page, and the annotated trace finished before the seal."""
+            folder.write_analysis_report(text)
+            plot = self.results.plot
+            png = plot.png_bytes if plot is not None else folder.read_plot()
+            folder.write_report_page(report_page(inputs, png))
+            if annotating is not None:
+                annotating.wait()
+
+        self._written(write, REPORTED)
         return text
+
+    def trace_tracks(self) -> list[dict[str, Any]]:
+        """The findings as trace events, in a process of their own (composing/trace_tracks.py):
+        each with up to MARKS ranges, more than the run's files keep."""
+        return self._track_sources()()
+
+    def _track_sources(self) -> Callable[[], list[dict[str, Any]]]:
+        """What the tracks are made from, gathered now; the making, for later (a thread)."""
+        r = self.results
+        idle = r.metrics.get(CPU_IDLE)
+        host = idle.host_side if isinstance(idle, CpuIdleMetrics) else None
+        breakdown = self.category_data().idle
+        parts = breakdown.parts if breakdown is not None and host is not None else None
+        run = RunMetrics.of(dict(r.metrics))
+        model, unified, ranked = r.model, r.report.unified, list(self.priorities().priorities)
+
+        def make() -> list[dict[str, Any]]:
+            items = located(
+                ranked,
+                run,
+                model,
+                lambda c: finding_events(c, run, model, unified),
+                keep=MARKS,
+                idle_causes=None if parts is None else [p.ranges for p in parts],
+            )
+            causes = None
+            if parts is not None:
+                causes = [IdleTrack(p.cause, p.label, p.idle_ms, p.ranges)
+                          for p in parts if p.ranges]  # fmt: skip
+            pid = findings_pid(model.events["pid"].unique())
+            return track_events(pid, items, host, causes)
+
+        return make
 
     def report_comparison(self) -> ReportComparison | None:
         """Trace 2 as the report and the plot show it (None in a standalone run)."""

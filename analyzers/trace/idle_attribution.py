@@ -26,6 +26,7 @@ from .launch_bound import Stretches
 from .model import TraceModel
 from .phases import PHASES, Phase, PhaseRegions
 from .schema import LAUNCH_CATEGORIES
+from .time_ranges import MARKS, TimeRanges
 from .tree import nearest_ancestor
 
 # after its launch call returns, an event on an empty queue starts within this; a longer wait
@@ -65,6 +66,7 @@ class CauseIdle(Frozen):
     percent_of_window: float
     by_phase_ms: dict[Phase, float]
     culprits: list[Culprit]
+    ranges: TimeRanges | None = None  # its pieces of idle on the trace's clock (MARKS kept)
 
 
 @dataclass(frozen=True, slots=True)
@@ -406,6 +408,7 @@ def cause_table(
                 percent_of_window=100.0 * idle / window if window > 0 else 0.0,
                 by_phase_ms=by_phase,
                 culprits=culprits,
+                ranges=TimeRanges.of(piece.start, piece.end, keep=MARKS),
             )
         )
     return rows

@@ -10,6 +10,7 @@ Definitions: docs/analysis.md#idle-causes.
 from __future__ import annotations
 
 import numpy as np
+from pydantic import Field
 
 from .host_blocking import (
     BlockingCalls,
@@ -63,6 +64,8 @@ class IterationIdle(Frozen):
     idle_ms: float
     main_cause: IdleCause | None
     main_cause_ms: float
+    # the causes with idle in it, in CAUSES order
+    idle_by_cause_ms: dict[IdleCause, float] = Field(default_factory=dict)
 
 
 class IdleBreakdown(Frozen):
@@ -174,6 +177,11 @@ def _per_iteration(
             idle_ms=float(idle[k]) / 1e3,
             main_cause=CAUSES[main[k]] if by_cause[k, main[k]] > 0 else None,
             main_cause_ms=float(by_cause[k, main[k]]) / 1e3,
+            idle_by_cause_ms={
+                c: round(float(by_cause[k, j]) / 1e3, 3)
+                for j, c in enumerate(CAUSES)
+                if by_cause[k, j] > 0
+            },
         )
         for k, it in enumerate(its)
     ]

@@ -144,6 +144,7 @@ def priority_rows(data: PriorityData) -> list[r.PriorityRow]:
             saving_ms=tuple(round(v, 3) for v in item.saving.range_ms) if item.saving else None,
             percent_of_window=item.percent_mid,
             unquantified_reason=item.unquantified_reason,
+            time_ranges=item.time_ranges.brief() if item.time_ranges else None,
         )
         for item in data.priorities
     ]

@@ -10,6 +10,7 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
+from rooflens.analyzers import layout
 from rooflens.analyzers.findings.composing.model_info import (
     ModelIdentification,
     module_names,
@@ -148,6 +149,11 @@ def check_composed(st: AppState, run: Run) -> r.ReportResult:
         valid=not found,
         problems=[],
         resources=[f"rooflens://runs/{run.id}/{k}" for k in ("report", "plot", "priorities")],
+        files=[
+            str(run.folder / name)
+            for name in (layout.REPORT_HTML, layout.ANNOTATED_TRACE)
+            if (run.folder / name).is_file()
+        ],
     )
     shown, _ = fit(base, "problems", problems, st.payload_budget)
     return base.model_copy(update={"problems": shown})

@@ -24,11 +24,13 @@ from devkit.injection import (
     write_injection_trace,
 )
 from rooflens.analyzers.findings.composing.compose import OPTIONAL_SECTIONS, SECTIONS
+from rooflens.analyzers.findings.composing.html_page import SCRIPT
 from rooflens.analyzers.findings.contract.contract import split_row
 from rooflens.analyzers.findings.contract.validate import validate_findings_file
 from rooflens.analyzers.findings.drafting.drafts import tier_for
 from rooflens.analyzers.markdown_text import without_code_spans
 from rooflens.cli.main import main
+from tests.helpers.html_safety import PageTags
 from tests.helpers.markdown_safety import headings, leaks
 
 pytestmark = pytest.mark.slow  # whole analyses, in the tests or their module fixtures
@@ -169,3 +171,15 @@ def test_every_table_keeps_its_columns(run) -> None:
             cells = split_row(re.sub(r"\s*<!--[^>]*-->$", "", line))  # Top Operations' marker
             width = width or len(cells)
             assert len(cells) == width, (path.name, number, line)
+
+
+def test_the_page_holds_every_hostile_name_as_text(run) -> None:
+    """`analysis.html` (docs/analysis.md#the-page): the page's own script is its only one, no
+    element of it has an event handler, nothing is linked outside it, and the hostile names
+    that reach it are there as text."""
+    out, _ = run
+    page = (out / "analysis.html").read_text(encoding="utf-8")
+    tags = PageTags(page)
+    assert tags.scripts == [SCRIPT] and tags.handlers == []
+    assert all(v.startswith(("#", "data:image/png")) for v in tags.links)
+    assert MARK in page  # the names are there, as data

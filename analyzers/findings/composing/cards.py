@@ -24,6 +24,7 @@ from ...categories.multi_kernel import MultiKernelMetrics
 from ...layout import TIMELINE_SYSTEM_KEYS
 from ...markdown_text import md_cell, md_code
 from ...replay.what_if import PathItem
+from ...trace.time_ranges import TimeRanges
 from ..contract.contract import (
     NOT_QUANTIFIABLE,
     SYSTEM_IMPACT_SENTENCE,
@@ -274,8 +275,9 @@ def estimate_section(placed: Placed) -> Section:
     if item is None:
         old = placed.block.section("Impact estimate")
         return old or Section("Impact estimate", SYSTEM_IMPACT_SENTENCE)
+    where = [f"- {where_text(item.time_ranges)}"] if item.time_ranges else []
     if item.saving is None:
-        lines = [f"- Saving: {saving_text(item)}", "- Counted in no total, bar or top fix."]
+        lines = [f"- Saving: {saving_text(item)}", "- Counted in no total, bar or top fix.", *where]
         return Section("Impact estimate", body="\n".join(lines))
     marker = Marker(
         "detail_estimate", (("low", f"{item.percent_low}"), ("high", f"{item.percent_high}"))
@@ -287,9 +289,28 @@ def estimate_section(placed: Placed) -> Section:
         f"- Capped by {cap_text(item)}",
         f"- How: {item.saving.basis}",
         *replay_lines(item),
+        *where,
         "<!-- impact-end -->",
     ]
     return Section("Impact estimate", body="\n".join(lines))
+
+
+def us(value: float) -> str:
+    """A trace timestamp or length in µs, to the µs: 7,001,254,304."""
+    return f"{value:,.0f}"
+
+
+def where_text(ranges: TimeRanges) -> str:
+    """'Where in the trace: …' (µs on the trace's clock, docs/trace-viewer.md): how many
+    ranges, their span and the longest few."""
+    shown = ranges.brief()
+    longest = ", ".join(f"{us(r.start_us)}–{us(r.end_us)}" for r in shown.longest)
+    many = ranges.count > 1
+    return (
+        f"Where in the trace: {ranges.count} range{'s' if many else ''}, "
+        f"{ms(ranges.total_us / 1e3)} ms in all, from {us(ranges.first_us)} to "
+        f"{us(ranges.last_us)} µs (trace clock)" + (f"; longest: {longest} µs" if many else "")
+    )
 
 
 NAMES_SHOWN = 3  # names of a finding's events a line shows

@@ -110,7 +110,8 @@ def link(tier: str, n: int) -> str:
     return f"→ *See [Detailed Analysis: {LINK_LABEL[tier]} > P{n}](#{anchor(tier, n)}) for details*"
 
 
-def _title(run: ReportInputs) -> str:
+def report_title(run: ReportInputs) -> str:
+    """The report's `# ` heading line (the page shows the same title)."""
     model = run.identity.model if run.identity else ""
     known = model and not model.startswith("Cannot be inferred")
     name = md_code(model) if known else "Unidentified model"
@@ -169,7 +170,7 @@ def compose_report(run: ReportInputs) -> str:
     cards = {t: [_card_text(p) for p in ps] for t, ps in by_tier.items()}
 
     compared = run.comparison is not None
-    parts = [_title(run), executive_summary(run, run.prose), priorities_table(run)]
+    parts = [report_title(run), executive_summary(run, run.prose), priorities_table(run)]
     bought = what_fixing_buys(run.priorities)
     if bought:
         parts.append(bought)

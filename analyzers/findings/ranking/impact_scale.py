@@ -26,6 +26,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from ...prepare.categories import GpuUtilization
+from ...trace.time_ranges import TimeRanges
 from .replay_figures import ReplayPrice
 
 Pool = Literal["kernels", "idle", "exposed_memcpy", "exposed_comm"]
@@ -94,6 +95,7 @@ class Candidate(BaseModel):
     unquantified_reason: str | None = None
     time_ms: float | None = None  # kernel time an unquantified finding covers (its rank)
     replay: ReplayPrice | None = None  # what the replay says of it (None: no events placed)
+    time_ranges: TimeRanges | None = None  # where in the trace it happens (None: not placed)
 
     @model_validator(mode="after")
     def _saving_or_reason(self) -> Candidate:

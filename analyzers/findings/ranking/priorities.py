@@ -36,6 +36,7 @@ from ...categories.kernel_fusion import KernelFusionMetrics
 from ...categories.models import CategoryMetrics, Finding
 from ...prepare.manifest import Manifest
 from .candidates import candidates, shared_kernels
+from .finding_ranges import located
 from .impact_scale import (
     Candidate,
     PriorityItem,
@@ -289,6 +290,12 @@ def priority_data(
     found = [] if reason else candidates(metrics, gpu, display)
     if pricer is not None:
         found = pricer.priced(found)
+    found = located(
+        found,
+        metrics,
+        replayed.model if replayed is not None else None,
+        pricer.events_of if pricer is not None else lambda _: None,
+    )
     if avoidable is not None:
         found = [c for c in (within_reference(c, avoidable) for c in found) if c is not None]
     items = rank_items(found, baseline_ms)

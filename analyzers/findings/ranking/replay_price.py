@@ -64,6 +64,7 @@ class ReplayPricer:
 
     def __init__(self, model: TraceModel, run: RunMetrics, unified: UnifiedTable | None) -> None:
         self.model, self.run, self.unified = model, run, unified
+        self.found: dict[tuple, FindingEvents | None] = {}
         self.graph: ReplayGraph | None = None
         self.reason = ""
         try:
@@ -93,8 +94,15 @@ class ReplayPricer:
             return candidates
         return [self._price(c) for c in candidates]
 
+    def events_of(self, c: Candidate) -> FindingEvents | None:
+        """The finding's events (finding_events.py), found once per finding."""
+        key = (*finding_key(c), c.saving.pool if c.saving else None, c.title)
+        if key not in self.found:
+            self.found[key] = finding_events(c, self.run, self.model, self.unified)
+        return self.found[key]
+
     def _price(self, c: Candidate) -> Candidate:
-        events = finding_events(c, self.run, self.model, self.unified)
+        events = self.events_of(c)
         if events is None or events.empty:
             return c
         share = self._path_share(events)
