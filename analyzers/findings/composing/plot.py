@@ -110,9 +110,10 @@ def _capital(name: str) -> str:
 def compute_segments(
     manifest: Manifest, comparison: ReportComparison | None = None
 ) -> tuple[float, list[Segment]]:
-    """Return (baseline_ms, segments) — compute categories by time desc, then the remainder.
-    In a comparison each segment also holds trace 2's time of its category, and a category
-    only trace 2 has gets a segment of its own (no trace-1 time)."""
+    """Return (baseline_ms, segments) — compute categories by time desc, then exposed
+    communication, exposed copies and GPU idle (`_not_compute`). In a comparison each segment
+    also holds trace 2's time of its category, and a category only trace 2 has gets a
+    segment of its own (no trace-1 time)."""
     total = manifest.gpu_utilization.total_time_ms
     cats = [
         c
@@ -135,14 +136,15 @@ def compute_segments(
     compute2 = sum(s.time2_ms or 0.0 for s in segments)
     rest = {p[0]: p for p in _not_compute(manifest.gpu_utilization, total - compute1)}
     rest2: dict[str, float] | None = None
+    window2 = 0.0
     if comparison is not None:
-        util2 = comparison.utilization2
-        parts2 = _not_compute(util2, util2.total_time_ms - compute2)
+        window2 = comparison.utilization2.total_time_ms
+        parts2 = _not_compute(comparison.utilization2, window2 - compute2)
         rest2 = {name: ms2 for name, _, _, ms2 in parts2}
         rest |= {p[0]: (*p[:3], 0.0) for p in parts2 if p[0] not in rest}
     for name, label, color, ms1 in rest.values():
         ms2 = None if rest2 is None else rest2.get(name, 0.0)
-        if _shown(ms1, total) or (ms2 is not None and _shown(ms2, util2.total_time_ms)):
+        if _shown(ms1, total) or (ms2 is not None and _shown(ms2, window2)):
             segments.append(Segment(name, label, ms1, color, ms2))
     return total, segments
 
