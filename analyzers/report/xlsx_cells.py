@@ -15,9 +15,9 @@ import math
 import re
 from typing import Any
 
-from openpyxl.cell import WriteOnlyCell
+from openpyxl.cell import Cell
 from openpyxl.styles.cell_style import StyleArray
-from openpyxl.worksheet._write_only import WriteOnlyWorksheet
+from openpyxl.worksheet.worksheet import Worksheet
 
 # Characters XML 1.0 cannot hold (they would make a file Excel has to "repair", or one no
 # reader opens), and Excel's limit on the text of one cell.
@@ -45,17 +45,15 @@ def plain_value(value: Any) -> Any:
     return value
 
 
-def text_cell(ws: WriteOnlyWorksheet, text: str, style: StyleArray | None = None) -> WriteOnlyCell:
+def text_cell(ws: Worksheet, text: str, style: StyleArray | None = None) -> Cell:
     """A string cell holding `text` (already `xlsx_text`), typed as text even when it starts
     with `=`: the one place the workbook decides a value is data, not a formula."""
-    cell = WriteOnlyCell(ws, text)
+    cell = Cell(ws, value=text, style_array=style)  # the cell takes a copy of the style
     cell.data_type = "s"  # openpyxl made it "f" for a leading "="; "e" for "#N/A"-like text
-    if style is not None:
-        cell._style = StyleArray(style)  # a copy: the cell may be restyled by the writer
     return cell
 
 
-def cell(ws: WriteOnlyWorksheet, value: Any, style: StyleArray | None = None) -> Any:
+def cell(ws: Worksheet, value: Any, style: StyleArray | None = None) -> Any:
     """What to append for `value`: a plain number (or None: no cell) when it needs no style,
     the cheapest; else a styled cell (an empty one keeps its column's format); text always
     through `text_cell`."""
@@ -64,9 +62,7 @@ def cell(ws: WriteOnlyWorksheet, value: Any, style: StyleArray | None = None) ->
         return text_cell(ws, value, style)
     if style is None:
         return value
-    out = WriteOnlyCell(ws, value)
-    out._style = StyleArray(style)
-    return out
+    return Cell(ws, value=value, style_array=style)
 
 
 def number_format(column: str) -> str | None:

@@ -14,12 +14,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from openpyxl import Workbook
-from openpyxl.cell import WriteOnlyCell
+from openpyxl.cell import Cell
 from openpyxl.formatting.rule import ColorScaleRule
 from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.styles.cell_style import StyleArray
-from openpyxl.worksheet._write_only import WriteOnlyWorksheet
 from openpyxl.worksheet.properties import PageSetupProperties
+from openpyxl.worksheet.worksheet import Worksheet
 
 from .xlsx_cells import number_format
 
@@ -65,12 +65,12 @@ def is_efficiency(column: str) -> bool:
     return column.startswith("Pct Roofline")
 
 
-def shade_efficiency(ws: WriteOnlyWorksheet, ref: str) -> None:
+def shade_efficiency(ws: Worksheet, ref: str) -> None:
     """Roofline efficiency in `ref` (e.g. `B2:B97`) shaded red -> yellow -> green."""
     ws.conditional_formatting.add(ref, ColorScaleRule(**EFFICIENCY_SCALE))
 
 
-def print_setup(ws: WriteOnlyWorksheet, header_row: int) -> None:
+def print_setup(ws: Worksheet, header_row: int) -> None:
     """Landscape, one page wide and any number of pages down, rows 1..`header_row` printed
     on every page."""
     ws.page_setup.orientation = "landscape"
@@ -99,7 +99,7 @@ class Styles:
         ws = book.create_sheet("styles")  # only to register styles; removed at once
 
         def style(**attrs) -> StyleArray:
-            cell = WriteOnlyCell(ws)
+            cell = Cell(ws)
             for name, value in attrs.items():
                 setattr(cell, name, value)
             return StyleArray(cell._style)
