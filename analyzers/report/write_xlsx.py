@@ -22,7 +22,7 @@ from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
 from .write_csv import atomic_write_bytes, for_output
-from .xlsx_cells import cell, plain_value
+from .xlsx_cells import cell, number_format, plain_value, shown_text
 from .xlsx_layout import Styles, is_efficiency, print_setup, shade_efficiency, workbook_columns
 
 MAX_WIDTH = 60
@@ -30,9 +30,11 @@ EXCEL_SHEET_NAME = 31
 SAMPLE_ROWS = 200  # rows read to size a column
 
 
-def _width(values: Sequence[Any], header: str) -> float:
+def _width(values: Sequence[Any], header: str, fmt: str | None = None) -> float:
+    """A column's width in characters: its widest value as shown (numbers in `fmt`), or its
+    header (which wraps), at most `MAX_WIDTH`."""
     lengths = [len(str(header)) * 0.8]
-    lengths += [len(str(v)) for v in values if v is not None]
+    lengths += [len(shown_text(v, fmt)) for v in values if v is not None]
     return min(max(lengths) + 2, MAX_WIDTH)
 
 
@@ -47,7 +49,8 @@ def add_table_sheet(
     letters = [get_column_letter(c) for c in range(1, len(columns) + 1)]
     last_row = max(len(table), 1) + 1
     for letter, column in zip(letters, columns, strict=True):
-        ws.column_dimensions[letter].width = _width(table[column].head(SAMPLE_ROWS), column)
+        sample = table[column].head(SAMPLE_ROWS)
+        ws.column_dimensions[letter].width = _width(sample, column, number_format(column))
         if is_efficiency(column) and len(table):
             shade_efficiency(ws, f"{letter}2:{letter}{last_row}")
     ws.freeze_panes = "B2"

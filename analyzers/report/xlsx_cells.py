@@ -77,3 +77,13 @@ def number_format(column: str) -> str | None:
     if any(k in column for k in ("GFLOPS", "TFLOPS", "TB/s", "(MB)", "FLOPS/Byte")):
         return "#,##0.000"
     return None
+
+
+_SHOWN = {"#,##0.000": "{:,.3f}", "0.00": "{:.2f}", "#,##0": "{:,.0f}"}
+
+
+def shown_text(value: Any, fmt: str | None) -> str:
+    """A value as its cell shows it under `fmt` (what a column's width must hold)."""
+    if fmt is not None and isinstance(value, int | float) and not isinstance(value, bool):
+        return _SHOWN[fmt].format(value)
+    return str(value)
