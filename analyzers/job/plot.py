@@ -77,8 +77,8 @@ def _title(analysis: JobAnalysis) -> str:
     n = len(analysis.ranks)
     late = analysis.straggler
     if late is None:
-        return f"GPU time per rank, {n} rank(s): no straggler named"
+        return f"Time per rank (busy and idle), {n} rank(s): no straggler named"
     return (
-        f"GPU time per rank, {n} ranks: rank {late.rank} arrives last at {late.times_last} of "
-        f"{late.collectives} collectives"
+        f"Time per rank (busy and idle), {n} ranks: rank {late.rank} arrives last at "
+        f"{late.times_last} of {late.collectives} collectives"
     )

@@ -16,8 +16,9 @@ from .write_csv import for_output, write_csv_folder
 from .write_xlsx import write_xlsx
 
 TOP_OPS = 15
-TOP_COLUMNS = [
+TOP_COLUMNS = [  # the workbook puts the roofline figures after the name (xlsx_layout.py)
     "name",
+    "Input Dims",  # one operator at several shapes is several rows: the shapes tell them apart
     "op category",
     "operation_count",
     "Kernel Time (µs)_sum",
@@ -48,8 +49,9 @@ def roofline_coverage(report: PerfReport) -> float | None:
     return float(covered.sum() / total)
 
 
-def top_operations(report: PerfReport) -> pd.DataFrame:
-    summary = report.sheets.get("unified_perf_summary")
+def top_operations(sheets: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """The summary sheet's top operations from the (rendered) report sheets."""
+    summary = sheets.get("unified_perf_summary")
     if summary is None:
         return pd.DataFrame(columns=["name"])
     columns = [c for c in TOP_COLUMNS if c in summary.columns]
@@ -90,7 +92,7 @@ def write_perf_report(
         rendered,
         title=f"rooflens perf report: {trace_name}",
         facts=summary_facts(report, trace_name, gpu),
-        top_ops=top_operations(report),
+        top_ops=top_operations(rendered),
         notes=report.notes,
         rendered=True,
     )

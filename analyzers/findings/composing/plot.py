@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from ...markdown_text import plain_line
 from ...perf.platforms import Platform
+from ...prepare.categories import GpuUtilization
 from ...prepare.manifest import CategoryEntry, Manifest
 from ..ranking.priorities import PriorityData
 from .cards import ms, ms_range
@@ -30,8 +31,17 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-REMAINDER_LABEL = "Non-compute (idle, exposed comm/memcpy)"
+REMAINDER_LABEL = "Non-compute (idle, exposed comm/memcpy)"  # when the split is not known
 REMAINDER_COLOR = "#BBBBBB"
+IDLE_LABEL = "GPU idle"
+IDLE_COLOR = "#EEEEEE"
+IDLE_HATCH = "///"
+# the window's time that is not compute, as the timeline splits it: (name, label, colour)
+EXPOSED = (
+    ("exposed_comm", "Exposed communication", "#6E6E6E"),
+    ("exposed_memcpy", "Exposed copies", "#A0A0A0"),
+)
+NOT_COMPUTE = frozenset({"non_compute", "idle", *(name for name, _, _ in EXPOSED)})
 TITLE_WIDTH = 90  # characters per title line at 14 pt on the 12-inch-wide figure
 # Okabe-Ito colour-blind-safe palette (black left out; grey is reserved for the remainder).
 PALETTE = (
@@ -100,9 +110,10 @@ def _capital(name: str) -> str:
 def compute_segments(
     manifest: Manifest, comparison: ReportComparison | None = None
 ) -> tuple[float, list[Segment]]:
-    """Return (baseline_ms, segments) — compute categories by time desc, then the remainder.
-    In a comparison each segment also holds trace 2's time of its category, and a category
-    only trace 2 has gets a segment of its own (no trace-1 time)."""
+    """Return (baseline_ms, segments) — compute categories by time desc, then exposed
+    communication, exposed copies and GPU idle (`_not_compute`). In a comparison each segment
+    also holds trace 2's time of its category, and a category only trace 2 has gets a
+    segment of its own (no trace-1 time)."""
     total = manifest.gpu_utilization.total_time_ms
     cats = [
         c
@@ -121,15 +132,43 @@ def compute_segments(
         Segment(name, label, t1, PALETTE[i % 10], _time2(comparison, name))
         for i, (name, label, t1) in enumerate(named)
     ]
-    remainder = total - sum(s.time_ms for s in segments)
-    remainder2 = None
+    compute1 = sum(s.time_ms for s in segments)
+    compute2 = sum(s.time2_ms or 0.0 for s in segments)
+    rest = {p[0]: p for p in _not_compute(manifest.gpu_utilization, total - compute1)}
+    rest2: dict[str, float] | None = None
+    window2 = 0.0
     if comparison is not None:
-        total2 = comparison.utilization2.total_time_ms
-        remainder2 = max(0.0, total2 - sum(s.time2_ms or 0.0 for s in segments))
-    if remainder > 0 or remainder2:
-        segments.append(Segment("non_compute", REMAINDER_LABEL, max(remainder, 0.0),
-                                REMAINDER_COLOR, remainder2))  # fmt: skip
+        window2 = comparison.utilization2.total_time_ms
+        parts2 = _not_compute(comparison.utilization2, window2 - compute2)
+        rest2 = {name: ms2 for name, _, _, ms2 in parts2}
+        rest |= {p[0]: (*p[:3], 0.0) for p in parts2 if p[0] not in rest}
+    for name, label, color, ms1 in rest.values():
+        ms2 = None if rest2 is None else rest2.get(name, 0.0)
+        if _shown(ms1, total) or (ms2 is not None and _shown(ms2, window2)):
+            segments.append(Segment(name, label, ms1, color, ms2))
     return total, segments
+
+
+def _shown(ms: float, window: float) -> bool:
+    """Whether a part of the window is worth a segment: at least 0.05 % of it (a legend
+    entry of "0.0 ms (0.0 %)" says nothing)."""
+    return window > 0 and ms >= window * 5e-4
+
+
+def _not_compute(util: GpuUtilization, remainder: float) -> list[tuple[str, str, str, float]]:
+    """The window's time beyond the compute categories: exposed communication and copies
+    as the timeline measured them, and the rest as GPU idle; one grey "non-compute" segment
+    when the timeline gave no split (name, label, colour, ms)."""
+    remainder = max(remainder, 0.0)
+    exposed = [util.exposed_comm_time_percent, util.exposed_memcpy_time_percent]
+    if util.idle_time_percent <= 0 and not any(exposed):
+        return [("non_compute", REMAINDER_LABEL, REMAINDER_COLOR, remainder)]
+    parts = [
+        (name, label, color, min(util.total_time_ms * pct / 100, remainder))
+        for (name, label, color), pct in zip(EXPOSED, exposed, strict=True)
+    ]
+    idle = max(remainder - sum(p[3] for p in parts), 0.0)
+    return [*parts, ("idle", IDLE_LABEL, IDLE_COLOR, idle)]
 
 
 def _time2(comparison: ReportComparison | None, name: str) -> float | None:
@@ -139,7 +178,8 @@ def _time2(comparison: ReportComparison | None, name: str) -> float | None:
 
 
 MAX_BARS = 12  # the savings panel draws the first items; the title says how many in all
-LABEL_WIDTH = 48  # characters of an item's title on its bar
+LABEL_WIDTH = 110  # characters per line of an item's title, written above its bar
+LABEL_LINES = 2  # a longer title is shortened there and given whole in the caption
 KIND_COLORS = {"system": "#555555", "kernel_fusion": "#999933"}  # compute: its segment's
 
 
@@ -151,7 +191,7 @@ def read_savings(priority: PriorityData | None) -> list[Bar]:
     for item in priority.items:
         if item.saving is None or item.percent_mid is None or item.saving.mid_ms <= 0:
             continue
-        title = textwrap.shorten(plot_text(item.title), LABEL_WIDTH, placeholder="…")
+        title = plot_text(item.title)
         bars.append(
             Bar(
                 item.p_number, item.kind, item.category, f"P{item.p_number} {title}",
@@ -190,17 +230,25 @@ def draw_png(title: str, total: float, segments: list[Segment], savings: Savings
 
 
 def draw_figure(title: str, total: float, segments: list[Segment], savings: Savings) -> Figure:
-    """Lay out the three panels (breakdown bar, its legend, savings) under the title."""
+    """Lay out the three panels (breakdown bar, its legend, savings) under the title, every
+    text inside the figure: item titles wrap above their bars (a title too long for
+    `LABEL_LINES` lines is shortened there and given whole in a caption below the panels)."""
+    labels = [bar_label(b.label) for b in savings.bars]
+    lines = max((text.count("\n") + 1 for text, _ in labels), default=1)
+    row = 0.42 + 0.19 * lines  # inches per savings bar: the bar and its title above it
+    caption = _caption([b.label for b, (_, cut) in zip(savings.bars, labels, strict=True) if cut])
+    caption_h = 0.17 * len(caption) + 0.25 if caption else 0.0
     legend_rows = (len(segments) + 1) // 2
     first = 2.0 if any(seg.time2_ms is not None for seg in segments) else 1.3
-    heights = [first, 0.3 * legend_rows + 0.2, 1.0 + 0.5 * max(len(savings.bars), 1)]
+    heights = [first, 0.3 * legend_rows + 0.2, 1.0 + row * max(len(savings.bars), 1)]
     # matplotlib costs about 0.3 s to import: only a run that draws pays it
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(12, sum(heights) + 1.6), dpi=120)
+    fig = Figure(figsize=(12, sum(heights) + 1.6 + caption_h), dpi=120)
     FigureCanvasAgg(fig)
-    grid = fig.add_gridspec(3, 1, height_ratios=heights, hspace=0.5)
+    gap = 0.85 * 3 / sum(heights)  # about 0.85 inch between panels, whatever their heights
+    grid = fig.add_gridspec(3, 1, height_ratios=heights, hspace=gap)
     ax = fig.add_subplot(grid[0])
     _draw_breakdown(ax, total, segments)
     lax = fig.add_subplot(grid[1])
@@ -211,18 +259,72 @@ def draw_figure(title: str, total: float, segments: list[Segment], savings: Savi
         ax.spines[side].set_visible(False)
     bx = fig.add_subplot(grid[2])
     if savings.bars:
-        _draw_savings(bx, segments, savings)
+        _draw_savings(bx, segments, savings, [text for text, _ in labels], row, lines)
     else:
         _draw_no_savings(bx)
     for side in ("top", "right"):
         bx.spines[side].set_visible(False)
-    _title(fig, title)
+    if caption:
+        fig.text(0.02, 0.1 / fig.get_figheight(), "\n".join(caption), fontsize=9, va="bottom",
+                 color="#333333")  # fmt: skip
+    _title(fig, title, caption_h)
+    _fit(fig, ax, bx)
     return fig
 
 
+def bar_label(label: str) -> tuple[str, bool]:
+    """An item's label as drawn above its bar: wrapped to `LABEL_WIDTH`, at most
+    `LABEL_LINES` lines; and whether it had to be shortened to fit."""
+    lines = textwrap.wrap(label, LABEL_WIDTH) or [""]
+    if len(lines) <= LABEL_LINES:
+        return "\n".join(lines), False
+    kept = textwrap.wrap(label, LABEL_WIDTH, max_lines=LABEL_LINES, placeholder=" …")
+    return "\n".join(kept), True
+
+
+def _caption(labels: list[str]) -> list[str]:
+    """Caption lines giving the whole title of every item shortened above its bar."""
+    lines: list[str] = []
+    for label in labels:
+        lines += textwrap.wrap(label, LABEL_WIDTH + 40, subsequent_indent="    ")
+    return lines
+
+
+def _fit(fig: Figure, ax: Axes, bx: Axes) -> None:
+    """Keep every text inside the figure: the left margin as wide as the breakdown's tick
+    labels need (none in a standalone run), and the savings axis long enough for the range
+    text right of each bar."""
+    renderer = fig.canvas.get_renderer()
+    width = fig.bbox.width
+    ticks = [t.get_window_extent(renderer).width for t in ax.get_yticklabels() if t.get_text()]
+    fig.subplots_adjust(left=(max(ticks, default=0.0) + 24) / width)
+    for _ in range(3):  # each widening of the axis also moves the texts; settle in a few
+        right = bx.get_window_extent(renderer).x1
+        over = max((t.get_window_extent(renderer).x1 for t in bx.texts), default=0.0)
+        if over <= right:
+            return
+        lo, hi = bx.get_xlim()
+        shown = right - bx.get_window_extent(renderer).x0
+        bx.set_xlim(lo, hi * (1 + (over - right) / max(shown, 1.0) + 0.02))
+
+
+def _breakdown_title(total: float, segments: list[Segment]) -> str:
+    """Say what the bar holds: compute by category and, where there is any, exposed
+    transfers and idle, so idle time is never read as GPU work."""
+    names = {seg.name for seg in segments}
+    parts = ["GPU compute by category"]
+    parts += [label.lower() for name, label, _ in EXPOSED if name in names]
+    if "idle" in names:
+        parts.append("GPU idle (hatched)")
+    elif "non_compute" in names:
+        parts.append("non-compute time (grey)")
+    return f"The analysed window, {total:,.1f} ms: " + ", ".join(parts)
+
+
 def _draw_breakdown(ax: Axes, total: float, segments: list[Segment]) -> None:
-    """One stacked bar of GPU time per category (two in a comparison: trace 1 above trace
-    2, on one time axis); shares of 6 % or more are printed on it."""
+    """One stacked bar of the window's time: compute categories, then exposed transfers and
+    idle (two in a comparison: trace 1 above trace 2, on one time axis); shares of 6 % or
+    more are printed on it, idle's as "idle N %"."""
     compared = any(seg.time2_ms is not None for seg in segments)
     total2 = sum(seg.time2_ms or 0.0 for seg in segments)
     bars = [(1, total, lambda seg: seg.time_ms), (0, total2, lambda seg: seg.time2_ms or 0.0)]
@@ -235,31 +337,39 @@ def _draw_breakdown(ax: Axes, total: float, segments: list[Segment]) -> None:
             label = f"{seg.label} — {seg.time_ms:,.1f} ms ({pct:.1f} %)"
             if compared:
                 label = f"{seg.label} — {seg.time_ms:,.2f} ms vs {seg.time2_ms or 0.0:,.2f} ms"
-            ax.barh(y, width, left=left, color=seg.color, edgecolor="white", linewidth=0.8,
-                    height=0.6, label=label if y == (1 if compared else 0) else None)  # fmt: skip
+            idle = seg.name == "idle"
+            ax.barh(y, width, left=left, color=seg.color, height=0.6,
+                    edgecolor="#999999" if idle else "white", linewidth=0.8,
+                    hatch=IDLE_HATCH if idle else None,
+                    label=label if y == (1 if compared else 0) else None)  # fmt: skip
             if pct >= 6:
-                ax.text(left + width / 2, y, f"{pct:.0f} %", ha="center", va="center",
-                        fontsize=10, color="black", fontweight="bold")  # fmt: skip
+                ax.text(left + width / 2, y, f"idle {pct:.0f} %" if idle else f"{pct:.0f} %",
+                        ha="center", va="center", fontsize=10, color="black",
+                        fontweight="bold")  # fmt: skip
             left += width
         widest = max(widest, left)
     ax.set_xlim(0, widest)
-    ax.set_xlabel("GPU time (ms)", fontsize=10)
+    ax.set_xlabel("time in the analysed window (ms)", fontsize=10)
     if not compared:
         ax.set_yticks([])
-        ax.set_title(f"GPU time by category — end-to-end {total:,.1f} ms", fontsize=11, loc="left")
+        ax.set_title(_breakdown_title(total, segments), fontsize=11, loc="left")
         return
     ax.set_yticks([1, 0], [f"Trace 1 ({total:,.2f} ms)", f"Trace 2 ({total2:,.2f} ms)"])
     ax.set_title(
-        "GPU time by category, trace 1 against trace 2 (legend: trace 1 vs trace 2)",
+        "The analysed windows, trace 1 against trace 2 (legend: trace 1 vs trace 2)",
         fontsize=11, loc="left",
     )  # fmt: skip
 
 
-def _draw_savings(bx: Axes, segments: list[Segment], savings: Savings) -> None:
-    """Mid-estimate bars with low–high whiskers, P1 first: a compute item in its category's
-    colour, kernel fusion and system items in their own."""
+def _draw_savings(
+    bx: Axes, segments: list[Segment], savings: Savings, labels: list[str], row: float, lines: int
+) -> None:
+    """Mid-estimate bars with low–high whiskers, P1 first, each item's title above its bar
+    (`row`: inches per bar; `lines`: the most lines a title takes): a compute item in its
+    category's colour, kernel fusion and system items in their own."""
     bars = savings.bars
     ys = list(range(len(bars)))
+    bar_h = 0.3 / row  # 0.3 inch, in data units
     err = [[b.mid_ms - b.low_ms for b in bars], [b.high_ms - b.mid_ms for b in bars]]
     colors = {seg.name: seg.color for seg in segments}
     fills = [KIND_COLORS.get(b.kind) or colors.get(b.category, "#4477AA") for b in bars]
@@ -267,17 +377,20 @@ def _draw_savings(bx: Axes, segments: list[Segment], savings: Savings) -> None:
         ys,
         [b.mid_ms for b in bars],
         color=fills,
-        height=0.55,
+        height=bar_h,
         xerr=err,
         error_kw={"ecolor": "#333333", "capsize": 4, "lw": 1.2},
     )
     xmax = max(b.high_ms for b in bars) or 1.0
-    for y, b in enumerate(bars):
+    above = bx.get_yaxis_transform()  # x in axes fractions, y in data
+    for y, (b, label) in enumerate(zip(bars, labels, strict=True)):
         rng = f" (range {ms_range(b.low_ms, b.high_ms)})" if b.high_ms > b.low_ms else ""
         text = f"{ms(b.mid_ms, b.high_ms)} ms · {b.mid_pct:.1f} %{rng}"
         bx.text(b.high_ms + xmax * 0.015, y, text, va="center", fontsize=9)
-    bx.set_yticks(ys, [b.label for b in bars], fontsize=10)
-    bx.invert_yaxis()
+        bx.text(0.0, y - bar_h / 2 - 0.05 / row, label, transform=above, ha="left",
+                va="bottom", fontsize=10)  # fmt: skip
+    bx.set_yticks([])
+    bx.set_ylim(len(bars) - 1 + bar_h / 2 + 0.1 / row, -bar_h / 2 - (0.1 + 0.19 * lines) / row)
     bx.set_xlim(0, xmax * 1.6)
     shown = f" (P1–P{len(bars)} of {savings.items})" if savings.items > len(bars) else ""
     bx.set_title(
@@ -287,7 +400,7 @@ def _draw_savings(bx: Axes, segments: list[Segment], savings: Savings) -> None:
         fontsize=11,
         loc="left",
     )
-    bx.set_xlabel("Estimated GPU time saved (ms)", fontsize=10)
+    bx.set_xlabel("Estimated time saved (ms)", fontsize=10)
 
 
 def _draw_no_savings(bx: Axes) -> None:
@@ -304,15 +417,15 @@ def _draw_no_savings(bx: Axes) -> None:
     )
 
 
-def _title(fig: Figure, title: str) -> None:
-    """Wrap the title and leave room for it above the panels."""
+def _title(fig: Figure, title: str, caption_h: float) -> None:
+    """Wrap the title and leave room for it above the panels (and the caption below)."""
     lines = textwrap.wrap(title, TITLE_WIDTH) or [""]
     fig.suptitle("\n".join(lines), fontsize=14, fontweight="bold")
     fig.subplots_adjust(
-        left=0.2,
-        right=0.97,
+        left=0.03,
+        right=0.98,
         top=1 - (0.5 + 0.3 * len(lines)) / fig.get_figheight(),
-        bottom=0.55 / fig.get_figheight(),
+        bottom=(0.55 + caption_h) / fig.get_figheight(),
     )
 
 
@@ -344,7 +457,7 @@ def plot_layout(
     total, segments = compute_segments(manifest, comparison)
     if total <= 0:
         return "baseline (total_time_ms) is not positive"
-    if not any(s.name != "non_compute" for s in segments):
+    if not any(s.name not in NOT_COMPUTE for s in segments):
         return "no segments: no compute category has GPU time"
     bars = read_savings(priorities)
     together_ms, together_pct = _together(priorities, bars, total)

@@ -13,9 +13,11 @@ from rooflens.analyzers import layout
 from rooflens.analyzers.findings.composing.comparative import ReportComparison, category_times
 from rooflens.analyzers.findings.composing.model_info import ModelIdentification
 from rooflens.analyzers.findings.composing.plot import (
+    LABEL_WIDTH,
     REMAINDER_LABEL,
     PlotResult,
     Savings,
+    bar_label,
     compute_segments,
     draw_png,
     plot_title,
@@ -112,11 +114,15 @@ def test_one_bar_per_item_in_p_order() -> None:
     assert read_savings(None) == []
 
 
-def test_long_titles_are_shortened_on_their_bar() -> None:
+def test_long_titles_wrap_above_their_bar_and_only_overlong_ones_are_shortened() -> None:
     long = _candidate("gemm", "compute", 2.0).model_copy(update={"title": "GEMM " * 30})
     (bar,) = read_savings(RANKED.model_copy(update={"priorities": rank_items([long], 100.0)}))
-    assert bar.label.startswith("P1 GEMM GEMM") and bar.label.endswith("…")
-    assert len(bar.label) <= len("P1 ") + 48
+    assert bar.label.startswith("P1 GEMM GEMM")  # the whole title: the drawing wraps it
+    text, cut = bar_label(bar.label)
+    assert not cut and text.replace("\n", " ") == bar.label
+    assert len(text.splitlines()) == 2 and all(len(x) <= LABEL_WIDTH for x in text.splitlines())
+    text, cut = bar_label("P2 " + "word " * 80)
+    assert cut and len(text.splitlines()) == 2 and text.endswith("…")
 
 
 @pytest.mark.parametrize("with_priority", [True, False])

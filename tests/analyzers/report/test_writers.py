@@ -19,7 +19,7 @@ from rooflens.analyzers.report import write_csv
 from rooflens.analyzers.report.build import build_report
 from rooflens.analyzers.report.files import write_perf_report
 from rooflens.analyzers.report.write_csv import cell_text, write_csv_folder
-from rooflens.analyzers.report.write_xlsx import number_format
+from rooflens.analyzers.report.xlsx_cells import number_format
 
 BF16 = "c10::BFloat16"
 MM_ARGS = {"Input Dims": [[1024, 512], [512, 2048]], "Input type": [BF16, BF16]}

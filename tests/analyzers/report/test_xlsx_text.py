@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 from openpyxl import load_workbook
 
-from rooflens.analyzers.report.write_xlsx import EXCEL_CELL_CHARS, write_xlsx, xlsx_text
+from rooflens.analyzers.report.write_xlsx import write_xlsx
+from rooflens.analyzers.report.xlsx_cells import EXCEL_CELL_CHARS, shown_text, xlsx_text
 
 
 @pytest.mark.parametrize(
@@ -52,8 +53,23 @@ def test_a_workbook_with_hostile_names_and_non_finite_numbers_is_written(tmp_pat
     )
     workbook = load_workbook(path)
     rows = list(workbook["ops"].iter_rows(values_only=True))
-    assert rows[1:] == [("aten::mm\ufffdevil", None, None), ("gemm\ufffd", 2.5, None)]
+    assert rows[0] == ("name", "Pct Roofline", "Kernel Time (µs)")  # roofline after the name
+    assert rows[1:] == [("aten::mm\ufffdevil", None, None), ("gemm\ufffd", None, 2.5)]
     summary = [c for row in workbook["summary"].iter_rows(values_only=True) for c in row if c]
     assert "report: trace\ufffd.json" in summary
     assert "trace\ufffd.json" in summary
     assert "note\ufffd" in summary
+
+
+@pytest.mark.parametrize(
+    ("value", "fmt", "shown"),
+    [
+        (153698.4731445312, "#,##0.000", "153,698.473"),  # a column is sized for this
+        (46.31994284267673, "0.00", "46.32"),
+        (1200, "#,##0", "1,200"),
+        ("aten::mm", None, "aten::mm"),
+        (True, "0.00", "True"),
+    ],
+)
+def test_a_column_is_sized_for_its_numbers_as_shown(value, fmt, shown):
+    assert shown_text(value, fmt) == shown
