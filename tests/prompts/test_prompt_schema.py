@@ -99,8 +99,10 @@ async def served(tmp_path_factory: pytest.TempPathFactory):
     allowed = tmp_path_factory.mktemp("prompt_schema")
     trace = write_sample_trace(allowed / "sample.json.gz")
     write_job(allowed / "job", JobPlan(ranks=2, steps=1, collectives=1, slow_rank=1, slow_us=50))
-    async with Client(build_server(ServerConfig(allowed_dirs=[allowed]))) as client:
-        tools = {t.name: t for t in (await client.list_tools()).tools}
+    server = build_server(ServerConfig(allowed_dirs=[allowed]))
+    # the tools' whole schemas: tools/list sends an output schema's trace-text paths only
+    tools = {t.name: t for t in await server.list_tools()}
+    async with Client(server) as client:
         templates = [
             r.uri_template for r in (await client.list_resource_templates()).resource_templates
         ]

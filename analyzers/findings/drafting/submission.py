@@ -31,7 +31,7 @@ FORBIDDEN = ("<!--", "\n#", "\n|", "**Impact**")
 
 
 class PItemProse(BaseModel):
-    """The analyst's words for one P-item (`rank` as in the draft); unset fields keep the draft."""
+    """One drafted item's words; unset fields keep the draft's."""
 
     rank: int = Field(ge=1, description="the P-item's rank in the draft")
     title: str | None = Field(default=None, description="a short title")
