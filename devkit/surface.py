@@ -21,7 +21,7 @@ from typing import Any
 from mcp import Client, MCPError
 
 # resources a model fetches only when it asks for the whole binary artifact by name
-EXPLICIT_DOWNLOADS = ("?full=1",)
+EXPLICIT_DOWNLOADS = ("?full=1", "/workbook")
 SUMMARY = (
     "Most GPU time goes to matrix multiplies; the elementwise kernels and the exposed "
     "communication are the next opportunities."
@@ -158,8 +158,9 @@ async def read_run(model: Model, run_id: str, categories: list[str]) -> None:
     page stands for the rest (the pages are cut to the same limit)."""
     base = f"rooflens://runs/{run_id}"
     await model.read("rooflens://runs")
-    for leaf in ("manifest", "priorities", "critical_path", "tables", "plot", "workbook"):
+    for leaf in ("manifest", "critical_path", "tables", "plot", "plot?full=1", "workbook"):
         await model.read(f"{base}/{leaf}")
+    await read_pages(model, f"{base}/priorities")
     await read_pages(model, f"{base}/report")
     tables = json.loads(await model.read(f"{base}/tables"))["tables"]
     for table in tables:
@@ -177,7 +178,7 @@ async def read_pages(model: Model, uri: str) -> None:
     base, seen, queue = uri.split("?")[0], {uri}, [uri]
     while queue:
         text = await model.read(queue.pop(0))
-        for link in re.findall(r"rooflens://[^\s`)*\]]+", text):
+        for link in re.findall(r"rooflens://[^\s`)*\]\"},]+", text):
             if link.split("?")[0] == base and "?" in link and link not in seen:
                 seen.add(link)
                 queue.append(link)
@@ -227,6 +228,7 @@ async def job_recipe(client: Client, paths: list[Path], platform: str | None = N
     base = f"rooflens://jobs/{job_id}"
     await model.read(base)
     await model.read(f"{base}/plot")
+    await model.read(f"{base}/plot?full=1")
     await read_pages(model, f"{base}/report")
     for table in ("straggler_summary", "ranks", "nccl_implicit_sync"):
         await model.read(f"{base}/tables/{table}")

@@ -27,6 +27,7 @@ from rooflens.analyzers.perf.platforms import (
 )
 from rooflens.analyzers.prepare.categories import SKILLS
 
+from . import pages
 from . import run_files as rf
 from .access import Caller, RunAccess
 from .text import FINDINGS_CONTRACT, report_template
@@ -111,11 +112,17 @@ def _run_resources(mcp: MCPServer, access: RunAccess) -> None:
 def _report_resources(mcp: MCPServer, access: RunAccess) -> None:
     """The run-wide outputs: priorities, report, plot and the perf report's tables."""
 
-    @traced(mcp, RUN + "/priorities", JSON)
-    def priorities(run_id: str, ctx: Context) -> str:
-        """The ranked priority data (written by aggregate_findings)."""
+    @traced(mcp, RUN + "/priorities{?list,offset}", JSON)
+    def priorities(run_id: str, ctx: Context, list: str = "", offset: str = "") -> str:
+        """The ranked priority data (written by aggregate_findings); past one result's size
+        its largest lists are cut, each `X_page` naming the next page (?list=X&offset=N)."""
         run = rf.run_for(access, ctx, run_id)
-        return rf.need(run, layout.PRIORITIES, "priority data", "aggregate_findings").read_text()
+        path = rf.need(run, layout.PRIORITIES, "priority data", "aggregate_findings")
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        budget = access.page_bytes(rf.caller(ctx))
+        uri = f"rooflens://runs/{run_id}/priorities"
+        offset_rows = rf.page_offset(offset)
+        return pages.json_lists_page(doc, uri, budget, list, offset_rows, keep=("priorities",))
 
     @traced(mcp, RUN + "/critical_path", JSON)
     def critical_path(run_id: str, ctx: Context) -> str:
@@ -133,17 +140,24 @@ def _report_resources(mcp: MCPServer, access: RunAccess) -> None:
             )
         return view.model_dump_json()
 
-    @traced(mcp, RUN + "/report", MD)
-    def report(run_id: str, ctx: Context) -> str:
-        """The run's analysis.md (written by compose_report)."""
+    @traced(mcp, RUN + "/report{?section,offset}", MD)
+    def report(run_id: str, ctx: Context, section: str = "", offset: str = "") -> str:
+        """The run's analysis.md (written by compose_report): whole when it fits one result,
+        else an index of its sections (?section=NAME reads one; a long one pages with
+        &offset=N) and the first sections."""
         run = rf.run_for(access, ctx, run_id)
-        return rf.need(run, layout.REPORT, "report", "compose_report").read_text()
+        text = rf.need(run, layout.REPORT, "report", "compose_report").read_text("utf-8")
+        budget = access.page_bytes(rf.caller(ctx))
+        uri = f"rooflens://runs/{run_id}/report"
+        return pages.report_page(text, uri, budget, section, rf.page_offset(offset))
 
-    @mcp.resource(RUN + "/plot", mime_type=PNG)
-    def plot(run_id: str, ctx: Context) -> bytes:
-        """The performance-breakdown plot (PNG, written by compose_report)."""
+    @mcp.resource(RUN + "/plot{?full}", mime_type=PNG)
+    def plot(run_id: str, ctx: Context, full: str = "") -> bytes:
+        """The performance-breakdown plot (PNG, written by compose_report), reduced to fit
+        one result; ?full=1 reads the full-size PNG."""
         run = rf.run_for(access, ctx, run_id)
-        return rf.need(run, layout.PLOT, "plot", "compose_report").read_bytes()
+        data = rf.need(run, layout.PLOT, "plot", "compose_report").read_bytes()
+        return rf.png(access, ctx, data, full)
 
     @mcp.resource(RUN + "/tables", mime_type=JSON)
     def table_list(run_id: str, ctx: Context) -> str:
@@ -158,7 +172,8 @@ def _report_resources(mcp: MCPServer, access: RunAccess) -> None:
 
     @traced(mcp, RUN + "/workbook", XLSX)
     def workbook(run_id: str, ctx: Context) -> bytes:
-        """The perf report workbook (perf_report.xlsx)."""
+        """The perf report workbook (perf_report.xlsx), a whole file for a spreadsheet; a
+        model reads the same tables a page at a time at tables/{table}."""
         run = rf.run_for(access, ctx, run_id)
         return rf.need(run, layout.WORKBOOK, "workbook", "load_trace").read_bytes()
 
@@ -181,10 +196,12 @@ def _job_resources(mcp: MCPServer, access: RunAccess) -> None:
         uri = f"rooflens://jobs/{job_id}/report"
         return rf.text_page(access, ctx, path, uri, rf.page_offset(offset))
 
-    @mcp.resource(JOB + "/plot", mime_type=PNG)
-    def job_plot(job_id: str, ctx: Context) -> bytes:
-        """Per-rank stacked bars (compute, exposed communication, idle), straggler marked."""
-        return rf.job_file(access, ctx, job_id, layout.JOB_PLOT).read_bytes()
+    @mcp.resource(JOB + "/plot{?full}", mime_type=PNG)
+    def job_plot(job_id: str, ctx: Context, full: str = "") -> bytes:
+        """Per-rank stacked bars (compute, exposed communication, idle), straggler marked;
+        reduced to fit one result, ?full=1 reads the full-size PNG."""
+        data = rf.job_file(access, ctx, job_id, layout.JOB_PLOT).read_bytes()
+        return rf.png(access, ctx, data, full)
 
     @traced(mcp, JOB + "/tables/{table}{?offset}", CSV)
     def job_table(job_id: str, table: str, ctx: Context, offset: str = "") -> str:

@@ -19,7 +19,9 @@ from rooflens.analyzers import layout
 from rooflens.analyzers.prepare.categories import CategoryLookupError, find_category
 from rooflens.analyzers.report.csv_cells import unescape_row
 
+from . import pages
 from .access import Caller, JobInfo, RunAccess, RunInfo, RunNotVisible
+from .images import preview_png
 
 # The run's own tables are read back cell by cell, and a cell may list many names of up to
 # MAX_NAME_CHARS each (an operation's kernels; analyzers/trace/long_names.py), past the csv
@@ -231,6 +233,16 @@ def _not_comparative(run: RunInfo) -> None:
     raise ResourceNotFoundError(
         f"run {run.id} compares no traces; call load_trace with compare_with for a comparative run"
     )
+
+
+def png(access: RunAccess, ctx: Context, data: bytes, full: str) -> bytes:
+    """A plot as a resource serves it: reduced to fit one result unless `full` asks for
+    the whole PNG (`?full=1`)."""
+    if full not in ("", "0", "1", "true", "false"):
+        raise ResourceNotFoundError(f"full must be 1 (the full-size PNG) or left out, not {full!r}")
+    if full in ("1", "true"):
+        return data
+    return preview_png(data, access.page_bytes(caller(ctx)) - pages.MARGIN)
 
 
 def page_offset(text: str) -> int:
