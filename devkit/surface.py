@@ -123,7 +123,7 @@ async def analyst(model: Model, run_id: str, key: str, scope: str) -> None:
     await model.tool("validate_findings", run_id=run_id, category=key)
 
 
-async def analyse_run(model: Model, run_id: str, scope: str = "standalone") -> None:
+async def analyse_run(model: Model, run_id: str, scope: str = "standalone") -> list[str]:
     """Steps 4-11 of the orchestrator on a loaded run, then every resource of the run."""
     prepared = await model.tool("prepare_category_data", run_id=run_id)
     listed = {c["name"]: c for c in prepared["categories"]}
@@ -151,6 +151,7 @@ async def analyse_run(model: Model, run_id: str, scope: str = "standalone") -> N
     await model.tool("list_tables", run_id=run_id)
     await model.tool("query_operations", run_id=run_id)
     await read_run(model, run_id, list(listed))
+    return list(listed)
 
 
 async def read_run(model: Model, run_id: str, categories: list[str]) -> None:
@@ -184,15 +185,21 @@ async def read_pages(model: Model, uri: str) -> None:
                 queue.append(link)
 
 
-async def render_prompts(model: Model, run_id: str, job_id: str | None = None) -> None:
-    """Every prompt, rendered once for the run (the job prompt for the job)."""
+async def render_prompts(
+    model: Model, run_id: str, categories: list[str], job_id: str | None = None
+) -> None:
+    """Every prompt, rendered once for the run (the job prompt for the job); an analyst
+    prompt only with a category of the run it analyses (prompts refuse any other)."""
     for listed in (await model.client.list_prompts()).prompts:
         names = {a.name for a in listed.arguments or []}
         args = {"run_id": run_id} if "run_id" in names else {}
         if "trace" in names:
             args["trace"] = "trace.json.gz"
         if "category" in names:
-            keys = [k for k, name in ANALYST.items() if name == listed.name] or ["generic"]
+            keys = [k for k in categories if ANALYST.get(k, "generic-op") == listed.name]
+            keys = [k for k in keys if k not in SYSTEM]
+            if not keys:
+                continue
             args["category"] = keys[0]
         if "job_id" in names:
             if job_id is None:
@@ -210,8 +217,8 @@ async def run_recipe(client: Client, trace: Path) -> Sizes:
     inspected = await model.tool("inspect_trace", path=str(trace))
     platform = inspected["health"]["gpu"]["suggested_platform"]
     loaded = await model.tool("load_trace", path=str(trace), platform=platform)
-    await analyse_run(model, loaded["run_id"])
-    await render_prompts(model, loaded["run_id"])
+    categories = await analyse_run(model, loaded["run_id"])
+    await render_prompts(model, loaded["run_id"], categories)
     return model.sizes
 
 
@@ -236,6 +243,6 @@ async def job_recipe(client: Client, paths: list[Path], platform: str | None = N
     ranks = {r["rank"]: r for r in overview["ranks"]}
     run_id = (ranks.get(straggler) or next(iter(ranks.values())))["run_id"]
     await model.tool("job_what_if", job_id=job_id, changes=[f"rank{straggler}@gpu:gemm=0.5"])
-    await analyse_run(model, run_id)
-    await render_prompts(model, run_id, job_id)
+    categories = await analyse_run(model, run_id)
+    await render_prompts(model, run_id, categories, job_id)
     return model.sizes

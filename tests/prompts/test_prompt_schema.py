@@ -26,12 +26,15 @@ from rooflens.analyzers.prepare.categories import SKILLS
 from rooflens.analyzers.synthetic.job import JobPlan, write_job
 from rooflens.server.app import ServerConfig, build_server
 from tests.helpers.mcp_client import call
+from tests.helpers.prompt_runs import CATEGORY_OF, arguments, prompt_runs
 
 pytestmark = pytest.mark.slow  # whole analyses, in the tests or their module fixtures
 
 CALL = re.compile(r"\b[Cc]all(?:s|ing)?\s+`([a-z_]+)`")
 NAME = re.compile(r"`([a-z][a-z0-9_]*)`")
-EXAMPLES = {"run_id": "run-0123456789ab", "category": "gemm", "trace": "trace.json.gz"}
+# the values the prompts are rendered with (the run and job ids are added once loaded)
+EXAMPLES = {"trace": "trace.json.gz", "reference_trace": "reference.json.gz"}
+EXAMPLES |= {f"category_{k}": v for k, v in CATEGORY_OF.items()}
 CHUNK = re.compile(r"\n\s*\n|\n(?=\s*(?:\d+\.|-|\|)\s)")
 URI = re.compile(r"rooflens://[^\s`)]*[^\s`).,:;]")
 JOB_TABLES = ("ranks", "straggler_summary", "nccl_implicit_sync")
@@ -113,12 +116,14 @@ async def served(tmp_path_factory: pytest.TempPathFactory):
         record = (await client.read_resource(base)).contents[0].text
         tables = [(await client.read_resource(f"{base}/tables/{t}")).contents[0].text
                   for t in JOB_TABLES]  # fmt: skip
-        examples = {**EXAMPLES, "job_id": job["job_id"]}
+        runs = await prompt_runs(client, allowed)
+        EXAMPLES.update({f"{scope}_run": run_id for scope, run_id in runs.items()})
+        EXAMPLES["job_id"] = job["job_id"]
         rendered = {}
         for prompt in (await client.list_prompts()).prompts:
-            args = {a.name: examples[a.name] for a in prompt.arguments if a.required}
             for scope in ("standalone", "comparative"):  # each scope's guidance is checked
-                got = await client.get_prompt(prompt.name, {**args, "comparison_scope": scope})
+                args = arguments(prompt, scope, runs, job["job_id"])
+                got = await client.get_prompt(prompt.name, args)
                 rendered[f"{prompt.name} ({scope})"] = got.messages[0].content.text
     documents = document_keys(allowed / "rooflens_runs" / result["run_id"])
     documents |= json_keys(json.loads(record))
