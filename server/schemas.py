@@ -53,7 +53,7 @@ def _node(node: Any, uses: list[int]) -> Any:
     for key, value in node.items():
         if key == "title" and isinstance(value, str):
             continue
-        if key == "default" and value is None:  # optional already says it
+        if key == "default" and value in (None, [], {}):  # optional already says it
             continue
         if key in _MAPS and isinstance(value, dict):
             out[key] = {name: _node(sub, uses) for name, sub in value.items()}
@@ -106,7 +106,7 @@ def result_shape(schema: dict[str, Any]) -> dict[str, Any]:
     out = _shape(full, defs)
     out["type"] = "object"
     uses = json.dumps(out).count(TRACE_REF)
-    if uses == 1:  # the note itself is shorter than a reference and its definition
+    if uses <= 2:  # the note itself is shorter than references and their definition
         return json.loads(
             json.dumps(out).replace(json.dumps({"$ref": TRACE_REF}), json.dumps(NOTE))
         )

@@ -60,8 +60,8 @@ CategoryArg = Annotated[
 PathArg = Annotated[
     str,
     Field(
-        description="A .json or .json.gz profiler trace in the allowed directories "
-        "(relative to the first)."
+        description="A .json(.gz) profiler trace in the allowed directories (relative to "
+        "the first)."
     ),
 ]
 PlatformArg = Annotated[
@@ -74,10 +74,7 @@ PlatformFileArg = Annotated[
 ]
 CaptureFolderArg = Annotated[
     str | None,
-    Field(
-        description="Graph-capture traces of a graph replay; default capture_traces/ "
-        "beside the trace."
-    ),
+    Field(description="Graph-capture traces of a replay; default capture_traces/ beside it."),
 ]
 LimitArg = Annotated[int, Field(ge=1, le=200, description="At most this many rows.")]
 OffsetArg = Annotated[int, Field(ge=0, description="Rows to skip (the next page).")]

@@ -45,6 +45,14 @@ StatusArg = Annotated[
         "error: the analysis failed."
     ),
 ]
+MergeArg = Annotated[
+    list[submission.MergeItems],
+    Field(description="Items folded into one that stays, with reasons."),
+]
+DropArg = Annotated[
+    list[submission.DropItem],
+    Field(description="Items set aside, with reasons."),
+]
 NoteArg = Annotated[
     str | None,
     Field(
@@ -92,8 +100,10 @@ def submit(
     items: list[submission.PItemProse],
     status: submission.SubmitStatus,
     note: str | None,
+    merge: list[submission.MergeItems] = (),
+    drop: list[submission.DropItem] = (),
 ) -> r.SubmitResult:
-    pipeline(st, run).submit(key, items, status, note)
+    pipeline(st, run).submit(key, items, status, note, merge, drop)
     return r.SubmitResult(
         run_id=run.id,
         category=key,
@@ -176,10 +186,12 @@ def register(mcp: MCPServer) -> None:
         status: StatusArg = "findings",
         items: ItemsArg = [],  # noqa: B006 - pydantic copies defaults
         note: NoteArg = None,
+        merge: MergeArg = [],  # noqa: B006 - pydantic copies defaults
+        drop: DropArg = [],  # noqa: B006
     ) -> r.SubmitResult:
         """Your prose over the draft's items (merge or drop items with a reason), or status
         nothing_to_report / error with a note. Refused unless it validates."""
-        return await engine(submit, app_state(ctx), run, key, items, status, note)
+        return await engine(submit, app_state(ctx), run, key, items, status, note, merge, drop)
 
     @mcp.tool(title="Validate findings", annotations=READ_ONLY)
     async def validate_findings(

@@ -162,9 +162,9 @@ def register(mcp: MCPServer) -> None:
         platform2: Platform2Arg = None,
         capture_folder2: CaptureFolder2Arg = None,
     ) -> r.LoadResult:
-        """Start a run: the trace's perf report. With compare_with, a comparative run (trace 1
-        against trace 2); later steps work in that scope. The same trace and options again return
-        the same run. Next: prepare_category_data."""
+        """Start a run: the trace's perf report; with compare_with, a comparative run (later steps
+        follow its scope). The same trace and options return the same run. Next:
+        prepare_category_data."""
         request = LoadRequest(
             path, platform, platform_file, capture_folder, output_dir, fresh,
             compare_with=compare_with, platform2=platform2, capture_folder2=capture_folder2,

@@ -171,10 +171,7 @@ def register(mcp: MCPServer) -> None:
         run_id: RunIdArg,
         info: Annotated[
             ModelIdentification,
-            Field(
-                description="Your verdict over code's guess ('Cannot be inferred from trace' "
-                "when unsure)"
-            ),
+            Field(description="Your verdict ('Cannot be inferred from trace' when unsure)"),
         ],
         ctx: Ctx,
         run: RunDep,

@@ -102,6 +102,6 @@ def register(mcp: MCPServer) -> None:
         ctx: Ctx,
         changes: JobChangesArg = [],  # noqa: B006
     ) -> JobWhatIfResult:
-        """Replay a job's ranks together (a collective ends when the last rank arrives): per rank
-        the replay error and times last; the step after each change."""
+        """Replay a job's ranks together (a collective ends when the last rank arrives): the step
+        after each change; per rank its replay error and times last."""
         return await engine(predict_job, app_state(ctx), job_id, owner(ctx), list(changes))

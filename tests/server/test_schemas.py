@@ -29,6 +29,12 @@ class Outer(BaseModel):
     label: str | None = traced("a label", default=None)
     inner: list[Inner]
     limit: int | None = Field(default=None, ge=1, le=5, description="at most this many")
+    notes: list[TraceText] = Field(default_factory=list)
+
+
+class Small(BaseModel):
+    run_id: str
+    name: TraceText
 
 
 def test_compact_keeps_every_constraint_and_drops_titles() -> None:
@@ -42,6 +48,7 @@ def test_compact_keeps_every_constraint_and_drops_titles() -> None:
     assert schema["$defs"]["Inner"]["properties"]["count"]["minimum"] == 0
     assert schema["$defs"]["Inner"]["properties"]["name"] == {"$ref": TRACE_REF}
     assert text.count(TRACE_TEXT) == 2  # the definition, and the field with words of its own
+    assert schema["properties"]["notes"]["items"] == {"$ref": TRACE_REF}
     good = Outer(run_id="r", inner=[Inner(name="n", count=1)], limit=2).model_dump()
     jsonschema.validate(good, schema)
     for bad in ({**good, "limit": 9}, {**good, "inner": [{"name": "n", "count": -1}]}):
@@ -54,8 +61,13 @@ def test_a_result_shape_is_the_paths_to_trace_text() -> None:
     assert shape["properties"] == {
         "label": {"$ref": TRACE_REF},
         "inner": {"items": {"properties": {"name": {"$ref": TRACE_REF}}}},
+        "notes": {"items": {"$ref": TRACE_REF}},
     }
     assert shape["$defs"]["TraceText"]["description"] == TRACE_TEXT
+    # used once or twice, the note itself is shorter than references and a definition
+    assert result_shape(Small.model_json_schema())["properties"] == {
+        "name": {"description": TRACE_TEXT}
+    }
     result = Outer(run_id="r", label=None, inner=[Inner(name="n", count=1)]).model_dump()
     jsonschema.validate(result, shape)  # looser than the model, never wrong about it
 
