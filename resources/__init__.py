@@ -86,13 +86,20 @@ def _run_resources(mcp: MCPServer, access: RunAccess) -> None:
         path = rf.need(run, layout.MANIFEST, "category manifest", "prepare_category_data")
         return path.read_text()
 
-    @traced(mcp, RUN + "/metrics/{category}{?offset}", JSON)
-    def metrics(run_id: str, category: str, ctx: Context, offset: str = "") -> str:
+    @traced(mcp, RUN + "/metrics/{category}{?offset,list}", JSON)
+    def metrics(
+        run_id: str,
+        category: str,
+        ctx: Context,
+        offset: str = "",
+        list: str = "",
+    ) -> str:
         """A category's metrics JSON (written by run_category_analysis); past one result's
-        size its operations come a page at a time (operations_page names the next page)."""
+        size its operations come a page at a time (operations_page names the next page),
+        or, without operations, its largest lists (X_page: ?list=X&offset=N)."""
         path = rf.category_file(rf.run_for(access, ctx, run_id), category, "metrics")
         uri = f"rooflens://runs/{run_id}/metrics/{category}"
-        return rf.metrics_page(access, ctx, path, uri, rf.page_offset(offset))
+        return rf.metrics_page(access, ctx, path, uri, rf.page_offset(offset), list)
 
     @traced(mcp, RUN + "/ops/{category}{?offset}", CSV)
     def ops(run_id: str, category: str, ctx: Context, offset: str = "") -> str:

@@ -321,10 +321,20 @@ def _record_writer(out: io.StringIO, escaped: bool) -> Callable[[list[str]], Non
     return write
 
 
-def metrics_page(access: RunAccess, ctx: Context, path: Path, uri: str, offset: int) -> str:
-    """A category's metrics JSON, its `operations` a page at a time when it is too large."""
+def metrics_page(
+    access: RunAccess, ctx: Context, path: Path, uri: str, offset: int, list_path: str = ""
+) -> str:
+    """A category's metrics JSON, its `operations` a page at a time when it is too large;
+    when that page still does not fit (a document whose bulk is other lists: kernel
+    fusion's candidates), its largest lists cut instead (`pages.json_lists_page`)."""
     text = path.read_text(encoding="utf-8")
-    return json_page(access, ctx, text, json.loads(text), "operations", uri, offset)
+    budget = access.page_bytes(caller(ctx))
+    if list_path:
+        return pages.json_lists_page(json.loads(text), uri, budget, list_path, offset)
+    page = json_page(access, ctx, text, json.loads(text), "operations", uri, offset)
+    if offset or len(page.encode("utf-8")) <= budget:
+        return page
+    return pages.json_lists_page(json.loads(text), uri, budget, keep=("operations",))
 
 
 def json_page(

@@ -17,7 +17,7 @@ from tests.helpers.mcp_client import whole_report
 TEMPLATES = {
     "rooflens://runs{?step}": "application/json",
     "rooflens://runs/{run_id}/manifest": "application/json",
-    "rooflens://runs/{run_id}/metrics/{category}{?offset}": "application/json",
+    "rooflens://runs/{run_id}/metrics/{category}{?offset,list}": "application/json",
     "rooflens://runs/{run_id}/ops/{category}{?offset}": "text/csv",
     "rooflens://runs/{run_id}/findings/{category}": "text/markdown",
     "rooflens://runs/{run_id}/priorities{?list,offset}": "application/json",

@@ -182,7 +182,7 @@ async def test_only_trace_text_is_marked(served) -> None:
 
 TRACE_RESOURCES = {
     "rooflens://runs/{run_id}/manifest",
-    "rooflens://runs/{run_id}/metrics/{category}{?offset}",
+    "rooflens://runs/{run_id}/metrics/{category}{?offset,list}",
     "rooflens://runs/{run_id}/ops/{category}{?offset}",
     "rooflens://runs/{run_id}/findings/{category}",
     "rooflens://runs/{run_id}/priorities{?list,offset}",
