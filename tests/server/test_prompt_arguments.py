@@ -12,7 +12,6 @@ import pytest
 from mcp import Client, MCPError
 from mcp.types import INVALID_PARAMS
 
-from rooflens.server.app import ServerConfig, build_server
 from tests.helpers.mcp_client import call
 from tests.helpers.prompt_runs import prompt_runs
 
@@ -29,9 +28,12 @@ async def text(client: Client, prompt: str, args: dict) -> str:
 
 
 @pytest.mark.anyio
-async def test_prompt_arguments_are_checked_against_the_callers_runs(allowed: Path) -> None:
+async def test_prompt_arguments_are_checked_against_the_callers_runs(
+    connect, allowed: Path
+) -> None:
+    """Over HTTP too: a stateless caller names its runs by the keyed ids it was given."""
     with anyio.fail_after(90):
-        async with Client(build_server(ServerConfig(allowed_dirs=[allowed]))) as client:
+        async with connect() as client:
             runs = await prompt_runs(client, allowed)
             alone, pair = runs["standalone"], runs["comparative"]
             wrong = await refusal(client, "norm", {"run_id": alone, "category": "gemm"})
