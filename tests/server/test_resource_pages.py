@@ -6,14 +6,19 @@ from __future__ import annotations
 import base64
 import io
 import json
+import re
 
 import pytest
+from mcp import Client
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 
 from rooflens.resources.images import preview_png
 from rooflens.resources.pages import json_lists_page, report_page, sections
+from rooflens.server.app import ServerConfig, build_server
+from tests.helpers.mcp_client import call, read_text
 
 URI = "rooflens://runs/r/report"
+LINK = re.compile(r"rooflens://runs/[^\s`)*\]\"},]+\?[^\s`)*\]\"},]+")
 BUDGET = 2000
 REPORT = (
     "# Title\n\n"
@@ -89,3 +94,27 @@ def test_a_plot_is_reduced_until_its_base64_fits() -> None:
     reduced = Image.open(io.BytesIO(small))
     assert reduced.width < 900 and abs(reduced.width / reduced.height - 1.5) < 0.02
     assert preview_png(small, 16_000) == small  # a PNG that fits is served as it is
+
+
+@pytest.mark.anyio
+async def test_every_document_of_a_run_fits_a_small_limit_page_by_page(sample) -> None:
+    """With a 4,096-byte limit the sample run's metrics (their largest lists cut when paging
+    the operations is not enough), priorities and report come in parts that each fit, and
+    the parts' links lead to the rest."""
+    limit = 4096
+    config = ServerConfig(allowed_dirs=[sample.parent], max_result_bytes=limit)
+    async with Client(build_server(config)) as client:
+        full = await call(client, "run_full_analysis", {"path": str(sample)})
+        base = f"rooflens://runs/{full['run_id']}"
+        keys = [c for c in ("cpu_idle", "multi_kernel", "gemm", "elementwise")]
+        first = [f"{base}/metrics/{k}" for k in keys] + [f"{base}/priorities", f"{base}/report"]
+        seen, queue = set(first), list(first)
+        while queue:
+            text = await read_text(client, queue.pop())
+            assert len(text.encode()) <= limit
+            for link in LINK.findall(text):
+                if link not in seen:
+                    seen.add(link)
+                    queue.append(link)
+    assert any("?list=" in uri and "/metrics/" in uri for uri in seen)
+    assert any("?section=" in uri for uri in seen) and len(seen) > 20
