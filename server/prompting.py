@@ -24,8 +24,8 @@ from rooflens.analyzers.prepare.categories import (
     KERNEL_FUSION,
     MULTI_KERNEL,
     CategoryLookupError,
+    analyst_for,
     find_category,
-    skill_for,
 )
 
 from .jobs import JobNotFound, find_job
@@ -116,7 +116,7 @@ def suited_category(prompt: str, category: str | None, run: Run, state: AppState
             key = find_category(text, list(names))
         except CategoryLookupError as exc:
             raise PromptArgumentError(f"prompt {prompt!r}: {exc}") from None
-    owner = "" if key in SYSTEM else skill_for(key).removesuffix("-analyzer")
+    owner = "" if key in SYSTEM else analyst_for(key)
     if owner != prompt:
         fits = f"the {owner!r} prompt's" if owner else "a system category (no category argument)"
         raise PromptArgumentError(

@@ -174,10 +174,15 @@ async def test_prompt_arguments_complete_runs_categories_and_platforms(sample, a
         gemm = PromptReference(name="gemm")
         runs = await client.complete(gemm, {"name": "run_id", "value": ""})
         cats = await client.complete(gemm, {"name": "category", "value": "no"}, {"run_id": run_id})
+        mine = await client.complete(gemm, {"name": "category", "value": "g"}, {"run_id": run_id})
+        norm = PromptReference(name="norm")
+        norms = await client.complete(norm, {"name": "category", "value": "no"}, {"run_id": run_id})
         fresh = await client.complete(gemm, {"name": "category", "value": "groupedgemm"})
         orchestrator = PromptReference(name="orchestrator")
         plats = await client.complete(orchestrator, {"name": "platform", "value": "mi3"})
     assert runs.completion.values == [run_id]
-    assert cats.completion.values == ["NORM_fwd", "norm_fwd"]
+    assert cats.completion.values == []  # a prompt completes the categories it analyses
+    assert mine.completion.values == ["GEMM", "gemm"]
+    assert norms.completion.values == ["NORM_fwd", "norm_fwd"]
     assert fresh.completion.values == ["groupedgemm_bwd", "groupedgemm_fwd"]
     assert plats.completion.values == ["MI300X", "MI325X", "MI355X"]
