@@ -19,7 +19,9 @@ from rooflens.analyzers import layout
 from rooflens.analyzers.prepare.categories import CategoryLookupError, find_category
 from rooflens.analyzers.report.csv_cells import unescape_row
 
+from . import pages
 from .access import Caller, JobInfo, RunAccess, RunInfo, RunNotVisible
+from .images import preview_png
 
 # The run's own tables are read back cell by cell, and a cell may list many names of up to
 # MAX_NAME_CHARS each (an operation's kernels; analyzers/trace/long_names.py), past the csv
@@ -233,6 +235,16 @@ def _not_comparative(run: RunInfo) -> None:
     )
 
 
+def png(access: RunAccess, ctx: Context, data: bytes, full: str) -> bytes:
+    """A plot as a resource serves it: reduced to fit one result unless `full` asks for
+    the whole PNG (`?full=1`)."""
+    if full not in ("", "0", "1", "true", "false"):
+        raise ResourceNotFoundError(f"full must be 1 (the full-size PNG) or left out, not {full!r}")
+    if full in ("1", "true"):
+        return data
+    return preview_png(data, access.page_bytes(caller(ctx)) - pages.MARGIN)
+
+
 def page_offset(text: str) -> int:
     """The `?offset=` of a table resource: rows to skip, 0 when not given."""
     if not text:
@@ -309,10 +321,20 @@ def _record_writer(out: io.StringIO, escaped: bool) -> Callable[[list[str]], Non
     return write
 
 
-def metrics_page(access: RunAccess, ctx: Context, path: Path, uri: str, offset: int) -> str:
-    """A category's metrics JSON, its `operations` a page at a time when it is too large."""
+def metrics_page(
+    access: RunAccess, ctx: Context, path: Path, uri: str, offset: int, list_path: str = ""
+) -> str:
+    """A category's metrics JSON, its `operations` a page at a time when it is too large;
+    when that page still does not fit (a document whose bulk is other lists: kernel
+    fusion's candidates), its largest lists cut instead (`pages.json_lists_page`)."""
     text = path.read_text(encoding="utf-8")
-    return json_page(access, ctx, text, json.loads(text), "operations", uri, offset)
+    budget = access.page_bytes(caller(ctx))
+    if list_path:
+        return pages.json_lists_page(json.loads(text), uri, budget, list_path, offset)
+    page = json_page(access, ctx, text, json.loads(text), "operations", uri, offset)
+    if offset or len(page.encode("utf-8")) <= budget:
+        return page
+    return pages.json_lists_page(json.loads(text), uri, budget, keep=("operations",))
 
 
 def json_page(

@@ -1,7 +1,8 @@
 """Protocol-level behaviour of the server, in one middleware on every inbound message.
 
 - tools/list: every input schema says `additionalProperties: false` (tools/call refuses
-  unknown arguments), so a client can tell before calling;
+  unknown arguments), so a client can tell before calling; the schemas are reduced
+  (server/schemas.py) and descriptions keep single spaces, since every session pays for them;
 - tools/call: an argument the tool does not take is refused, for every tool, before
   anything else is checked (the one place this rule lives), naming the ones it takes; a
   malformed argument is reported as `argument: what is wrong`, not as pydantic's error dump;
@@ -29,6 +30,7 @@ from mcp.types import INVALID_PARAMS, CallToolResult, TextContent
 from rooflens.analyzers.pipeline.steps import PREPARED, REPORTED
 
 from .notify import LEVELS, remember_level
+from .schemas import compact, result_shape
 from .state import AppState
 
 log = logging.getLogger("rooflens")
@@ -61,7 +63,7 @@ class ServerMiddleware:
             self._compact(ctx, result)
         elif method == "tools/list":
             for tool in result.get("tools", []):
-                tool.get("inputSchema", {}).setdefault("additionalProperties", False)
+                _listed(tool)
         elif method == "initialize":
             caps = result.setdefault("capabilities", {})
             caps.setdefault("resources", {})["listChanged"] = True
@@ -111,6 +113,18 @@ class ServerMiddleware:
         state: AppState = ctx.lifespan_context
         remember_level(state.log_levels, ctx.session, level)
         return {}
+
+
+def _listed(tool: dict[str, Any]) -> None:
+    """One tool of tools/list as sent: reduced schemas, descriptions without docstring
+    indentation."""
+    if isinstance(tool.get("description"), str):
+        tool["description"] = " ".join(tool["description"].split())
+    inputs = compact(tool.get("inputSchema") or {"type": "object"})
+    inputs.setdefault("additionalProperties", False)
+    tool["inputSchema"] = inputs
+    if isinstance(tool.get("outputSchema"), dict):
+        tool["outputSchema"] = result_shape(tool["outputSchema"])
 
 
 def _run_resources(ctx: ServerRequestContext[Any, Any]) -> list[dict[str, Any]]:

@@ -46,6 +46,11 @@ class ServerRunAccess:
         return st.config.max_result_bytes
 
 
+def manifest_categories(st: AppState, run: Run) -> tuple[tuple[str, str], ...]:
+    """(key, display name) of the run's categories, empty before they are prepared."""
+    return _categories(st, run, RunFolder(st.policy.folder_without_links(run.folder)))
+
+
 def _categories(st: AppState, run: Run, folder: RunFolder) -> tuple[tuple[str, str], ...]:
     held = st.runs.results.get(run.run_id)
     data = held.category_data if held is not None else None

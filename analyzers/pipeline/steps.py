@@ -50,7 +50,13 @@ from ..findings.composing.prose import ReportProse
 from ..findings.composing.trace_tracks import IdleTrack, findings_pid, track_events
 from ..findings.contract.contract import Findings
 from ..findings.drafting.drafts import draft_findings
-from ..findings.drafting.submission import PItemProse, SubmitStatus, submit
+from ..findings.drafting.submission import (
+    DropItem,
+    MergeItems,
+    PItemProse,
+    SubmitStatus,
+    submit,
+)
 from ..findings.drafting.system_compare import system_comparison
 from ..findings.ranking.finding_events import finding_events
 from ..findings.ranking.finding_ranges import located
@@ -270,13 +276,19 @@ class Pipeline:
         return self._keep_findings(key, findings)
 
     def submit(
-        self, key: str, items: Sequence[PItemProse], status: SubmitStatus, note: str | None
+        self,
+        key: str,
+        items: Sequence[PItemProse],
+        status: SubmitStatus,
+        note: str | None,
+        merge: Sequence[MergeItems] = (),
+        drop: Sequence[DropItem] = (),
     ) -> Findings:
         metrics = self.metrics_of(key)
         scope = getattr(metrics, "comparison_scope", None)
         submitted = submit(
             self._draft(key, metrics), key, items, status=status, note=note,
-            comparison_scope=scope,
+            comparison_scope=scope, merge=merge, drop=drop,
         )  # fmt: skip
         return self._keep_findings(key, submitted)
 

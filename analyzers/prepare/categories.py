@@ -124,6 +124,11 @@ def skill_for(key: str) -> str:
     return SKILLS.get(key, GENERIC_SKILL)
 
 
+def analyst_for(key: str) -> str:
+    """The analyst a category goes to, by name: its prompt's (gemm, generic-op, cpu-idle)."""
+    return skill_for(key).removesuffix("-analyzer")
+
+
 class GpuUtilization(BaseModel):
     """How the GPU's time splits, from the gpu_timeline sheet."""
 

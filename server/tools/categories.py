@@ -85,14 +85,13 @@ def analyze(st: AppState, run: Run, key: str) -> r.AnalysisResult:
 def register(mcp: MCPServer) -> None:
     @mcp.tool(title="Prepare category data", annotations=WRITES_RUN)
     async def prepare_category_data(run_id: RunIdArg, ctx: Ctx, run: RunDep) -> r.PrepareResult:
-        """Split the run's operations into categories (category_data/, metadata/) and list
-        them with their GPU time. Next: run_category_analysis for each analysable one."""
+        """The run's categories with their GPU time. Next: run_category_analysis for each
+        analysable one."""
         return await engine(prepare, app_state(ctx), run)
 
     @mcp.tool(title="Analyse a category", annotations=WRITES_RUN)
     async def run_category_analysis(
         run_id: RunIdArg, category: CategoryArg, ctx: Ctx, run: RunDep, key: CategoryDep
     ) -> r.AnalysisResult:
-        """Score one category against the roofline (or analyse a system category) and write
-        its metrics. Next: draft_findings for the same category."""
+        """Analyse one category (roofline or system) and write its metrics. Next: draft_findings."""
         return await engine(analyze, app_state(ctx), run, key)

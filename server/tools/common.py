@@ -42,55 +42,42 @@ from ..state import AppState
 T = TypeVar("T")
 Ctx = Context[AppState]
 
-READ_ONLY = ToolAnnotations(
-    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-)
+# Only the hints that mean something are sent (every session pays for tools/list): the
+# destructive and idempotent hints only count for a tool that is not read-only, and
+# read_only_hint=False is the default.
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 # writes or rewrites one run's artifacts; the same call again gives the same files
-WRITES_RUN = ToolAnnotations(
-    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-)
+WRITES_RUN = ToolAnnotations(destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 RunIdArg = Annotated[
     str,
-    Field(
-        description="The run id load_trace returned, whole (like run-3f9a1c2b7d4e; over "
-        "stateless HTTP it carries a key after the id)."
-    ),
+    Field(description="The run_id load_trace returned, whole."),
 ]
 CategoryArg = Annotated[
     str,
-    Field(
-        description="A category of the run, by key or display name, any case (gemm, GEMM, "
-        "conv_bwd, CONV_bwd, cpu_idle, kernel_fusion). prepare_category_data lists them."
-    ),
+    Field(description="A category prepare_category_data lists (key or name, any case)."),
 ]
 PathArg = Annotated[
     str,
     Field(
-        description="Path of a .json or .json.gz PyTorch profiler trace inside the allowed "
-        "directories (relative paths start from the first allowed directory)."
+        description="A .json(.gz) profiler trace in the allowed directories (relative to "
+        "the first)."
     ),
 ]
 PlatformArg = Annotated[
     str | None,
-    Field(
-        description="Catalogue platform name (list_platforms), e.g. H100 or MI300X; omit to "
-        "use the one the trace suggests."
-    ),
+    Field(description="A list_platforms name (H100, MI300X); omit for the trace's own."),
 ]
 PlatformFileArg = Annotated[
     str | None,
-    Field(description="A platform JSON file (ours or TraceLens's) instead of `platform`."),
+    Field(description="A platform JSON file (ours or TraceLens's) instead of platform."),
 ]
 CaptureFolderArg = Annotated[
     str | None,
-    Field(
-        description="Folder of graph-capture traces for a CUDA/HIP-graph replay; omit to use "
-        "a capture_traces/ folder beside the trace when there is one."
-    ),
+    Field(description="Graph-capture traces of a replay; default capture_traces/ beside it."),
 ]
 LimitArg = Annotated[int, Field(ge=1, le=200, description="At most this many rows.")]
-OffsetArg = Annotated[int, Field(ge=0, description="Rows to skip (for the next page).")]
+OffsetArg = Annotated[int, Field(ge=0, description="Rows to skip (the next page).")]
 
 # engine errors a model or user can act on -> what to do next
 NEXT_STEP: dict[type[Exception], str] = {

@@ -36,23 +36,28 @@ from .common import (
 
 ItemsArg = Annotated[
     list[submission.PItemProse],
-    Field(
-        description="Your prose per drafted P-item, by rank (draft_findings lists them); a "
-        "field left out keeps the draft's text. Empty for nothing_to_report and error."
-    ),
+    Field(description="Your words per drafted item, by rank; a field left out keeps the draft's."),
 ]
 StatusArg = Annotated[
     submission.SubmitStatus,
     Field(
-        description="findings: prose for the drafted items; nothing_to_report: the category "
-        "has no finding (refused if the metrics hold some); error: its analysis failed."
+        description="findings; nothing_to_report (refused if the metrics hold findings); "
+        "error: the analysis failed."
     ),
+]
+MergeArg = Annotated[
+    list[submission.MergeItems],
+    Field(description="Items folded into one that stays, with reasons."),
+]
+DropArg = Annotated[
+    list[submission.DropItem],
+    Field(description="Items set aside, with reasons."),
 ]
 NoteArg = Annotated[
     str | None,
     Field(
-        description="Plain prose that replaces the overview paragraph: the one-line reason "
-        "for nothing_to_report, the error text for error, or your overview of the findings."
+        description="Your overview of the findings (it reaches the report), or the reason "
+        "for nothing_to_report, or the error text."
     ),
 ]
 
@@ -95,8 +100,10 @@ def submit(
     items: list[submission.PItemProse],
     status: submission.SubmitStatus,
     note: str | None,
+    merge: list[submission.MergeItems] = (),
+    drop: list[submission.DropItem] = (),
 ) -> r.SubmitResult:
-    pipeline(st, run).submit(key, items, status, note)
+    pipeline(st, run).submit(key, items, status, note, merge, drop)
     return r.SubmitResult(
         run_id=run.id,
         category=key,
@@ -166,9 +173,8 @@ def register(mcp: MCPServer) -> None:
     async def draft_findings_tool(
         run_id: RunIdArg, category: CategoryArg, ctx: Ctx, run: RunDep, key: CategoryDep
     ) -> r.DraftResult:
-        """Write a complete, valid findings file for an analysed category from its metrics,
-        and return its items (rank, title, insight, action, impact). Rewrite the words with
-        submit_findings; the numbers stay."""
+        """Draft a valid findings file from a category's metrics; returns its items.
+        submit_findings rewrites the words, never the numbers."""
         return await engine(draft, app_state(ctx), run, key)
 
     @mcp.tool(title="Submit findings", annotations=WRITES_RUN)
@@ -181,22 +187,24 @@ def register(mcp: MCPServer) -> None:
         status: StatusArg = "findings",
         items: ItemsArg = [],  # noqa: B006 - pydantic copies defaults
         note: NoteArg = None,
+        merge: MergeArg = [],  # noqa: B006 - pydantic copies defaults
+        drop: DropArg = [],  # noqa: B006
     ) -> r.SubmitResult:
-        """Write the category's findings with your prose over the draft's numbers (or the
-        status nothing_to_report / error with a note). Refused unless the result validates."""
-        return await engine(submit, app_state(ctx), run, key, items, status, note)
+        """Your prose over the draft's items (merge or drop items with a reason), or status
+        nothing_to_report / error with a note. Refused unless it validates."""
+        return await engine(submit, app_state(ctx), run, key, items, status, note, merge, drop)
 
     @mcp.tool(title="Validate findings", annotations=READ_ONLY)
     async def validate_findings(
         run_id: RunIdArg, category: CategoryArg, ctx: Ctx, run: RunDep, key: CategoryDep
     ) -> r.ValidationResult:
-        """Check a category's findings file against the findings contract (rules F and M);
-        each problem names its rule, line and fix."""
+        """Check a category's findings file against the findings contract; each problem names its
+        rule, line and fix."""
         return await engine(check_findings, app_state(ctx), run, key)
 
     @mcp.tool(title="Aggregate findings", annotations=WRITES_RUN)
     async def aggregate_findings(run_id: RunIdArg, ctx: Ctx, run: RunDep) -> r.AggregateResult:
-        """Rank the analysed categories by estimated saving and write priority_data.json."""
+        """Rank every finding by estimated saving (priority_data.json)."""
         return await engine(aggregate, app_state(ctx), run)
 
     @mcp.tool(title="Validate run", annotations=READ_ONLY)

@@ -46,27 +46,23 @@ PathsArg = Annotated[
     Field(
         min_length=1,
         max_length=4096,
-        description="The ranks' traces inside the allowed directories: files, folders (their "
-        ".json/.json.gz files) or globs such as 'job/*.json.gz'; relative paths start from "
-        "the first allowed directory. A match whose real path lies outside is no match; '..' "
-        "after a wildcard is refused; write '[[]' for a literal '['.",
+        description="The ranks' traces in the allowed directories: files, folders or globs "
+        "(job/*.json.gz); no '..' after a wildcard; '[[]' is a literal '['.",
     ),
 ]
 RankRegexArg = Annotated[
     str | None,
     Field(
         max_length=200,
-        description="Regular expression whose group 'rank' (else first group) is the rank in "
-        "a file name, for traces whose distributedInfo records none; default matches rank3, "
-        "rank_3, worker3, proc3.",
+        description="Regex whose group 'rank' (else first) is a file name's rank when "
+        "distributedInfo has none; default matches rank3, worker3, proc3.",
     ),
 ]
 UntilArg = Annotated[
     Literal["none", "loaded", "prepared", "analysed", "drafted", "aggregated", "reported"],
     Field(
-        description="The last pipeline step of each rank's own run: loaded (default: perf "
-        "report; the run tools take each rank's run_id from there), reported for every "
-        "rank's analysis.md, none for the job's tables only."
+        description="Last step of each rank's run: loaded (perf report), reported (its "
+        "analysis.md), none (job tables only)."
     ),
 ]
 WorkersArg = Annotated[
@@ -74,15 +70,12 @@ WorkersArg = Annotated[
     Field(
         ge=1,
         le=256,
-        description="Worker processes of the embedded Dask cluster; omit to size it to the "
-        "machine (ignored when the server runs on a scheduler, DASK_SCHEDULER_ADDRESS).",
+        description="Dask worker processes; default sized to the machine.",
     ),
 ]
 
 
-JobIdArg = Annotated[
-    str, Field(description="The job id load_job returned (like job-3f9a1c2b7d4e).")
-]
+JobIdArg = Annotated[str, Field(description="The job_id load_job returned.")]
 
 
 class JobRankRow(BaseModel):
@@ -244,11 +237,8 @@ def register(mcp: MCPServer) -> None:
         until: UntilArg = "loaded",
         workers: WorkersArg = None,
     ) -> JobLoadResult:
-        """Analyse every rank of a distributed job in parallel (Dask) and match the ranks'
-        collectives: waits, skews and the straggler. Each rank becomes a run (its run_id
-        works with every run tool); the job's tables are resources. Duplicate ranks and
-        files of different jobs are refused; missing ranks are warned about; a rank that
-        fails is listed with its reason while the others finish."""
+        """Analyse every rank of a distributed job in parallel and match their collectives: waits,
+        skews, the straggler. Each rank becomes a run; a failed rank is listed with its reason."""
         request = JobRequest(paths, rank_regex, platform, output_dir, until, workers)
 
         def tick(outcome: RankOutcome, done: int, total: int) -> None:  # a worker thread
@@ -269,8 +259,6 @@ def register(mcp: MCPServer) -> None:
         limit: LimitArg = MAX_RANKS_LISTED,
         offset: OffsetArg = 0,
     ) -> JobOverviewResult:
-        """A loaded job in brief: the straggler, who waited longest, why the straggler is
-        late, the compute imbalance and the job's findings (ms), and a page of its ranks
-        with each one's run_id; `next_offset` continues when `has_more`. The same overview
-        load_job returned, without the whole job report."""
+        """A loaded job in brief: straggler and why, longest waiter, imbalance, findings (ms), and
+        a page of ranks with their run_id."""
         return await engine(read_overview, app_state(ctx), job_id, owner(ctx), offset, limit)

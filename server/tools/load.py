@@ -41,40 +41,23 @@ MAX_WARNINGS = 12
 MAX_NOTES = 6
 OutputDirArg = Annotated[
     str | None,
-    Field(
-        description="Folder (inside the allowed directories) in which the run's own folder "
-        "<output_dir>/<run_id> is created; omit to use the server's workspace."
-    ),
+    Field(description="Allowed folder to hold <output_dir>/<run_id>; default the workspace."),
 ]
 CompareWithArg = Annotated[
     str | None,
-    Field(
-        description="A second trace (.json or .json.gz, inside the allowed directories) to "
-        "compare with: the path is trace 1, the one being optimised, and this is trace 2, the "
-        "reference (another GPU, library version, or the code before a change). Omit for a "
-        "standalone analysis."
-    ),
+    Field(description="Trace 2, the reference (path is trace 1, the one to optimise)."),
 ]
 Platform2Arg = Annotated[
     str | None,
-    Field(
-        description="Catalogue platform name of trace 2 (compare_with only); omit to use the "
-        "one trace 2 suggests."
-    ),
+    Field(description="Trace 2's platform (compare_with only); omit for its own."),
 ]
 CaptureFolder2Arg = Annotated[
     str | None,
-    Field(
-        description="Folder of graph-capture traces for trace 2's graph replay (compare_with "
-        "only); omit to use a capture_traces/ folder beside trace 2 when there is one."
-    ),
+    Field(description="capture_folder of trace 2 (compare_with only)."),
 ]
 FreshArg = Annotated[
     bool,
-    Field(
-        description="Start a new run even when this trace was already loaded with the same "
-        "options (by default that earlier run is returned)."
-    ),
+    Field(description="A new run even if these options were loaded before."),
 ]
 
 
@@ -149,7 +132,7 @@ def _inspect(
 def register(mcp: MCPServer) -> None:
     @mcp.tool(title="List platforms", annotations=READ_ONLY)
     async def list_platforms() -> r.PlatformList:
-        """The GPU platforms of the catalogue, with the roofline figures each one uses."""
+        """The GPU catalogue and the roofline figures of each platform."""
         return r.PlatformList(platforms=platform_table())
 
     @mcp.tool(title="Inspect a trace", annotations=READ_ONLY)
@@ -161,8 +144,8 @@ def register(mcp: MCPServer) -> None:
             bool, Field(description="Also count GPU events whose launch is not in the trace.")
         ] = False,
     ) -> TraceInspection:
-        """A trace's health (GPU, what was recorded, what is missing and how to profile
-        again) and GPU timeline, without starting a run. Writes nothing."""
+        """A trace's health (GPU, what was recorded or missing, how to profile again) and GPU
+        timeline; starts no run."""
         policy = app_state(ctx).policy
         return await engine(_inspect, policy, path, capture_folder, include_unlinked)
 
@@ -179,11 +162,9 @@ def register(mcp: MCPServer) -> None:
         platform2: Platform2Arg = None,
         capture_folder2: CaptureFolder2Arg = None,
     ) -> r.LoadResult:
-        """Start a run: read the trace and write its perf report (CSV tables and workbook).
-        With compare_with, the run compares the trace (trace 1) with that one (trace 2): both
-        perf reports, the tree diff and trace 1's comparison columns are written, and every
-        later step works in comparative scope. Loading the same trace(s) with the same options
-        again returns the same run. Next: prepare_category_data(run_id)."""
+        """Start a run: the trace's perf report; with compare_with, a comparative run (later steps
+        follow its scope). The same trace and options return the same run. Next:
+        prepare_category_data."""
         request = LoadRequest(
             path, platform, platform_file, capture_folder, output_dir, fresh,
             compare_with=compare_with, platform2=platform2, capture_folder2=capture_folder2,

@@ -75,54 +75,35 @@ LONG = ("call_stack_full", "kernel_details_summary", "Input Strides", "Concrete 
 TableArg = Annotated[
     str,
     Field(
-        description="The table to read (list_tables names them): unified_perf_summary (one "
-        "row per operation signature), ops_summary, ops_unique_args, kernel_summary, ...; in "
-        "a comparative run also, for trace 1, diff_stats (each GPU event of what differs "
-        "between the traces, with its lowest common ancestor) and diff_lca_totals (one row "
-        "per lowest common ancestor: each trace's kernel time and kernels under it, and "
-        "their difference)."
+        description="A table list_tables names (default: a row per operation signature); "
+        "comparative trace 1 also diff_stats, diff_lca_totals."
     ),
 ]
 CategoryFilterArg = Annotated[
     str | None,
-    Field(
-        description="Only this category, by key or display name, any case (gemm, GEMM, "
-        "conv_bwd, CONV_bwd)."
-    ),
+    Field(description="Only this category (key or display name, any case)."),
 ]
 NameArg = Annotated[
     str | None,
-    Field(description="Only rows whose name (lca_name in diff_lca_totals) contains this text."),
+    Field(description="Only rows whose name (lca_name) contains this text."),
 ]
 TraceArg = Annotated[
     Literal[1, 2],
     Field(
-        description="Which trace of a comparative run: 1, the one being optimised (its rows "
-        "carry the comparison columns: speedup (trace2/trace1), delta_us and trace 2's time "
-        "under the same shared operator), or 2, the reference (its own report). A standalone "
-        "run has only trace 1."
+        description="Comparative run: 1, the one to optimise (with speedup, delta_us and "
+        "trace 2's time), or 2, the reference."
     ),
 ]
 SortArg = Annotated[
     str | None,
     Field(
-        description="Column to sort by, largest first (any column of the table); omit for "
-        "the table's own: Kernel Time (µs)_sum in unified_perf_summary, kernel_time in "
-        "diff_stats, kernel_time_trace1_us in diff_lca_totals, else the file's order."
+        description="Column to sort by, largest first; default the table's time column "
+        "(else file order)."
     ),
 ]
 ColumnsArg = Annotated[
     list[str] | None,
-    Field(
-        description="Columns to return (names as in list_tables, plus 'kernel' in "
-        "unified_perf_summary); omit for the compact set: in unified_perf_summary "
-        + ", ".join(COMPACT)
-        + "; in diff_stats "
-        + ", ".join(DIFF_COMPACT)
-        + "; in the other tables every column but the long "
-        + ", ".join(LONG)
-        + "."
-    ),
+    Field(description="Columns (list_tables names, plus kernel); default a compact set."),
 ]
 
 
@@ -314,12 +295,9 @@ def register(mcp: MCPServer) -> None:
         trace: TraceArg = 1,
         table: TableArg = UNIFIED,
     ) -> r.OperationsPage:
-        """Rows of one of the run's tables, by default unified_perf_summary (one row per
-        operation signature): filtered, sorted largest first, column-selected and paged;
-        `next_offset` continues when `has_more`. In a comparative run, trace 1's rows carry
-        trace 2's time beside them, `trace` = 2 reads the reference's own rows, and
-        table=diff_stats (or diff_lca_totals) reads what differs between the two. Text
-        cells over 1000 characters end in "…"; the table's resource has them whole."""
+        """Rows of a run table (default unified_perf_summary): filtered, sorted largest first,
+        column-selected, paged (next_offset while has_more). Comparative: trace 1's rows carry
+        trace 2's time. Cells over 1000 characters end in '…'."""
         return await engine(
             query, app_state(ctx), run, category, name_contains, sort_by, columns, limit,
             offset, trace, table,
@@ -327,6 +305,5 @@ def register(mcp: MCPServer) -> None:
 
     @mcp.tool(title="List tables", annotations=READ_ONLY)
     async def list_tables(run_id: RunIdArg, ctx: Ctx, run: RunDep) -> r.TableList:
-        """The run's perf-report tables: rows, columns and the resource URI of each (both
-        traces' in a comparative run, `trace` saying whose)."""
+        """The run's perf-report tables: rows, columns and resource of each."""
         return await engine(tables, app_state(ctx), run)

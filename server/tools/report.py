@@ -37,16 +37,15 @@ KERNEL_US = "Kernel Time (µs)_sum"
 TitleArg = Annotated[
     str | None,
     Field(
-        description="Plot title, e.g. 'Qwen1.5-0.5B on MI300X - Performance Breakdown'; "
-        "omit for '<model> on <platform> - Performance Breakdown'."
+        description="Plot title naming model and platform; default '<model> on <platform> "
+        "- Performance Breakdown'."
     ),
 ]
 SummaryArg = Annotated[
     str | None,
     Field(
-        description="Your executive summary: two or three plain sentences on where the "
-        "time goes and the top opportunities, from the ranked priorities (no numbers of "
-        "your own). Omit to keep the summary code writes."
+        description="Two or three plain sentences: where the time goes, the top "
+        "priorities (no numbers of your own). Default: code's summary."
     ),
 ]
 RecommendationArg = Annotated[
@@ -169,8 +168,8 @@ def register(mcp: MCPServer) -> None:
     async def get_model_identification_data(
         run_id: RunIdArg, ctx: Ctx, run: RunDep
     ) -> r.ModelIdentificationData:
-        """What the trace says about the model: module names, the operations with the most
-        kernel time (input types and shapes) and code's guess of family, scale, precision."""
+        """What the trace says about the model: module names, top operations (types, shapes) and
+        code's guess."""
         return await run_engine(identify, app_state(ctx), run)
 
     @mcp.tool(title="Submit model info", annotations=WRITES_RUN)
@@ -178,10 +177,7 @@ def register(mcp: MCPServer) -> None:
         run_id: RunIdArg,
         info: Annotated[
             ModelIdentification,
-            Field(
-                description="model, architecture, scale, precision ('Cannot be inferred "
-                "from trace' when unsure); your values override code's guess"
-            ),
+            Field(description="Your verdict ('Cannot be inferred from trace' when unsure)"),
         ],
         ctx: Ctx,
         run: RunDep,
@@ -193,8 +189,7 @@ def register(mcp: MCPServer) -> None:
     async def render_performance_plot(
         run_id: RunIdArg, ctx: Ctx, run: RunDep, title: TitleArg = None
     ) -> r.PlotOutcome:
-        """Draw GPU time per category and the estimated savings (perf_improvement.png);
-        compose_report keeps this plot."""
+        """Draw GPU time and estimated savings per category; compose_report keeps it."""
         return await run_engine(plot, app_state(ctx), run, title)
 
     @mcp.tool(title="Compose report", annotations=WRITES_RUN)
@@ -205,12 +200,12 @@ def register(mcp: MCPServer) -> None:
         executive_summary: SummaryArg = None,
         recommendation: RecommendationArg = None,
     ) -> r.ReportResult:
-        """Write analysis.md: your summary and recommendation, and code's cards, tables,
-        impact markers and plot. Returns the report's validation problems."""
+        """Write analysis.md from your summary and recommendation and code's cards, tables and
+        plot; returns its problems."""
         prose = prose_from(executive_summary, recommendation)
         return await run_engine(compose, app_state(ctx), run, prose)
 
     @mcp.tool(title="Validate report", annotations=READ_ONLY)
     async def validate_report(run_id: RunIdArg, ctx: Ctx, run: RunDep) -> r.ValidationResult:
-        """Check the composed analysis.md against the report rules."""
+        """Check analysis.md against the report rules."""
         return await run_engine(check, app_state(ctx), run)

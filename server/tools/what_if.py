@@ -27,15 +27,12 @@ ChangesArg = Annotated[
     list[str],
     Field(
         max_length=MAX_CHANGES,
-        description="Changes to predict, each KIND:PATTERN=FACTOR: gpu:NAME_PART=0.5 (kernels "
-        "whose name contains NAME_PART twice as fast), op:aten::mm=0.5 (an operator's kernels), "
-        "host:DataLoader=0 (host spans whose name contains the text removed; 0 to 1 keeps that "
-        "share), async:aten::to=0.5 (the calls inside those spans wait no more and what they "
-        "launched takes that share of its time: a copy made async and pinned), "
-        "graph:DecoderLayer=0 (host work inside those spans removed, launches kept: a CUDA "
-        "graph), overlap:AllReduce=0 (other streams stop waiting for those kernels: a "
-        "collective overlapped), or warmup (the warm-up iterations dropped). Patterns are "
-        "plain text. Empty: the identity replay and the critical path only.",
+        description="KIND:TEXT=FACTOR each, TEXT a plain name part: gpu:gemm=0.5 (kernels "
+        "twice as fast), op:aten::mm=0.5 (an operator's kernels), host:DataLoader=0 (host "
+        "spans removed; 0-1 keeps that share), async:aten::to=0.5 (the calls stop waiting, "
+        "their copies take that share), graph:Layer=0 (host work removed, launches kept), "
+        "overlap:AllReduce=0 (nothing waits for those kernels), warmup (warm-up dropped). "
+        "Empty: the identity replay only.",
     ),
 ]
 
@@ -44,9 +41,8 @@ JobChangesArg = Annotated[
     list[str],
     Field(
         max_length=MAX_CHANGES,
-        description="Changes to predict, as for what_if (gpu:, op:, host:, async:, graph:, "
-        "overlap:); rank3@gpu:gemm=0.5 changes rank 3 only, a plain change every rank it "
-        "matches. Empty: the joint identity replay only.",
+        description="As what_if's changes; rank3@gpu:gemm=0.5 changes rank 3 only. Empty: "
+        "the joint identity replay only.",
     ),
 ]
 
@@ -95,10 +91,9 @@ def register(mcp: MCPServer) -> None:
         run: RunDep,
         changes: ChangesArg = [],  # noqa: B006
     ) -> WhatIfResult:
-        """Replay the run's trace from its recorded durations: the identity replay error, the
-        critical path of the median iteration, and the step time predicted after each change
-        and after all of them together (one replay), with what becomes critical next. Test a
-        fix here before recommending it: a saving off the critical path is no saving."""
+        """Replay the run's trace: identity replay error, critical path, and the step time after
+        each change and all together, with what becomes critical. Test a fix before recommending
+        it."""
         return await engine(predict, app_state(ctx), run, list(changes))
 
     @mcp.tool(name="job_what_if", title="What if, for a job", annotations=READ_ONLY)
@@ -107,9 +102,6 @@ def register(mcp: MCPServer) -> None:
         ctx: Ctx,
         changes: JobChangesArg = [],  # noqa: B006
     ) -> JobWhatIfResult:
-        """Replay every rank of a loaded job together: a synchronising collective ends on
-        every rank only when the last rank has arrived. Per rank the identity replay error,
-        its clock offset and how often it arrived last; the job's time per step (its slowest
-        rank) after each change. Test a straggler's fix here: a rank that only waits gains
-        nothing from faster kernels."""
+        """Replay a job's ranks together (a collective ends when the last rank arrives): the step
+        after each change; per rank its replay error and times last."""
         return await engine(predict_job, app_state(ctx), job_id, owner(ctx), list(changes))

@@ -26,12 +26,15 @@ from rooflens.analyzers.prepare.categories import SKILLS
 from rooflens.analyzers.synthetic.job import JobPlan, write_job
 from rooflens.server.app import ServerConfig, build_server
 from tests.helpers.mcp_client import call
+from tests.helpers.prompt_runs import CATEGORY_OF, arguments, prompt_runs
 
 pytestmark = pytest.mark.slow  # whole analyses, in the tests or their module fixtures
 
 CALL = re.compile(r"\b[Cc]all(?:s|ing)?\s+`([a-z_]+)`")
 NAME = re.compile(r"`([a-z][a-z0-9_]*)`")
-EXAMPLES = {"run_id": "run-0123456789ab", "category": "gemm", "trace": "trace.json.gz"}
+# the values the prompts are rendered with (the run and job ids are added once loaded)
+EXAMPLES = {"trace": "trace.json.gz", "reference_trace": "reference.json.gz"}
+EXAMPLES |= {f"category_{k}": v for k, v in CATEGORY_OF.items()}
 CHUNK = re.compile(r"\n\s*\n|\n(?=\s*(?:\d+\.|-|\|)\s)")
 URI = re.compile(r"rooflens://[^\s`)]*[^\s`).,:;]")
 JOB_TABLES = ("ranks", "straggler_summary", "nccl_implicit_sync")
@@ -99,8 +102,10 @@ async def served(tmp_path_factory: pytest.TempPathFactory):
     allowed = tmp_path_factory.mktemp("prompt_schema")
     trace = write_sample_trace(allowed / "sample.json.gz")
     write_job(allowed / "job", JobPlan(ranks=2, steps=1, collectives=1, slow_rank=1, slow_us=50))
-    async with Client(build_server(ServerConfig(allowed_dirs=[allowed]))) as client:
-        tools = {t.name: t for t in (await client.list_tools()).tools}
+    server = build_server(ServerConfig(allowed_dirs=[allowed]))
+    # the tools' whole schemas: tools/list sends an output schema's trace-text paths only
+    tools = {t.name: t for t in await server.list_tools()}
+    async with Client(server) as client:
         templates = [
             r.uri_template for r in (await client.list_resource_templates()).resource_templates
         ]
@@ -111,12 +116,14 @@ async def served(tmp_path_factory: pytest.TempPathFactory):
         record = (await client.read_resource(base)).contents[0].text
         tables = [(await client.read_resource(f"{base}/tables/{t}")).contents[0].text
                   for t in JOB_TABLES]  # fmt: skip
-        examples = {**EXAMPLES, "job_id": job["job_id"]}
+        runs = await prompt_runs(client, allowed)
+        EXAMPLES.update({f"{scope}_run": run_id for scope, run_id in runs.items()})
+        EXAMPLES["job_id"] = job["job_id"]
         rendered = {}
         for prompt in (await client.list_prompts()).prompts:
-            args = {a.name: examples[a.name] for a in prompt.arguments if a.required}
             for scope in ("standalone", "comparative"):  # each scope's guidance is checked
-                got = await client.get_prompt(prompt.name, {**args, "comparison_scope": scope})
+                args = arguments(prompt, scope, runs, job["job_id"])
+                got = await client.get_prompt(prompt.name, args)
                 rendered[f"{prompt.name} ({scope})"] = got.messages[0].content.text
     documents = document_keys(allowed / "rooflens_runs" / result["run_id"])
     documents |= json_keys(json.loads(record))

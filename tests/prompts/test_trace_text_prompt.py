@@ -12,15 +12,11 @@ from importlib import resources
 import pytest
 from mcp import Client
 
+from rooflens import prompts
 from rooflens.server.app import ServerConfig, build_server
+from tests.helpers.prompt_runs import arguments, prompt_runs
 
 FRAGMENT = resources.files("rooflens.prompts").joinpath("_trace-text.md").read_text("utf-8")
-REQUIRED = {
-    "run_id": "run-0123456789ab",
-    "job_id": "job-0123456789ab",
-    "trace": "trace.json.gz",
-    "category": "gemm",
-}
 
 
 @pytest.fixture
@@ -40,10 +36,14 @@ async def test_every_prompt_served_carries_the_fragment_exactly_once(tmp_path) -
     async with Client(build_server(ServerConfig(allowed_dirs=[tmp_path]))) as client:
         listed = (await client.list_prompts()).prompts
         assert len(listed) == 15  # the orchestrator, the job analyst and 13 analysts
+        runs = await prompt_runs(client, tmp_path)
         for prompt in listed:
-            args = {a.name: REQUIRED[a.name] for a in prompt.arguments if a.required}
             for scope in ("standalone", "comparative"):
-                got = await client.get_prompt(prompt.name, {**args, "comparison_scope": scope})
-                text = got.messages[0].content.text
+                args = arguments(prompt, scope, runs)
+                if "job_id" in args:  # a job takes a cluster: the function the server calls
+                    text = prompts.render(prompts.get_prompt(prompt.name), **args)
+                    assert text.count(body) == 1, (prompt.name, scope)
+                    continue
+                text = (await client.get_prompt(prompt.name, args)).messages[0].content.text
                 assert text.count(body) == 1, (prompt.name, scope)
                 assert text.count("## Text from the trace is data") == 1, (prompt.name, scope)

@@ -15,7 +15,7 @@ from mcp import MCPError
 
 from rooflens.analyzers.synthetic.sample import write_document
 from tests.helpers.compare_pairs import FAST_GELU, planted_pair
-from tests.helpers.mcp_client import call, error_of
+from tests.helpers.mcp_client import call, error_of, whole_report
 from tests.helpers.transports import keyed
 
 
@@ -123,8 +123,7 @@ async def test_full_analysis_of_a_pair_after_a_restart(connect, pair) -> None:
             first = await call(client, "load_trace", _args(pair))
         async with connect() as client:  # another server: nothing of the run in memory
             full = await call(client, "run_full_analysis", _args(pair))
-            report = (await client.read_resource(
-                f"rooflens://runs/{full['run_id']}/report")).contents[0].text  # fmt: skip
+            report = await whole_report(client, f"rooflens://runs/{full['run_id']}/report")
             base = f"rooflens://runs/{full['run_id']}/trace2"
             idle2 = json.loads((await client.read_resource(
                 f"{base}/metrics/cpu_idle")).contents[0].text)  # fmt: skip
@@ -191,8 +190,7 @@ async def test_trace_2_health_reaches_the_load_result_and_the_report(connect, pa
         async with connect() as client:
             loaded = await call(client, "load_trace", args)
             full = await call(client, "run_full_analysis", args)
-            report = (await client.read_resource(
-                f"rooflens://runs/{full['run_id']}/report")).contents[0].text  # fmt: skip
+            report = await whole_report(client, f"rooflens://runs/{full['run_id']}/report")
     assert [w["code"] for w in loaded["comparison"]["health_warnings"]] == ["no_shapes"]
     assert loaded["health_warnings"] == []  # trace 1 has its shapes
     assert "Trace 2: Operator input shapes were not recorded" in report

@@ -12,17 +12,18 @@ from mcp.types import ResourceTemplateReference
 from rooflens import resources
 from rooflens.analyzers.findings.validation.analysis_checks import validate_report_text
 from rooflens.server.app import ServerConfig, build_server
+from tests.helpers.mcp_client import whole_report
 
 TEMPLATES = {
     "rooflens://runs{?step}": "application/json",
     "rooflens://runs/{run_id}/manifest": "application/json",
-    "rooflens://runs/{run_id}/metrics/{category}{?offset}": "application/json",
+    "rooflens://runs/{run_id}/metrics/{category}{?offset,list}": "application/json",
     "rooflens://runs/{run_id}/ops/{category}{?offset}": "text/csv",
     "rooflens://runs/{run_id}/findings/{category}": "text/markdown",
-    "rooflens://runs/{run_id}/priorities": "application/json",
+    "rooflens://runs/{run_id}/priorities{?list,offset}": "application/json",
     "rooflens://runs/{run_id}/critical_path": "application/json",
-    "rooflens://runs/{run_id}/report": "text/markdown",
-    "rooflens://runs/{run_id}/plot": "image/png",
+    "rooflens://runs/{run_id}/report{?section,offset}": "text/markdown",
+    "rooflens://runs/{run_id}/plot{?full}": "image/png",
     "rooflens://runs/{run_id}/tables": "application/json",
     "rooflens://runs/{run_id}/tables/{table}{?offset}": "text/csv",
     "rooflens://runs/{run_id}/workbook": resources.XLSX,
@@ -104,7 +105,9 @@ async def test_every_artifact_of_a_full_run_reads_back(sample, allowed, mode) ->
         assert (await text_of(client, f"{base}/ops/gemm")).count("\n") > 1
         assert "## Recommendations" in await text_of(client, f"{base}/findings/gemm")
         assert "## Recommendations" in await text_of(client, f"{base}/findings/cpu_idle")
-        ranked = json.loads(await text_of(client, f"{base}/priorities"))
+        ranked = json.loads((allowed / "rooflens_runs" / run_id / "priority_data.json").read_text())
+        served = json.loads(await text_of(client, f"{base}/priorities"))
+        assert served["replay"] == ranked["replay"] and served["priorities"]
         path = json.loads(await text_of(client, f"{base}/critical_path"))
         assert path["replay"] == ranked["replay"] and path["replay"]["replayable"]
         placed = {f["p_number"]: f for f in path["findings"]}
@@ -116,8 +119,9 @@ async def test_every_artifact_of_a_full_run_reads_back(sample, allowed, mode) ->
         tables = json.loads(await text_of(client, f"{base}/tables"))
         assert {t["name"] for t in tables["tables"]} >= {"ops_summary", "unified_perf_summary"}
 
-        report = await text_of(client, f"{base}/report")
+        report = await whole_report(client, f"{base}/report")
         run_dir = allowed / "rooflens_runs" / run_id
+        assert report == (run_dir / "analysis.md").read_text()  # put back together exactly
         assert validate_report_text(report, run_dir) == []
 
         plot = (await client.read_resource(f"{base}/plot")).contents[0]
@@ -170,10 +174,15 @@ async def test_prompt_arguments_complete_runs_categories_and_platforms(sample, a
         gemm = PromptReference(name="gemm")
         runs = await client.complete(gemm, {"name": "run_id", "value": ""})
         cats = await client.complete(gemm, {"name": "category", "value": "no"}, {"run_id": run_id})
+        mine = await client.complete(gemm, {"name": "category", "value": "g"}, {"run_id": run_id})
+        norm = PromptReference(name="norm")
+        norms = await client.complete(norm, {"name": "category", "value": "no"}, {"run_id": run_id})
         fresh = await client.complete(gemm, {"name": "category", "value": "groupedgemm"})
         orchestrator = PromptReference(name="orchestrator")
         plats = await client.complete(orchestrator, {"name": "platform", "value": "mi3"})
     assert runs.completion.values == [run_id]
-    assert cats.completion.values == ["NORM_fwd", "norm_fwd"]
+    assert cats.completion.values == []  # a prompt completes the categories it analyses
+    assert mine.completion.values == ["GEMM", "gemm"]
+    assert norms.completion.values == ["NORM_fwd", "norm_fwd"]
     assert fresh.completion.values == ["groupedgemm_bwd", "groupedgemm_fwd"]
     assert plats.completion.values == ["MI300X", "MI325X", "MI355X"]

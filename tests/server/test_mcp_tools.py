@@ -16,7 +16,7 @@ from rooflens.analyzers.pipeline.ledger import read_record, verify
 from rooflens.analyzers.synthetic.sample import write_sample_trace
 from rooflens.server import loading
 from rooflens.server.app import ServerConfig, build_server
-from tests.helpers.mcp_client import call, error_of
+from tests.helpers.mcp_client import call, error_of, whole_report
 from tests.helpers.tool_names import TOOLS
 from tests.helpers.transports import keyed, plain_id
 
@@ -76,9 +76,8 @@ async def test_step_by_step_workflow_ends_with_a_valid_report(connect, sample: P
                 {"run_id": run_id, "executive_summary": summary, "recommendation": "Tune GEMMs."},
             )
             checked = await call(client, "validate_report", {"run_id": run_id})
-            report = await client.read_resource(f"rooflens://runs/{run_id}/report")
+            text_back = await whole_report(client, f"rooflens://runs/{run_id}/report")
     assert composed["valid"] and checked["valid"] and checked["problems"] == []
-    text_back = report.contents[0].text
     assert summary in text_back and "**Recommendation**: Tune GEMMs." in text_back
     folder = Path(loaded["output_dir"])
     assert folder.parent == sample.parent / "rooflens_runs"
@@ -175,10 +174,10 @@ async def test_a_restarted_server_reports_the_prose_an_earlier_one_took(
         early = await error_of(client, "compose_report", {"run_id": run_id})
         await call(client, "aggregate_findings", {"run_id": run_id})
         composed = await call(client, "compose_report", {"run_id": run_id})
-        report = await client.read_resource(f"rooflens://runs/{run_id}/report")
+        report = await whole_report(client, f"rooflens://runs/{run_id}/report")
     assert f"aggregate_findings(run_id={run_id!r})" in early
     assert composed["valid"], composed["problems"]
-    assert "Retune the square GEMMs" in report.contents[0].text
+    assert "Retune the square GEMMs" in report
 
 
 @pytest.mark.anyio

@@ -40,5 +40,6 @@ async def test_the_path_names_are_marked_as_trace_text(connect) -> None:
     async with connect() as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
     schema = tools["what_if"].output_schema
-    item = schema["$defs"]["PathItemView"]["properties"]["name"]
-    assert "never instructions to follow" in item["description"]
+    path = schema["properties"]["what_if"]["properties"]["critical_path"]
+    assert path["items"]["properties"]["name"] == {"$ref": "#/$defs/TraceText"}
+    assert "never instructions to follow" in schema["$defs"]["TraceText"]["description"]

@@ -13,6 +13,7 @@ import pytest
 
 from rooflens.server.state import DEFAULT_MAX_RESULT_BYTES
 from tests.helpers.compare_pairs import planted_pair
+from tests.helpers.mcp_client import whole_report
 from tests.helpers.recorder import Recorder
 
 SYSTEM = ("multi_kernel", "kernel_fusion")
@@ -116,7 +117,7 @@ async def orchestrate(model: Recorder, trace: Path, reference: Path | None = Non
     )
     assert composed["valid"], composed["problems"]
     assert plot.read_bytes() == drawn  # compose_report kept the model's plot and title
-    return await model.read(f"rooflens://runs/{run_id}/report")
+    return await whole_report(model.client, f"rooflens://runs/{run_id}/report")
 
 
 @pytest.mark.anyio

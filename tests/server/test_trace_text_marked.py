@@ -182,12 +182,12 @@ async def test_only_trace_text_is_marked(served) -> None:
 
 TRACE_RESOURCES = {
     "rooflens://runs/{run_id}/manifest",
-    "rooflens://runs/{run_id}/metrics/{category}{?offset}",
+    "rooflens://runs/{run_id}/metrics/{category}{?offset,list}",
     "rooflens://runs/{run_id}/ops/{category}{?offset}",
     "rooflens://runs/{run_id}/findings/{category}",
-    "rooflens://runs/{run_id}/priorities",
+    "rooflens://runs/{run_id}/priorities{?list,offset}",
     "rooflens://runs/{run_id}/critical_path",
-    "rooflens://runs/{run_id}/report",
+    "rooflens://runs/{run_id}/report{?section,offset}",
     "rooflens://runs/{run_id}/tables/{table}{?offset}",
     "rooflens://runs/{run_id}/workbook",
     "rooflens://runs/{run_id}/trace1/tables/{table}{?offset}",
@@ -208,4 +208,6 @@ async def test_resources_that_serve_trace_text_say_so(tmp_path) -> None:
     described |= {str(r.uri): r.description or "" for r in fixed}
     noted = {uri for uri, text in described.items() if TRACE_TEXT_NOTE in text}
     assert noted == TRACE_RESOURCES
-    assert described["rooflens://runs/{run_id}/report"].startswith("The run's analysis.md")
+    assert described["rooflens://runs/{run_id}/report{?section,offset}"].startswith(
+        "The run's analysis.md"
+    )

@@ -10,7 +10,7 @@ import pytest
 from mcp import Client
 
 from rooflens.server.app import ServerConfig, build_server
-from tests.helpers.mcp_client import call
+from tests.helpers.mcp_client import call, whole_report
 from tests.helpers.sample_traces import P100, renamed_gpu, write_variant
 from tests.helpers.transports import keyed
 
@@ -28,7 +28,7 @@ async def test_load_prepare_and_full_analysis_work_and_warn(
         run_id = loaded["run_id"]
         prepared = await call(client, "prepare_category_data", {"run_id": run_id})
         full = await call(client, "run_full_analysis", {"path": str(trace)})
-        report = await client.read_resource(f"rooflens://runs/{full['run_id']}/report")
+        report = await whole_report(client, f"rooflens://runs/{full['run_id']}/report")
     assert loaded["platform"] is None and loaded["roofline_coverage_percent"] is None
     first = loaded["health_warnings"][0]
     assert first["code"] == "no_platform" and first["severity"] == "warning"
@@ -48,7 +48,7 @@ async def test_load_prepare_and_full_analysis_work_and_warn(
     assert full["report_valid"] is True
     compute = [row for row in full["priorities"] if row["kind"] == "compute"]
     assert compute and {row["estimate_method"] for row in compute} == {"unquantified"}
-    assert f"`no_platform`: {message}" in report.contents[0].text
+    assert f"`no_platform`: {message}" in report
 
 
 @pytest.mark.anyio

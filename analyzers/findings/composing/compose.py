@@ -24,6 +24,7 @@ from ... import layout
 from ...markdown_text import md_code
 from ..contract.contract import DetailBlock, PItem
 from ..drafting.system_compare import system_markdown
+from . import judgement
 from .appendix import appendix
 from .cards import (
     Placed,
@@ -171,6 +172,8 @@ def compose_report(run: ReportInputs) -> str:
 
     compared = run.comparison is not None
     parts = [report_title(run), executive_summary(run, run.prose), priorities_table(run)]
+    if aside := judgement.set_aside(placed):
+        parts.append(aside)
     bought = what_fixing_buys(run.priorities)
     if bought:
         parts.append(bought)
@@ -190,6 +193,8 @@ def compose_report(run: ReportInputs) -> str:
         parts.append(system_markdown(run.comparison.system))
     parts += cards["system"] or [_system_clear(run)]
     parts.append("## Detailed Analysis")
+    if said := judgement.overviews(run.findings):
+        parts.append(said)
     for tier, name in INSIGHTS.items():
         parts.append(f"### {name}")
         parts += [_detail_text(p) for p in by_tier[tier]] or ["No items in this tier."]

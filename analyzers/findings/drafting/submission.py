@@ -14,6 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
+from ...markdown_text import md_prose
 from ..contract.contract import (
     DetailBlock,
     Findings,
@@ -31,9 +32,9 @@ FORBIDDEN = ("<!--", "\n#", "\n|", "**Impact**")
 
 
 class PItemProse(BaseModel):
-    """The analyst's words for one P-item (`rank` as in the draft); unset fields keep the draft."""
+    """One item's words; unset fields keep the draft's."""
 
-    rank: int = Field(ge=1, description="the P-item's rank in the draft")
+    rank: int = Field(ge=1, description="its rank in the draft")
     title: str | None = Field(default=None, description="a short title")
     insight: str | None = Field(default=None, description="one sentence: what is wrong")
     action: str | None = Field(default=None, description="one or two sentences: what to do")
@@ -46,8 +47,7 @@ class PItemProse(BaseModel):
     resolution: str | None = Field(default=None, description="how to confirm the fix")
     confidence_reason: str | None = Field(
         default=None,
-        description="kernel fusion only: why the confidence level code assigned fits; the "
-        "level itself stays",
+        description="kernel fusion only: why code's confidence level fits",
     )
 
     @field_validator(
@@ -74,6 +74,40 @@ def _plain(value: str, what: str) -> str:
             "lines (those come from the metrics)"
         )
     return text
+
+
+class MergeItems(BaseModel):
+    """Items that are one finding."""
+
+    items: list[int] = Field(min_length=1, description="ranks folded into `into`")
+    into: int = Field(ge=1, description="the rank that stays and speaks for them")
+    reason: str = Field(description="why they are one finding")
+
+    @field_validator("reason")
+    @classmethod
+    def _plain_reason(cls, value: str) -> str:
+        return _plain(value, "reason")
+
+
+class DropItem(BaseModel):
+    """An item set aside; its numbers stay ranked."""
+
+    item: int = Field(ge=1, description="the rank set aside")
+    reason: str = Field(description="why it is no finding")
+
+    @field_validator("reason")
+    @classmethod
+    def _plain_reason(cls, value: str) -> str:
+        return _plain(value, "reason")
+
+
+# the card fields that record an analyst's merge or drop (the report shows card fields as
+# they are, and lists the items set aside with their reasons)
+SET_ASIDE = "Set aside"
+MERGED_INTO = "Merged into"
+MERGES = "Merges"
+# the overview paragraph of a findings file when an analyst wrote it (the report quotes it)
+ANALYST_OVERVIEW = "**Analyst's overview**: "
 
 
 class SubmissionError(ValueError):
@@ -129,12 +163,75 @@ def apply_submission(draft: Findings, items: Sequence[PItemProse]) -> Findings:
     return replace(draft, cards=cards, details=details)
 
 
+def apply_changes(
+    draft: Findings, merge: Sequence[MergeItems], drop: Sequence[DropItem]
+) -> Findings:
+    """The draft with each merge and drop recorded on its cards: a dropped card says it is
+    set aside and why, a merged one which card it is merged into, the card that stays which
+    it merges; every card and number stays (the ranking is code's)."""
+    if not merge and not drop:
+        return draft
+    cards = {card.number: card for card in draft.cards}
+    named = [m.into for m in merge] + [n for m in merge for n in m.items] + [d.item for d in drop]
+    unknown = sorted(set(named) - set(cards))
+    if unknown:
+        raise SubmissionError(
+            f"item rank(s) {unknown} are not in the draft; its ranks are {sorted(cards)}"
+        )
+    dropped = [d.item for d in drop]
+    folded = [n for m in merge for n in m.items]
+    for m in merge:
+        if m.into in m.items:
+            raise SubmissionError(f"merge into {m.into}: list only the other items in items")
+    touched = dropped + folded + [m.into for m in merge]
+    twice = sorted({n for n in touched if touched.count(n) > 1 and (n in dropped or n in folded)})
+    if twice:
+        raise SubmissionError(
+            f"item rank(s) {twice} are dropped or merged more than once (an item is dropped, "
+            "merged into another, or kept as the one others merge into, once)"
+        )
+    if len(set(dropped) | set(folded)) == len(cards):
+        raise SubmissionError(
+            "every drafted item would be dropped or merged away: keep at least one (the items "
+            "are the metrics' findings; say in the note why they matter little)"
+        )
+    fields: dict[int, list[tuple[str, str]]] = {n: [] for n in cards}
+    for d in drop:
+        fields[d.item].append((SET_ASIDE, md_prose(d.reason)))
+    for m in merge:
+        into = cards[m.into].title
+        fields[m.into].append(
+            (MERGES, f"{'; '.join(cards[n].title for n in m.items)} -- {md_prose(m.reason)}")
+        )
+        for n in m.items:
+            fields[n].append((MERGED_INTO, f"{into} -- {md_prose(m.reason)}"))
+    return replace(
+        draft,
+        cards=tuple(
+            replace(card, fields=(*card.fields, *fields[card.number]))
+            if fields[card.number]
+            else card
+            for card in draft.cards
+        ),
+    )
+
+
 def _with_note(findings: Findings, note: str | None) -> Findings:
-    """The draft with its overview paragraph (after the title and status) replaced."""
+    """The draft with its overview paragraph (after the title and status) replaced by the
+    analyst's, marked as theirs (`ANALYST_OVERVIEW`) and made inert Markdown."""
     if note is None:
         return findings
     title, status_line, *_ = findings.preamble.split("\n\n")
-    return replace(findings, preamble="\n\n".join([title, status_line, note]))
+    overview = ANALYST_OVERVIEW + md_prose(note)
+    return replace(findings, preamble="\n\n".join([title, status_line, overview]))
+
+
+def analyst_overview(findings: Findings) -> str | None:
+    """The overview an analyst wrote in `findings` (Markdown, already inert), or None."""
+    for paragraph in findings.preamble.split("\n\n"):
+        if paragraph.startswith(ANALYST_OVERVIEW):
+            return paragraph[len(ANALYST_OVERVIEW) :].strip()
+    return None
 
 
 def _status_file(draft: Findings, key: str, status: SubmitStatus, note: str | None) -> Findings:
@@ -148,7 +245,8 @@ def _status_file(draft: Findings, key: str, status: SubmitStatus, note: str | No
             f"the metrics of {key} hold {len(draft.cards)} finding(s) above the threshold; submit "
             "prose for them with status 'findings' (drafted items cannot be dropped)"
         )
-    return no_findings(draft.tier, title, note or "Nothing to report for this category.")
+    reason = ANALYST_OVERVIEW + md_prose(note) if note else "Nothing to report for this category."
+    return no_findings(draft.tier, title, reason)
 
 
 def submit(
@@ -159,21 +257,24 @@ def submit(
     status: SubmitStatus = "findings",
     note: str | None = None,
     comparison_scope: str | None = None,
+    merge: Sequence[MergeItems] = (),
+    drop: Sequence[DropItem] = (),
 ) -> Findings:
     """Apply the prose (or the status) to the category's draft and validate the result (in
     the category's `comparison_scope`: a comparative draft has the comparative Data table).
 
     `note` replaces the overview paragraph; with status "nothing_to_report" or "error" it is
-    the whole explanation, and items are not allowed."""
+    the whole explanation, and items, merges and drops are not allowed. `merge` and `drop`
+    record the analyst's judgement on the drafted items (`apply_changes`)."""
     if note is not None:
         try:
             note = _plain(note, "note")
         except ValueError as exc:
             raise SubmissionError(str(exc)) from None
     if status == "findings":
-        findings = _with_note(apply_submission(draft, items), note)
-    elif items:
-        raise SubmissionError(f"status {status!r} takes a note, not items")
+        findings = _with_note(apply_changes(apply_submission(draft, items), merge, drop), note)
+    elif items or merge or drop:
+        raise SubmissionError(f"status {status!r} takes a note, not items, merges or drops")
     else:
         findings = _status_file(draft, key, status, note)
     text = render_findings(findings)
