@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, model_validator
 
-from rooflens.analyzers.compare.gate import CategoryContributor, Contributor, GateVerdict, StepStats
+from rooflens.analyzers.compare.gate import Contributor, GateVerdict
 from rooflens.analyzers.findings.composing.model_info import ModelIdentification
 from rooflens.analyzers.job.overview import CauseView, FailureView, FindingView, JobOverview
 from rooflens.analyzers.replay.what_if import IterationFigure, PathItem, Prediction, WhatIf
@@ -128,24 +128,12 @@ class WhatIfView(_FromEngine, WhatIf):
     combined: PredictionView | None
 
 
-class StepStatsView(_FromEngine, StepStats):
-    trace: TraceText
-
-
 class ContributorView(_FromEngine, Contributor):
     operator: TraceText
-    category: TraceText
-
-
-class CategoryContributorView(_FromEngine, CategoryContributor):
-    category: TraceText
 
 
 class GateVerdictView(_FromEngine, GateVerdict):
     """The regression gate's verdict; trace names marked."""
 
-    new: StepStatsView
-    base: StepStatsView
     contributors: list[ContributorView]
-    categories: list[CategoryContributorView]
     comparability: list[TraceText]

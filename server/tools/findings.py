@@ -198,8 +198,7 @@ def register(mcp: MCPServer) -> None:
     async def validate_findings(
         run_id: RunIdArg, category: CategoryArg, ctx: Ctx, run: RunDep, key: CategoryDep
     ) -> r.ValidationResult:
-        """Check a category's findings file against the findings contract; each problem names its
-        rule, line and fix."""
+        """Check a category's findings file; each problem names its rule, line and fix."""
         return await engine(check_findings, app_state(ctx), run, key)
 
     @mcp.tool(title="Aggregate findings", annotations=WRITES_RUN)

@@ -50,8 +50,8 @@ def register(mcp: MCPServer) -> None:
         platform2: Platform2Arg = None,
         capture_folder2: CaptureFolder2Arg = None,
     ) -> r.FullAnalysisResult:
-        """Every deterministic step in one call, from load_trace's arguments to the composed
-        report; code's prose unless you pass a summary."""
+        """Every deterministic step in one call, load_trace's arguments to the report; code's
+        prose unless you pass a summary."""
         st = app_state(ctx)
         prose = prose_from(executive_summary, recommendation)
         request = LoadRequest(

@@ -20,8 +20,7 @@ GatePctArg = Annotated[
     Field(
         ge=0,
         le=1000,
-        description="Threshold, percent: the verdict is a regression when the run is slower "
-        "than the base by more than this beyond the noise of their steady iterations.",
+        description="Percent slower than the base allowed beyond noise.",
     ),
 ]
 
@@ -43,17 +42,13 @@ def judge(st: AppState, who: Owner, run_id: str, base_run_id: str, pct: float) -
 
 
 def register(mcp: MCPServer) -> None:
-    @mcp.tool(title="Compare runs (regression gate)", annotations=READ_ONLY)
+    @mcp.tool(title="Regression gate", annotations=READ_ONLY)
     async def compare_runs(
         run_id: RunIdArg,
-        base_run_id: Annotated[
-            str, Field(description="The baseline's run id (load_trace), whole.")
-        ],
+        base_run_id: Annotated[str, Field(description="The base's run id.")],
         ctx: Ctx,
         gate_pct: GatePctArg = 5.0,
     ) -> CompareRunsResult:
-        """Is run_id's trace slower than base_run_id's beyond run-to-run noise? The verdict of
-        `rooflens compare --gate`: each trace's steady step times, the slowdown with a
-        bootstrap confidence interval, passed or not, the comparability score and reasons,
-        and the operators and categories that added the most time per step."""
+        """Is run_id slower than base_run_id beyond the noise of their steady steps (the
+        verdict of `compare --gate`)?"""
         return await engine(judge, app_state(ctx), owner(ctx), run_id, base_run_id, gate_pct)

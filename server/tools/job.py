@@ -54,8 +54,8 @@ RankRegexArg = Annotated[
     str | None,
     Field(
         max_length=200,
-        description="Regex whose group 'rank' (else first) is a file name's rank when "
-        "distributedInfo has none; default matches rank3, worker3, proc3.",
+        description="Regex whose group 'rank' (else the first) is a file's rank when "
+        "distributedInfo has none; default: rank3, worker3, proc3.",
     ),
 ]
 UntilArg = Annotated[
@@ -237,8 +237,8 @@ def register(mcp: MCPServer) -> None:
         until: UntilArg = "loaded",
         workers: WorkersArg = None,
     ) -> JobLoadResult:
-        """Analyse every rank of a distributed job in parallel and match their collectives: waits,
-        skews, the straggler. Each rank becomes a run; a failed rank is listed with its reason."""
+        """Analyse a distributed job's ranks in parallel and match their collectives (waits,
+        skews, straggler); each rank becomes a run, a failed one is listed with its reason."""
         request = JobRequest(paths, rank_regex, platform, output_dir, until, workers)
 
         def tick(outcome: RankOutcome, done: int, total: int) -> None:  # a worker thread

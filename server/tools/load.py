@@ -144,8 +144,7 @@ def register(mcp: MCPServer) -> None:
             bool, Field(description="Also count GPU events whose launch is not in the trace.")
         ] = False,
     ) -> TraceInspection:
-        """A trace's health (GPU, what was recorded or missing, how to profile again) and GPU
-        timeline; starts no run."""
+        """A trace's health (GPU, what is recorded or missing) and GPU timeline; starts no run."""
         policy = app_state(ctx).policy
         return await engine(_inspect, policy, path, capture_folder, include_unlinked)
 
@@ -162,9 +161,8 @@ def register(mcp: MCPServer) -> None:
         platform2: Platform2Arg = None,
         capture_folder2: CaptureFolder2Arg = None,
     ) -> r.LoadResult:
-        """Start a run: the trace's perf report; with compare_with, a comparative run (later steps
-        follow its scope). The same trace and options return the same run. Next:
-        prepare_category_data."""
+        """Start a run (the trace's perf report); with compare_with, a comparative run. The same
+        trace and options return the same run. Next: prepare_category_data."""
         request = LoadRequest(
             path, platform, platform_file, capture_folder, output_dir, fresh,
             compare_with=compare_with, platform2=platform2, capture_folder2=capture_folder2,

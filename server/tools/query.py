@@ -90,8 +90,8 @@ NameArg = Annotated[
 TraceArg = Annotated[
     Literal[1, 2],
     Field(
-        description="Comparative run: 1, the one to optimise (with speedup, delta_us and "
-        "trace 2's time), or 2, the reference."
+        description="Comparative run: 1 (the one to optimise, with trace 2's time) or 2 (the "
+        "reference)."
     ),
 ]
 SortArg = Annotated[
@@ -295,9 +295,8 @@ def register(mcp: MCPServer) -> None:
         trace: TraceArg = 1,
         table: TableArg = UNIFIED,
     ) -> r.OperationsPage:
-        """Rows of a run table (default unified_perf_summary): filtered, sorted largest first,
-        column-selected, paged (next_offset while has_more). Comparative: trace 1's rows carry
-        trace 2's time. Cells over 1000 characters end in '…'."""
+        """Page a run table (default unified_perf_summary): filter, sort largest first, select
+        columns; next_offset while has_more. Comparative: trace 1's rows carry trace 2's time."""
         return await engine(
             query, app_state(ctx), run, category, name_contains, sort_by, columns, limit,
             offset, trace, table,

@@ -44,8 +44,8 @@ TitleArg = Annotated[
 SummaryArg = Annotated[
     str | None,
     Field(
-        description="Two or three plain sentences: where the time goes, the top "
-        "priorities (no numbers of your own). Default: code's summary."
+        description="2-3 plain sentences: where the time goes, the top priorities (no "
+        "numbers of your own); default code's."
     ),
 ]
 RecommendationArg = Annotated[
@@ -168,8 +168,7 @@ def register(mcp: MCPServer) -> None:
     async def get_model_identification_data(
         run_id: RunIdArg, ctx: Ctx, run: RunDep
     ) -> r.ModelIdentificationData:
-        """What the trace says about the model: module names, top operations (types, shapes) and
-        code's guess."""
+        """The model as the trace shows it: module names, top operations, code's guess."""
         return await run_engine(identify, app_state(ctx), run)
 
     @mcp.tool(title="Submit model info", annotations=WRITES_RUN)
@@ -200,8 +199,8 @@ def register(mcp: MCPServer) -> None:
         executive_summary: SummaryArg = None,
         recommendation: RecommendationArg = None,
     ) -> r.ReportResult:
-        """Write analysis.md from your summary and recommendation and code's cards, tables and
-        plot; returns its problems."""
+        """Write analysis.md: your summary and recommendation, code's cards, tables and plot;
+        returns its problems."""
         prose = prose_from(executive_summary, recommendation)
         return await run_engine(compose, app_state(ctx), run, prose)
 

@@ -91,9 +91,8 @@ def register(mcp: MCPServer) -> None:
         run: RunDep,
         changes: ChangesArg = [],  # noqa: B006
     ) -> WhatIfResult:
-        """Replay the run's trace: identity replay error, critical path, and the step time after
-        each change and all together, with what becomes critical. Test a fix before recommending
-        it."""
+        """Replay the run's trace: replay error, critical path, the step after each change and
+        all together. Test a fix before recommending it."""
         return await engine(predict, app_state(ctx), run, list(changes))
 
     @mcp.tool(name="job_what_if", title="What if, for a job", annotations=READ_ONLY)
@@ -102,6 +101,6 @@ def register(mcp: MCPServer) -> None:
         ctx: Ctx,
         changes: JobChangesArg = [],  # noqa: B006
     ) -> JobWhatIfResult:
-        """Replay a job's ranks together (a collective ends when the last rank arrives): the step
-        after each change; per rank its replay error and times last."""
+        """Replay a job's ranks together (a collective ends when the last rank arrives): the
+        step after each change; per rank its replay error and times last."""
         return await engine(predict_job, app_state(ctx), job_id, owner(ctx), list(changes))
