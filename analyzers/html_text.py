@@ -1,4 +1,4 @@
-"""Text from a trace or a user's file, rendered so HTML reads it as data: the HTML side of
+r"""Text from a trace or a user's file, rendered so HTML reads it as data: the HTML side of
 the one rendering-function family (`markdown_text.py` is the Markdown side;
 docs/analysis.md#trace-text-in-markdown).
 
@@ -8,7 +8,8 @@ docs/analysis.md#trace-text-in-markdown).
   text in an element and in a quoted attribute alike.
 * `html_inline` takes one line of Markdown rooflens composed (a card's field, a title: names
   in it are `md_code` spans) and writes it as HTML: the whole line escaped first, then its
-  code spans shown as `<code>` and `**bold**` as `<strong>`. Nothing the line holds can open
+  code spans shown as `<code>`, `**bold**` as `<strong>` and a Markdown backslash escape
+  (`\[`, `\<`, what `md_prose` writes) as the character itself. Nothing the line holds can open
   a tag: the only tags are the ones added here, around text already escaped.
 
 Nothing here imports more than the standard library, like its Markdown sibling.
@@ -24,6 +25,8 @@ from .markdown_text import DEFAULT_LIMIT, plain_line
 _CODE_SPAN = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)")
 _BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
 _BR = re.compile(r"&lt;br&gt;")
+# a Markdown backslash escape (any ASCII punctuation; `< > & " '` are entities by now)
+_ESCAPE = re.compile(r"\\(&lt;|&gt;|&amp;|&quot;|&#x27;|[!-/:-@\[-`{-~])")
 
 
 def html_text(value: object, limit: int | None = DEFAULT_LIMIT) -> str:
@@ -49,4 +52,14 @@ def html_inline(markdown: str, limit: int | None = None) -> str:
 
 
 def _emphasis(text: str) -> str:
+    """Bold and line breaks outside the Markdown escapes; an escaped character as itself."""
+    parts, pos = [], 0
+    for escape in _ESCAPE.finditer(text):
+        parts += [_bold(text[pos : escape.start()]), escape.group(1)]
+        pos = escape.end()
+    parts.append(_bold(text[pos:]))
+    return "".join(parts)
+
+
+def _bold(text: str) -> str:
     return _BR.sub("<br>", _BOLD.sub(r"<strong>\1</strong>", text))

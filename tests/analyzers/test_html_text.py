@@ -38,3 +38,13 @@ def test_html_inline_shows_code_spans_and_bold_around_escaped_text() -> None:
     fenced = md_code("a`b")  # a longer fence around a backtick
     assert html_inline(fenced) == "<code>a`b</code>"
     assert html_inline(md_code("`edge")) == "<code>`edge</code>"
+
+
+def test_a_markdown_escape_reads_as_its_character_and_stays_inert() -> None:
+    """An analyst's note is stored as inert Markdown (`md_prose`: `\\<`, `\\[`, `\\*`); the page
+    shows the characters, still as text."""
+    line = r"the \<b\>adds\</b\> \[link\](x) \*\*not bold\*\* and **bold** `a\<b`"
+    assert html_inline(line) == (
+        "the &lt;b&gt;adds&lt;/b&gt; [link](x) **not bold** and <strong>bold</strong> "
+        "<code>a\\&lt;b</code>"
+    )

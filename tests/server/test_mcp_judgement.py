@@ -50,3 +50,9 @@ async def test_merges_drops_and_notes_reach_the_report(connect, sample: Path) ->
     assert "**Set aside by the analysts**" in report
     assert "(`multi_kernel`): Overlap is the exposed time of item 1 again." in report
     assert "**Merges**: " in report and "**Merged into**: " in report
+    # the page says the same, from the same cards and findings (its own escaping)
+    page = Path(next(f for f in composed["files"] if f.endswith("analysis.html"))).read_text()
+    said = page.split("<section id='judgement'>", 1)[1].split("</section>", 1)[0]
+    assert "<code>elementwise</code>: Both groups are the same" in said
+    assert "&lt;b&gt;memory-bound&lt;/b&gt;" in said and "<b>" not in said
+    assert "(<code>multi_kernel</code>): Overlap is the exposed time of item 1 again." in said

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from ...html_text import html_inline, html_text
 from ..contract.contract import Table, parse_tables
+from ..drafting.submission import SET_ASIDE, analyst_overview
 from ..ranking.impact_scale import PriorityItem
 from .cards import Placed, impact_text, ms, placed_cards, us, where_text
 from .compose import INSIGHTS, report_title
@@ -130,6 +131,7 @@ def report_page(run: ReportInputs, png: bytes | None) -> str:
         "<main>",
         _summary(run),
         _priorities(items),
+        _judgement(run, placed),
         _plot(png),
         _timeline(strips(host, items)),
         _categories(run),
@@ -203,6 +205,33 @@ def _priorities(items: Sequence[PriorityItem]) -> str:
         "scale: what fixing it could save of the analysed window. Click a header to sort; "
         f"click a P-number for its detail.</p>{table}</section>"
     )
+
+
+def _judgement(run: ReportInputs, placed: Sequence[Placed]) -> str:
+    """The analysts' overviews and the items they set aside, as the Markdown report has them
+    (judgement.py); absent when no analyst wrote either."""
+    said = [
+        f"<li><code>{html_text(key)}</code>: {html_inline(text)}</li>"
+        for key, found in run.findings.items()
+        if (text := analyst_overview(found))
+    ]
+    aside = [
+        f"<li><a href='#p{p.number}'>P{p.number}</a> (<code>{html_text(p.key)}</code>): "
+        f"{html_inline(reason)}</li>"
+        for p in placed
+        if (reason := p.card.field(SET_ASIDE)) is not None
+    ]
+    if not said and not aside:
+        return ""
+    parts = ["<section id='judgement'><h2>What the analysts said</h2>"]
+    if said:
+        parts.append(f"<ul>{''.join(said)}</ul>")
+    if aside:
+        parts.append(
+            "<p class='note'>Set aside by the analysts (still ranked with code's numbers; "
+            f"the cards say why):</p><ul>{''.join(aside)}</ul>"
+        )
+    return "".join(parts) + "</section>"
 
 
 def _plot(png: bytes | None) -> str:
