@@ -103,7 +103,11 @@ def _text_blocks(source: Path) -> Iterator[bytes]:
                 yield inflate.decompress(block)
                 if not inflate.eof:
                     break
-                block = inflate.unused_data  # a member ended: the next one starts here
+                block = inflate.unused_data  # a member ended: another may start here
+                if len(block) < len(GZIP_MAGIC):
+                    block += f.read(BLOCK)
+                if not block.startswith(GZIP_MAGIC):
+                    return  # zero padding after the last member (the trace reader checked it)
                 inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
         tail = inflate.flush()
         if tail:

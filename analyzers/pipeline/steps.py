@@ -13,6 +13,8 @@ names its tool).
 
 from __future__ import annotations
 
+import logging
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -72,11 +74,14 @@ from ..report.loading import Loaded, missing_gpu_work
 from ..trace.health import HealthWarning, assess
 from ..trace.model import TraceModel
 from ..trace.time_ranges import MARKS
-from .annotated_trace import Background
+from .annotated_trace import Background, NotATraceDocument
 from .folder import RunFolder
 
 LOADED, PREPARED, AGGREGATED, REPORTED = "loaded", "prepared", "aggregated", "reported"
 ANALYSED, DRAFTED = "analysed", "drafted"
+
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -393,7 +398,17 @@ class Pipeline:
         if folder is None or not self.annotated_trace:
             return None
         trace, tracks = Path(self.results.trace_path), self._track_sources()
-        return Background(lambda: folder.write_annotated_trace(trace, tracks()))
+
+        def write() -> None:
+            """The annotated trace is a companion of the report: a trace file that cannot be
+            read again as it was (moved, changed, a document of another shape) costs only
+            that file, said in the log."""
+            try:
+                folder.write_annotated_trace(trace, tracks())
+            except (NotATraceDocument, zlib.error, EOFError, OSError) as exc:
+                _log.warning("no %s for %s: %s", layout.ANNOTATED_TRACE, trace.name, exc)
+
+        return Background(write)
 
     def _compose(
         self, priorities: PriorityData, prose: ReportProse | None, annotating: Background | None

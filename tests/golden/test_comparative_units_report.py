@@ -41,7 +41,7 @@ EXPECTED = {
     ),
     "test06_conv_gap_exceeds_roofline": (
         "`aten::convolution` is faster in trace 2: 2,000.0 → 40.0 µs",
-        "P1: `CONV_fwd`: `aten::convolution` slower than trace 2 (compute-bound)",
+        "P1: `CONV_fwd`: `aten::convolution` slower than trace 2 (compute-bound, MIOpen)",
     ),
 }
 

@@ -137,14 +137,19 @@ MARK = {"ph": "X", "name": "m", "pid": 9, "tid": 1, "ts": 5, "dur": 1}
     ],
 )
 @pytest.mark.parametrize("block", [3, 1 << 20])
-@pytest.mark.parametrize("gz", [False, True])
+@pytest.mark.parametrize("gz", [False, True, "members", "padded"])
 def test_the_splice_puts_the_marks_first_in_the_event_array(
     tmp_path: Path, monkeypatch, text: str, events: list, block: int, gz: bool
 ) -> None:
     monkeypatch.setattr(annotated_trace, "BLOCK", block)
     data = text.encode("utf-8")
     source = tmp_path / ("t.json.gz" if gz else "t.json")
-    source.write_bytes(gzip.compress(data) if gz else data)
+    if gz == "members":  # two gzip members, as concatenated files are
+        half = len(data) // 2
+        source.write_bytes(gzip.compress(data[:half]) + gzip.compress(data[half:]))
+    else:  # zero padding after the stream is a trace the reader accepts
+        padding = b"\0" * 7 if gz == "padded" else b""
+        source.write_bytes(gzip.compress(data) + padding if gz else data)
     written = json.loads(gzip.decompress(write_annotated(source, [MARK], tmp_path / "a.gz")
                                          .read_bytes()).decode("utf-8-sig"))  # fmt: skip
     got = written if isinstance(written, list) else written["traceEvents"]
@@ -162,3 +167,19 @@ def test_a_document_without_an_event_array_writes_nothing(tmp_path: Path) -> Non
     with pytest.raises(NotATraceDocument):
         write_annotated(source, [MARK], tmp_path / "a.gz")
     assert list(tmp_path.iterdir()) == [source]  # no file, no temporary left behind
+
+
+def test_a_trace_rewritten_before_the_report_costs_only_the_annotated_file(
+    tmp_path: Path, caplog
+) -> None:
+    """The annotated file reads the trace again when the report is written; a trace file
+    rewritten by then into another shape leaves the report whole, without that file, and
+    says so in the log."""
+    found = write_findings_trace(tmp_path / "loop.json.gz")
+    run = rooflens.analyze(found.path, platform="H100_SXM")
+    found.path.write_bytes(gzip.compress(b'{"traceEvents": {"no": "array"}}'))
+    with caplog.at_level("WARNING"):
+        folder = run.save(tmp_path / "run")
+    assert (folder / layout.REPORT).is_file() and (folder / layout.REPORT_HTML).is_file()
+    assert not (folder / layout.ANNOTATED_TRACE).exists()
+    assert f"no {layout.ANNOTATED_TRACE} for loop.json.gz" in caplog.text
