@@ -23,7 +23,7 @@ from typing import Any, BinaryIO
 from ..report.write_csv import atomic_file
 from ..trace.read import GZIP_MAGIC
 
-BLOCK = 1 << 20  # bytes of JSON text read at a time
+BLOCK = 1 << 20  # bytes read at a time, and of JSON text inflated at a time
 MAX_HEAD = 1 << 28  # the array must open within this much text
 LEVEL = 1  # deflate level: the fastest; a trace's text compresses ~10x even so
 _SPACE = frozenset(b" \t\r\n")
@@ -98,17 +98,26 @@ def _text_blocks(source: Path) -> Iterator[bytes]:
                 yield block
             return
         inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        while block := f.read(BLOCK):
-            while block:
-                yield inflate.decompress(block)
-                if not inflate.eof:
-                    break
-                block = inflate.unused_data  # a member ended: another may start here
-                if len(block) < len(GZIP_MAGIC):
-                    block += f.read(BLOCK)
-                if not block.startswith(GZIP_MAGIC):
+        data = f.read(BLOCK)
+        while True:
+            chunk = inflate.decompress(data, BLOCK)  # at most BLOCK: the memory stays flat
+            if chunk:
+                yield chunk
+            if inflate.eof:  # a member ended: another may start here
+                data = inflate.unused_data
+                if len(data) < len(GZIP_MAGIC):
+                    data += f.read(BLOCK)
+                if not data.startswith(GZIP_MAGIC):
                     return  # zero padding after the last member (the trace reader checked it)
                 inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            elif inflate.unconsumed_tail:
+                data = inflate.unconsumed_tail
+            elif len(chunk) == BLOCK:
+                data = b""  # the output was capped: more may wait inside zlib
+            else:
+                data = f.read(BLOCK)
+                if not data:
+                    break
         tail = inflate.flush()
         if tail:
             yield tail
