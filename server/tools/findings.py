@@ -41,8 +41,7 @@ ItemsArg = Annotated[
 StatusArg = Annotated[
     submission.SubmitStatus,
     Field(
-        description="findings; nothing_to_report (refused if the metrics hold findings); "
-        "error: the analysis failed."
+        description="findings; nothing_to_report (refused when the metrics hold findings); error."
     ),
 ]
 MergeArg = Annotated[
@@ -56,8 +55,7 @@ DropArg = Annotated[
 NoteArg = Annotated[
     str | None,
     Field(
-        description="Your overview of the findings (it reaches the report), or the reason "
-        "for nothing_to_report, or the error text."
+        description="Your overview (shown in the report), or why nothing_to_report, or the error."
     ),
 ]
 
@@ -173,8 +171,8 @@ def register(mcp: MCPServer) -> None:
     async def draft_findings_tool(
         run_id: RunIdArg, category: CategoryArg, ctx: Ctx, run: RunDep, key: CategoryDep
     ) -> r.DraftResult:
-        """Draft a valid findings file from a category's metrics; returns its items.
-        submit_findings rewrites the words, never the numbers."""
+        """Draft a valid findings file from a category's metrics; submit_findings rewrites its
+        words, never its numbers."""
         return await engine(draft, app_state(ctx), run, key)
 
     @mcp.tool(title="Submit findings", annotations=WRITES_RUN)
@@ -190,8 +188,8 @@ def register(mcp: MCPServer) -> None:
         merge: MergeArg = [],  # noqa: B006 - pydantic copies defaults
         drop: DropArg = [],  # noqa: B006
     ) -> r.SubmitResult:
-        """Your prose over the draft's items (merge or drop items with a reason), or status
-        nothing_to_report / error with a note. Refused unless it validates."""
+        """Your prose over the draft's items (merge or drop them with a reason), or
+        nothing_to_report / error with a note; refused unless valid."""
         return await engine(submit, app_state(ctx), run, key, items, status, note, merge, drop)
 
     @mcp.tool(title="Validate findings", annotations=READ_ONLY)

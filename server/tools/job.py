@@ -259,6 +259,6 @@ def register(mcp: MCPServer) -> None:
         limit: LimitArg = MAX_RANKS_LISTED,
         offset: OffsetArg = 0,
     ) -> JobOverviewResult:
-        """A loaded job in brief: straggler and why, longest waiter, imbalance, findings (ms), and
-        a page of ranks with their run_id."""
+        """A loaded job in brief: straggler and why, waiters, imbalance, findings (ms), a page of
+        ranks with their run_id."""
         return await engine(read_overview, app_state(ctx), job_id, owner(ctx), offset, limit)

@@ -75,7 +75,7 @@ LONG = ("call_stack_full", "kernel_details_summary", "Input Strides", "Concrete 
 TableArg = Annotated[
     str,
     Field(
-        description="A table list_tables names (default: a row per operation signature); "
+        description="A list_tables table (default: one row per operation signature); "
         "comparative trace 1 also diff_stats, diff_lca_totals."
     ),
 ]
