@@ -103,7 +103,7 @@ def gate_verdict(
     if len(a) >= MIN_ITERATIONS and len(b) >= MIN_ITERATIONS:
         low, high = _interval(a, b)
     verdict, reason = _judge(slowdown, low, high, threshold_pct)
-    alike = alike or comparability(new, base)
+    alike = comparability(new, base) if alike is None else alike
     by_operator, by_category = _contributors(new, base, categories or default_table())
     return GateVerdict(
         new=stats_new,
