@@ -135,12 +135,21 @@ async def test_a_run_survives_a_server_restart(allowed: Path, sample: Path) -> N
 async def test_a_second_load_of_an_unchanged_trace_neither_reads_nor_hashes_it(
     connect, sample: Path, monkeypatch: pytest.MonkeyPatch, transport: str, mode: str
 ) -> None:
-    """The run held in memory is found by path, size and mtime; a touched file is hashed."""
-    if keyed(transport, mode):
-        pytest.skip("a stateless HTTP caller's loads are never reused (the test above)")
+    """The run held in memory is found by path, size and mtime; a touched file is hashed. A
+    stateless HTTP caller's loads are never reused: its second load reads the trace again."""
 
     def refuse(*args, **kwargs):
         raise AssertionError("the trace was read again")
+
+    if keyed(transport, mode):
+        async with connect() as client:
+            await call(client, "load_trace", {"path": str(sample)})
+            with monkeypatch.context() as patched:
+                patched.setattr(loading, "read_trace", refuse)
+                patched.setattr(loading.TraceIdentity, "of", refuse)
+                read_again = await error_of(client, "load_trace", {"path": str(sample)})
+        assert read_again  # refused reads failed the load: it read, it did not reuse
+        return
 
     async with connect() as client:
         first = await call(client, "load_trace", {"path": str(sample)})
