@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
+
+from tests.helpers.tracked import tracked_files
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -119,17 +120,6 @@ def architecture_problems(root: Path) -> list[str]:
     pages = sorted(p.name for p in (root / "docs").glob("*.md") if p.name != "architecture.md")
     return [f"docs/{page} is not linked from docs/architecture.md's table" for page in pages
             if page not in linked]  # fmt: skip
-
-
-def tracked_files(root: Path) -> list[Path]:
-    """Files git tracks under root (skips when root is not a git checkout)."""
-    try:
-        out = subprocess.run(
-            ["git", "ls-files", "-z"], cwd=root, capture_output=True, check=True, text=True
-        ).stdout
-    except (OSError, subprocess.CalledProcessError):
-        pytest.skip("not a git checkout: the tracked files are unknown")
-    return [root / name for name in out.split("\0") if name and (root / name).is_file()]
 
 
 def _is_text(path: Path) -> bool:

@@ -32,6 +32,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from rooflens.analyzers.synthetic.sample import write_sample_trace
+from tests.helpers.tracked import tracked_files
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -217,16 +218,6 @@ def test_the_readme_python_examples_run(tmp_path: Path) -> None:
 # -- the wheel -------------------------------------------------------------------------------
 
 
-def _tracked(root: Path) -> list[str]:
-    try:
-        out = subprocess.run(
-            ["git", "ls-files", "-z"], cwd=root, capture_output=True, check=True, text=True
-        ).stdout
-    except (OSError, subprocess.CalledProcessError):
-        pytest.skip("not a git checkout: the tracked files are unknown")
-    return [name for name in out.split("\0") if name and (root / name).is_file()]
-
-
 def expected_wheel_files(tracked: list[str]) -> set[str]:
     """Where every tracked file of the package's folders lands in the wheel."""
     expected = set()
@@ -244,7 +235,7 @@ def test_expected_wheel_files_maps_the_package_folders() -> None:
 
 @pytest.mark.slow
 def test_the_built_wheel_holds_the_whole_package_and_twine_passes(tmp_path: Path) -> None:
-    tracked = _tracked(ROOT)
+    tracked = [p.relative_to(ROOT).as_posix() for p in tracked_files(ROOT)]
     clone = tmp_path / "clone"
     for name in tracked:  # a fresh clone: nothing untracked or built can slip in
         (clone / name).parent.mkdir(parents=True, exist_ok=True)
