@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import AfterValidator, BaseModel, Field, field_validator
 
 from ...markdown_text import md_prose
 from ..contract.contract import (
@@ -76,29 +76,23 @@ def _plain(value: str, what: str) -> str:
     return text
 
 
+# an analyst's reason for a merge or a drop: plain prose, as the items' own words
+Reason = Annotated[str, AfterValidator(lambda value: _plain(value, "reason"))]
+
+
 class MergeItems(BaseModel):
     """Items that are one finding."""
 
     items: list[int] = Field(min_length=1, description="ranks folded into `into`")
     into: int = Field(ge=1, description="the rank that stays and speaks for them")
-    reason: str = Field(description="why they are one finding")
-
-    @field_validator("reason")
-    @classmethod
-    def _plain_reason(cls, value: str) -> str:
-        return _plain(value, "reason")
+    reason: Reason = Field(description="why they are one finding")
 
 
 class DropItem(BaseModel):
     """An item set aside; its numbers stay ranked."""
 
     item: int = Field(ge=1, description="the rank set aside")
-    reason: str = Field(description="why it is no finding")
-
-    @field_validator("reason")
-    @classmethod
-    def _plain_reason(cls, value: str) -> str:
-        return _plain(value, "reason")
+    reason: Reason = Field(description="why it is no finding")
 
 
 # the card fields that record an analyst's merge or drop (the report shows card fields as
