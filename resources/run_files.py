@@ -19,9 +19,9 @@ from rooflens.analyzers import layout
 from rooflens.analyzers.prepare.categories import CategoryLookupError, find_category
 from rooflens.analyzers.report.csv_cells import unescape_row
 
-from . import pages
 from .access import Caller, JobInfo, RunAccess, RunInfo, RunNotVisible
 from .images import preview_png
+from .pages import MARGIN, json_lists_page
 
 # The run's own tables are read back cell by cell, and a cell may list many names of up to
 # MAX_NAME_CHARS each (an operation's kernels; analyzers/trace/long_names.py), past the csv
@@ -242,7 +242,7 @@ def png(access: RunAccess, ctx: Context, data: bytes, full: str) -> bytes:
         raise ResourceNotFoundError(f"full must be 1 (the full-size PNG) or left out, not {full!r}")
     if full in ("1", "true"):
         return data
-    return preview_png(data, access.page_bytes(caller(ctx)) - pages.MARGIN)
+    return preview_png(data, access.page_bytes(caller(ctx)) - MARGIN)
 
 
 def page_offset(text: str) -> int:
@@ -330,11 +330,11 @@ def metrics_page(
     text = path.read_text(encoding="utf-8")
     budget = access.page_bytes(caller(ctx))
     if list_path:
-        return pages.json_lists_page(json.loads(text), uri, budget, list_path, offset)
+        return json_lists_page(json.loads(text), uri, budget, list_path, offset)
     page = json_page(access, ctx, text, json.loads(text), "operations", uri, offset)
     if offset or len(page.encode("utf-8")) <= budget:
         return page
-    return pages.json_lists_page(json.loads(text), uri, budget, keep=("operations",))
+    return json_lists_page(json.loads(text), uri, budget, keep=("operations",))
 
 
 def json_page(
