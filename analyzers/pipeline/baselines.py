@@ -3,10 +3,10 @@ last accepted one without carrying its path around (docs/compare.md#named-baseli
 
 A baseline is a folder `DIR/NAME/` holding a copy of the trace (its own file name) and
 `baseline.json` (where it came from, its SHA-256, when it was saved, the platform its run was
-scored against). Saving copies the trace into a hidden staging folder, then renames the folder
-into place, so a reader sees the old baseline or the new one, never half of one. The copy is
-checked against the recorded hash whenever the baseline is used: a baseline edited in place is
-refused, not silently compared.
+scored against). Saving stages the folder as a run folder is staged (`ledger.staged_output`)
+and renames it into place, so a reader sees the old baseline or the new one, never half of
+one. The copy is checked against the recorded hash whenever the baseline is used: a baseline
+edited in place is refused, not silently compared.
 
 `DIR` is `--baselines DIR`, else `$ROOFLENS_BASELINES`, else `$XDG_CACHE_HOME/rooflens/baselines`
 (`~/.cache/rooflens/baselines`).
@@ -18,7 +18,6 @@ import hashlib
 import os
 import re
 import shutil
-import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,7 +26,14 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..report.write_csv import atomic_write_bytes
 from ..trace.input_file import InputFileError, open_regular, require_regular_file
-from .ledger import RUN_FILE, RunFolderError, TraceIdentity, file_sha256, read_record
+from .ledger import (
+    RUN_FILE,
+    RunFolderError,
+    TraceIdentity,
+    file_sha256,
+    read_record,
+    staged_output,
+)
 
 RECORD = "baseline.json"
 ENV = "ROOFLENS_BASELINES"
@@ -88,9 +94,7 @@ class BaselineStore:
             raise BaselineError(
                 f"baseline {name!r} exists in {self.root}; pass --force to replace it"
             )
-        self.root.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=self.root))
-        try:
+        with staged_output(final) as staging:  # a run folder's swap: old or new, never half
             size, digest = _copy(trace, staging / trace.name)
             record = Baseline(
                 name=name,
@@ -103,10 +107,6 @@ class BaselineStore:
                 saved=datetime.now(UTC).isoformat(timespec="seconds"),
             )
             atomic_write_bytes(staging / RECORD, (record.model_dump_json(indent=2) + "\n").encode())
-            _swap_in(staging, final)
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
         return record
 
     def get(self, name: str) -> tuple[Baseline, Path]:
@@ -200,14 +200,3 @@ def _copy(trace: Path, target: Path) -> tuple[int, str]:
             dst.write(chunk)
             size += len(chunk)
     return size, digest.hexdigest()
-
-
-def _swap_in(staging: Path, final: Path) -> None:
-    """Rename the staged baseline into place; an old one is moved aside first, then deleted."""
-    old = None
-    if final.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{final.name}.old.", dir=final.parent))
-        os.replace(final, old / "baseline")
-    os.replace(staging, final)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
